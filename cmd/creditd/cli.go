@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/database"
+)
+
+// Exit codes: 0 success, 1 a failure of the service or its database, 2 bad input (nothing
+// was written).
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitBadInput = 2
+)
+
+// Main is the program, separated from main() so end-to-end tests run exactly what users run.
+type Main struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Now overrides the clock (tests only).
+	Now func() time.Time
+	// Ready, when set, receives the address serve listens on once it accepts connections.
+	Ready func(addr string)
+
+	db *database.DB
+}
+
+// NewMain returns a Main wired to the given streams.
+func NewMain(stdin io.Reader, stdout, stderr io.Writer) *Main {
+	return &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+}
+
+// Close releases the database.
+func (m *Main) Close() error {
+	if m.db != nil {
+		err := m.db.Close()
+		m.db = nil
+		return err
+	}
+	return nil
+}
+
+// usageError is bad input on the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// command is one subcommand: it declares its flags on fs and runs with the positional args.
+type command struct {
+	summary string
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, env *cmdEnv, args []string) error
+}
+
+// cmdEnv is what a running command can use.
+type cmdEnv struct {
+	m    *Main
+	svc  *credit.Service
+	db   *database.DB
+	json bool
+	out  io.Writer
+}
+
+// print writes v as one JSON object with --json, otherwise the human text.
+func (e *cmdEnv) print(v any, human string) error {
+	if e.json {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.out, string(b))
+		return err
+	}
+	_, err := fmt.Fprintln(e.out, human)
+	return err
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve":                  serveCommand(),
+		"migrate":                migrateCommand(),
+		"store create":           storeCreateCommand(),
+		"key create":             keyCreateCommand(),
+		"key rotate":             keyRotateCommand(),
+		"key revoke":             keyRevokeCommand(),
+		"key list":               keyListCommand(),
+		"company create":         companyCreateCommand(),
+		"ledger record":          ledgerRecordCommand(),
+		"application create":     applicationCreateCommand(),
+		"application set-status": applicationSetStatusCommand(),
+		"person erase":           personEraseCommand(),
+	}
+}
+
+// Run runs one command line and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		m.usage(cmds)
+		if len(args) == 0 {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	name, rest := args[0], args[1:]
+	cmd, ok := cmds[name]
+	if !ok && len(rest) > 0 {
+		name = args[0] + " " + args[1]
+		cmd, ok = cmds[name]
+		rest = args[2:]
+	}
+	if !ok {
+		fmt.Fprintf(m.Stderr, "creditd: unknown command %q; run creditd help\n", strings.Join(args[:min(2, len(args))], " "))
+		return exitBadInput
+	}
+	fs := flag.NewFlagSet("creditd "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dbPath := fs.String("db", envOr("CREDITD_DB", "creditd.db"), "SQLite file path or postgres:// URL (env CREDITD_DB)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	run := cmd.flags(fs)
+	positional, err := parseInterleaved(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(m.Stdout)
+		fmt.Fprintf(m.Stdout, "creditd %s: %s\n", name, cmd.summary)
+		fs.PrintDefaults()
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, err)
+		return exitBadInput
+	}
+	db, err := database.Open(ctx, *dbPath)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, oneLine(err))
+		return exitFailure
+	}
+	m.db = db
+	if err := db.Migrate(ctx); err != nil {
+		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, oneLine(err))
+		return exitFailure
+	}
+	svc := credit.NewService(db.Client, db.Dialect, credit.Options{Now: m.Now, AfterErase: db.PurgeErased})
+	env := &cmdEnv{m: m, svc: svc, db: db, json: *asJSON, out: m.Stdout}
+	if err := run(ctx, env, positional); err != nil {
+		fmt.Fprintf(m.Stderr, "creditd %s: %s\n", name, oneLine(describe(err)))
+		return exitCode(err)
+	}
+	return exitOK
+}
+
+func (m *Main) usage(cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(m.Stdout, "usage: creditd <command> [flags]   (flags may come before or after arguments)")
+	fmt.Fprintln(m.Stdout, "every command takes --db PATH|URL (env CREDITD_DB, default creditd.db) and --json")
+	fmt.Fprintln(m.Stdout, "\ncommands:")
+	for _, n := range names {
+		fmt.Fprintf(m.Stdout, "  %-24s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(m.Stdout, "\nrun creditd <command> -h for a command's flags")
+}
+
+// parseInterleaved parses flags that may stand before or after positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// exitCode is 2 for bad input (anything the domain refused, or a usage error), 1 otherwise.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitBadInput
+	}
+	if credit.ErrorCode(err) != credit.CodeInternal {
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+func describe(err error) string {
+	var ce *credit.Error
+	if errors.As(err, &ce) {
+		if ce.Param != "" && !strings.Contains(ce.Message, ce.Param) {
+			return fmt.Sprintf("%s (%s)", ce.Message, ce.Param)
+		}
+		return ce.Message
+	}
+	return err.Error()
+}
+
+func oneLine(s any) string {
+	return strings.Join(strings.Fields(fmt.Sprint(s)), " ")
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// required checks that required flags were given.
+func required(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if strings.TrimSpace(pairs[i+1]) == "" {
+			return usagef("--%s is required", pairs[i])
+		}
+	}
+	return nil
+}
+
+// exactlyArgs checks the number of positional arguments.
+func exactlyArgs(args []string, names ...string) error {
+	if len(args) != len(names) {
+		return usagef("expected %d argument(s): %s; got %d", len(names), strings.Join(names, " "), len(args))
+	}
+	return nil
+}
+
+// optionalTimestamp parses an optional RFC 3339 flag value.
+func optionalTimestamp(name, v string) (*credit.Timestamp, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ts, err := credit.ParseTimestamp(v)
+	if err != nil {
+		return nil, usagef("--%s: %v", name, err)
+	}
+	return &ts, nil
+}

@@ -1,0 +1,272 @@
+package credit
+
+import (
+	"context"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ids"
+)
+
+// Application statuses.
+const (
+	AppSubmitted = "submitted"
+	AppInReview  = "in_review"
+	AppNeedsInfo = "needs_info"
+	AppApproved  = "approved"
+	AppRejected  = "rejected"
+)
+
+// applicationTransitions are the admin side's allowed status changes (contract §5):
+// submitted → in_review → needs_info ↔ in_review → approved | rejected.
+var applicationTransitions = map[string][]string{
+	AppSubmitted: {AppInReview},
+	AppInReview:  {AppNeedsInfo, AppApproved, AppRejected},
+	AppNeedsInfo: {AppInReview},
+}
+
+// vatStatuses are the values vat.status may take (contract §5).
+var vatStatuses = map[string]bool{"valid": true, "invalid": true, "unverified": true, "unavailable": true}
+
+// ApplicationListParams are the inputs of ListApplications.
+type ApplicationListParams struct {
+	ListParams
+	// Status is "" or one of the five application statuses.
+	Status string
+}
+
+// ListApplications lists the viewer's store's applications, newest submitted_at first.
+//
+// Errors: insufficient_scope, invalid_parameter (status, limit, cursor).
+func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams) (Page[Application], error) {
+	if err := requireScope(ctx, ScopeReadApplications); err != nil {
+		return Page[Application]{}, err
+	}
+	n, err := pageSize(p.Limit, p.limitName())
+	if err != nil {
+		return Page[Application]{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return Page[Application]{}, err
+	}
+	q := s.client.Application.Query()
+	if p.Status != "" {
+		if err := application.StatusValidator(application.Status(p.Status)); err != nil {
+			return Page[Application]{}, ParamErrorf(CodeInvalidParameter, "status", "status must be one of submitted, in_review, needs_info, approved, rejected")
+		}
+		q.Where(application.StatusEQ(application.Status(p.Status)))
+	}
+	list := "applications|" + p.Status
+	if p.Cursor != "" {
+		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
+		if err != nil {
+			return Page[Application]{}, p.renameCursorErr(err)
+		}
+		t := time.UnixMicro(c.Time).UTC()
+		q.Where(application.Or(application.SubmittedAtLT(t), application.And(application.SubmittedAtEQ(t), application.IDLT(c.ID))))
+	}
+	rows, err := q.Order(ent.Desc(application.FieldSubmittedAt), ent.Desc(application.FieldID)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[Application]{}, err
+	}
+	return makePage(rows, n, applicationView, func(a *ent.Application) string {
+		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Time: a.SubmittedAt.UnixMicro(), ID: a.ID})
+	}), nil
+}
+
+// GetApplication returns one application of the viewer's store.
+//
+// Errors: insufficient_scope, not_found.
+func (s *Service) GetApplication(ctx context.Context, id string) (Application, error) {
+	if err := requireScope(ctx, ScopeReadApplications); err != nil {
+		return Application{}, err
+	}
+	if !ids.HasPrefix(id, "app") {
+		return Application{}, errNotFound("application")
+	}
+	a, err := s.client.Application.Get(ctx, id)
+	if err != nil {
+		return Application{}, notFoundOr(err, "application")
+	}
+	return applicationView(a), nil
+}
+
+// ApplicationInput creates an application from the admin side.
+type ApplicationInput struct {
+	StoreID      string
+	BusinessName string
+	VATNumber    string
+	VATStatus    string
+	VATRegistry  string
+	ContactName  string
+	ContactEmail string
+	SubmittedAt  *Timestamp
+}
+
+// CreateApplication records a wholesale application (admin side).
+//
+// Errors: not_found (store), validation_failed.
+func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (Application, error) {
+	if in.VATStatus == "" {
+		in.VATStatus = "unverified"
+	}
+	if in.VATRegistry == "" {
+		in.VATRegistry = "VIES"
+	}
+	switch {
+	case strings.TrimSpace(in.BusinessName) == "" || len(in.BusinessName) > 500:
+		return Application{}, ParamErrorf(CodeValidationFailed, "business_name", "business name must be 1 to 500 characters")
+	case strings.TrimSpace(in.VATNumber) == "" || len(in.VATNumber) > 64:
+		return Application{}, ParamErrorf(CodeValidationFailed, "vat_number", "VAT number must be 1 to 64 characters")
+	case !vatStatuses[in.VATStatus]:
+		return Application{}, ParamErrorf(CodeValidationFailed, "vat_status", "VAT status must be valid, invalid, unverified or unavailable")
+	case len(in.VATRegistry) > 32 || strings.TrimSpace(in.VATRegistry) == "":
+		return Application{}, ParamErrorf(CodeValidationFailed, "vat_registry", "VAT registry must be a short name such as VIES or HMRC")
+	case strings.TrimSpace(in.ContactName) == "" || len(in.ContactName) > 200:
+		return Application{}, ParamErrorf(CodeValidationFailed, "contact_name", "contact name must be 1 to 200 characters")
+	}
+	if addr, err := mail.ParseAddress(in.ContactEmail); err != nil || addr.Address != in.ContactEmail || len(in.ContactEmail) > 254 {
+		return Application{}, ParamErrorf(CodeValidationFailed, "contact_email", "contact email must be a plain address such as buyer@example.com")
+	}
+	now := s.Now()
+	submitted := now
+	if in.SubmittedAt != nil {
+		submitted = in.SubmittedAt.Time
+	}
+	var checkedAt *time.Time
+	if in.VATStatus != "unverified" {
+		checkedAt = &now
+	}
+	var out Application
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		if _, err := tx.Store.Get(ctx, in.StoreID); err != nil {
+			return notFoundOr(err, "store")
+		}
+		a, err := tx.Application.Create().
+			SetStoreID(in.StoreID).
+			SetBusinessName(strings.TrimSpace(in.BusinessName)).
+			SetVatNumber(strings.TrimSpace(in.VATNumber)).
+			SetVatStatus(in.VATStatus).
+			SetVatRegistry(in.VATRegistry).
+			SetNillableVatCheckedAt(checkedAt).
+			SetContactName(in.ContactName).
+			SetContactEmail(in.ContactEmail).
+			SetSubmittedAt(submitted).
+			SetUpdatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		out = applicationView(a)
+		return nil
+	})
+	return out, err
+}
+
+// StatusChange moves an application along its workflow (admin side). Approval needs the new
+// company's credit limit and payment terms, and creates the company.
+type StatusChange struct {
+	ApplicationID      string
+	Status             string
+	CreditLimit        string
+	PaymentTerms       string
+	PlatformCompanyGID string
+}
+
+// SetApplicationStatus changes an application's status along the contract's transitions; on
+// approval it creates the company in the same transaction and returns it.
+//
+// Errors: not_found, validation_failed (status, a refused transition, approval terms),
+// invalid_amount, limit_below_zero.
+func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Application, *Company, error) {
+	var out Application
+	var created *Company
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		if !ids.HasPrefix(in.ApplicationID, "app") {
+			return errNotFound("application")
+		}
+		a, err := tx.Application.Get(ctx, in.ApplicationID)
+		if err != nil {
+			return notFoundOr(err, "application")
+		}
+		if application.StatusValidator(application.Status(in.Status)) != nil {
+			return ParamErrorf(CodeValidationFailed, "status", "status must be one of submitted, in_review, needs_info, approved, rejected")
+		}
+		from := string(a.Status)
+		allowed := false
+		for _, to := range applicationTransitions[from] {
+			allowed = allowed || to == in.Status
+		}
+		if !allowed {
+			return ParamErrorf(CodeValidationFailed, "status", "an application cannot go from %s to %s", from, in.Status)
+		}
+		approving := in.Status == AppApproved
+		if !approving && (in.CreditLimit != "" || in.PaymentTerms != "" || in.PlatformCompanyGID != "") {
+			return ParamErrorf(CodeValidationFailed, "status", "credit limit, payment terms and company GID are given only when approving")
+		}
+		update := tx.Application.UpdateOne(a).SetStatus(application.Status(in.Status)).SetUpdatedAt(s.Now())
+		if approving {
+			if in.CreditLimit == "" || in.PaymentTerms == "" {
+				return ParamErrorf(CodeValidationFailed, "credit_limit", "approving needs the new company's credit limit and payment terms")
+			}
+			var gid *string
+			if in.PlatformCompanyGID != "" {
+				gid = &in.PlatformCompanyGID
+			}
+			c, st, err := s.createCompany(ctx, tx, a.StoreID, a.BusinessName, gid, in.PaymentTerms, in.CreditLimit)
+			if err != nil {
+				return err
+			}
+			view := companyView(c, st)
+			created = &view
+			update.SetCompanyID(c.ID)
+		}
+		a, err = update.Save(ctx)
+		if err != nil {
+			return err
+		}
+		out = applicationView(a)
+		return nil
+	})
+	return out, created, err
+}
+
+// ErasePerson carries out a data-protection erasure of the person with this email in a store:
+// their contact name and email are overwritten with nulls on every application, which then
+// shows as redacted. It returns how many applications were changed.
+//
+// Errors: not_found (store), validation_failed (email).
+func (s *Service) ErasePerson(ctx context.Context, storeID, email string) (int, error) {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return 0, ParamErrorf(CodeValidationFailed, "email", "email must not be empty")
+	}
+	var n int
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		if _, err := tx.Store.Get(ctx, storeID); err != nil {
+			return notFoundOr(err, "store")
+		}
+		var err error
+		n, err = tx.Application.Update().
+			Where(application.StoreID(storeID), application.ContactEmailEqualFold(email)).
+			ClearContactName().
+			ClearContactEmail().
+			SetContactRedacted(true).
+			SetUpdatedAt(s.Now()).
+			Save(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if s.afterErase != nil {
+		if err := s.afterErase(ctx); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

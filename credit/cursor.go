@@ -1,0 +1,82 @@
+package credit
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+)
+
+// Cursors are opaque to clients: a JSON payload naming the list, its filters and the last
+// item's sort key, signed with the store's cursor secret. A tampered cursor, or one minted by
+// another store or for another list, fails the signature check and is refused.
+
+// cursorPayload is what a cursor carries.
+type cursorPayload struct {
+	// List names the list and its fixed filters, e.g. "companies|on_hold|<since>".
+	List string `json:"l"`
+	// Time is the sort timestamp of the last item, in Unix microseconds, where the list sorts by one.
+	Time int64 `json:"t,omitempty"`
+	// ID is the last item's ID.
+	ID string `json:"i,omitempty"`
+	// Seq is the last ledger entry's sequence number.
+	Seq int64 `json:"s,omitempty"`
+}
+
+const cursorMACBytes = 16
+
+func encodeCursor(secret []byte, p cursorPayload) string {
+	body, _ := json.Marshal(p)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:cursorMACBytes])
+}
+
+// decodeCursor checks a cursor's signature and that it belongs to list.
+//
+// Errors: invalid_parameter (param "cursor") for a malformed, tampered or foreign cursor.
+func decodeCursor(secret []byte, list, cursor string) (cursorPayload, error) {
+	bad := ParamErrorf(CodeInvalidParameter, "cursor", "cursor is not valid for this list; use next_cursor from the previous page")
+	if len(cursor) > 1024 {
+		return cursorPayload{}, bad
+	}
+	bodyPart, macPart, ok := strings.Cut(cursor, ".")
+	if !ok {
+		return cursorPayload{}, bad
+	}
+	body, err1 := base64.RawURLEncoding.DecodeString(bodyPart)
+	sum, err2 := base64.RawURLEncoding.DecodeString(macPart)
+	if err1 != nil || err2 != nil || len(sum) != cursorMACBytes {
+		return cursorPayload{}, bad
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	if !hmac.Equal(mac.Sum(nil)[:cursorMACBytes], sum) {
+		return cursorPayload{}, bad
+	}
+	var p cursorPayload
+	if err := json.Unmarshal(body, &p); err != nil || p.List != list {
+		return cursorPayload{}, bad
+	}
+	return p, nil
+}
+
+// Page size bounds (contract §6).
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 250
+)
+
+// pageSize applies the default and checks the bounds.
+//
+// Errors: invalid_parameter (param "limit", or "first" in GraphQL, passed as param).
+func pageSize(limit *int, param string) (int, error) {
+	if limit == nil {
+		return DefaultPageSize, nil
+	}
+	if *limit < 1 || *limit > MaxPageSize {
+		return 0, ParamErrorf(CodeInvalidParameter, param, "%s must be between 1 and %d", param, MaxPageSize)
+	}
+	return *limit, nil
+}

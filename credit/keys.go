@@ -1,0 +1,288 @@
+package credit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash/crc32"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/apikey"
+	"github.com/creditd/creditd/ent/apikeysecret"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
+)
+
+// Secrets look like ck_<30 base62 characters><6 base62 checksum characters>: about 178 random
+// bits, and a CRC-32 of the rest so that secret scanners (and this service) recognise a
+// mistyped or made-up secret offline.
+const (
+	secretPrefix     = "ck_"
+	secretRandomLen  = 30
+	secretChecksumLn = 6
+	secretLen        = len(secretPrefix) + secretRandomLen + secretChecksumLn
+)
+
+// lastUsedInterval is how often at most a key's last_used_at is written by one process.
+const lastUsedInterval = time.Minute
+
+// DefaultRotationGrace is how long a rotated-out secret keeps working.
+const DefaultRotationGrace = 24 * time.Hour
+
+// DefaultStaleAfter is how long a key may go unused before cleanup is suggested (90 days).
+const DefaultStaleAfter = 90 * 24 * time.Hour
+
+func newSecret() string {
+	body := secretPrefix + ids.Random(secretRandomLen)
+	return body + secretChecksum(body)
+}
+
+func secretChecksum(body string) string {
+	sum := crc32.ChecksumIEEE([]byte(body))
+	out := make([]byte, secretChecksumLn)
+	for i := secretChecksumLn - 1; i >= 0; i-- {
+		out[i] = ids.Base62[sum%62]
+		sum /= 62
+	}
+	return string(out)
+}
+
+// wellFormedSecret checks a secret's shape and checksum without touching the database.
+func wellFormedSecret(s string) bool {
+	if len(s) != secretLen || !strings.HasPrefix(s, secretPrefix) {
+		return false
+	}
+	for i := len(secretPrefix); i < len(s); i++ {
+		if strings.IndexByte(ids.Base62, s[i]) < 0 {
+			return false
+		}
+	}
+	body := s[:len(s)-secretChecksumLn]
+	return secretChecksum(body) == s[len(body):]
+}
+
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// errUnauthenticated is the one answer for a missing, malformed, unknown, revoked or expired
+// key: callers are never told which.
+var errUnauthenticated = Errorf(CodeUnauthenticated, "a valid API key is required: send Authorization: Bearer <key>")
+
+// ErrUnauthenticated returns the contract's answer to a request without a usable key.
+func ErrUnauthenticated() error { return errUnauthenticated }
+
+// Authenticate resolves a bearer secret to its key and returns ctx carrying the key's viewer.
+// Every call reads the database, so a revocation or an expired grace period takes effect on
+// the next request on every instance.
+//
+// Errors: unauthenticated.
+func (s *Service) Authenticate(ctx context.Context, secret string) (context.Context, error) {
+	if !wellFormedSecret(secret) {
+		return nil, errUnauthenticated
+	}
+	sys := tenant.System(ctx)
+	sec, err := s.client.APIKeySecret.Query().
+		Where(apikeysecret.Hash(hashSecret(secret))).
+		WithKey().
+		Only(sys)
+	if ent.IsNotFound(err) {
+		return nil, errUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	key := sec.Edges.Key
+	if key == nil || key.RevokedAt != nil || (sec.ExpiresAt != nil && !now.Before(*sec.ExpiresAt)) {
+		return nil, errUnauthenticated
+	}
+	s.touchKey(sys, key, now)
+	return tenant.APIKey(ctx, key.StoreID, key.ID, key.Label, key.Scopes), nil
+}
+
+// touchKey records a key's use: on its first use, then at most once a minute per process.
+// A failure to record is not the caller's problem and does not fail the request.
+func (s *Service) touchKey(ctx context.Context, key *ent.APIKey, now time.Time) {
+	s.lastUsedMu.Lock()
+	last, seen := s.lastUsedWritten[key.ID]
+	due := !seen || now.Sub(last) >= lastUsedInterval
+	if !seen && key.LastUsedAt != nil && now.Sub(*key.LastUsedAt) < lastUsedInterval {
+		// Another process or an earlier run wrote it moments ago.
+		due = false
+		s.lastUsedWritten[key.ID] = *key.LastUsedAt
+	}
+	if due {
+		s.lastUsedWritten[key.ID] = now
+	}
+	s.lastUsedMu.Unlock()
+	if due {
+		_ = s.client.APIKey.UpdateOneID(key.ID).SetLastUsedAt(now).Exec(ctx)
+	}
+}
+
+// KeyInfo describes a key without its secret.
+type KeyInfo struct {
+	ID               string     `json:"id"`
+	StoreID          string     `json:"store_id"`
+	Label            string     `json:"label"`
+	Scopes           []string   `json:"scopes"`
+	CreatedAt        Timestamp  `json:"created_at"`
+	LastUsedAt       *Timestamp `json:"last_used_at"`
+	CleanupSuggested bool       `json:"cleanup_suggested"`
+	RevokedAt        *Timestamp `json:"revoked_at"`
+}
+
+// IssuedKey is a key with the secret just issued for it; the secret is shown only this once.
+type IssuedKey struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
+// ParseScopes reads a comma-separated scope list.
+//
+// Errors: validation_failed (param "scopes").
+func ParseScopes(list string) ([]string, error) {
+	var out []string
+	for _, sc := range strings.Split(list, ",") {
+		sc = strings.TrimSpace(sc)
+		if sc == "" {
+			continue
+		}
+		if !slices.Contains(AllScopes, sc) {
+			return nil, ParamErrorf(CodeValidationFailed, "scopes", "unknown scope %q: scopes are read_credit, read_applications, write_credit", sc)
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
+	}
+	return out, nil
+}
+
+// CreateKey creates an API key in a store (admin side) and returns its secret.
+//
+// Errors: not_found (store), validation_failed (label, scopes).
+func (s *Service) CreateKey(ctx context.Context, storeID, label string, scopes []string) (IssuedKey, error) {
+	label = strings.TrimSpace(label)
+	if label == "" || len(label) > 100 {
+		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "label", "label must be 1 to 100 characters")
+	}
+	if len(scopes) == 0 {
+		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
+	}
+	var out IssuedKey
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		if _, err := tx.Store.Get(ctx, storeID); err != nil {
+			return notFoundOr(err, "store")
+		}
+		now := s.Now()
+		k, err := tx.APIKey.Create().SetStoreID(storeID).SetLabel(label).SetScopes(scopes).SetCreatedAt(now).Save(ctx)
+		if err != nil {
+			return err
+		}
+		secret := newSecret()
+		if err := tx.APIKeySecret.Create().SetStoreID(storeID).SetKeyID(k.ID).SetHash(hashSecret(secret)).SetCreatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		out = IssuedKey{ID: k.ID, Secret: secret}
+		return nil
+	})
+	return out, err
+}
+
+// RotateKey issues a new secret for a key; its current secrets keep working for grace.
+//
+// Errors: not_found (unknown or revoked key), validation_failed (grace).
+func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Duration) (IssuedKey, error) {
+	if grace < 0 {
+		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
+	}
+	var out IssuedKey
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		k, err := s.activeKey(ctx, tx, keyID)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		if err := tx.APIKeySecret.Update().
+			Where(apikeysecret.KeyID(k.ID), apikeysecret.ExpiresAtIsNil()).
+			SetExpiresAt(now.Add(grace)).Exec(ctx); err != nil {
+			return err
+		}
+		secret := newSecret()
+		if err := tx.APIKeySecret.Create().SetStoreID(k.StoreID).SetKeyID(k.ID).SetHash(hashSecret(secret)).SetCreatedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		out = IssuedKey{ID: k.ID, Secret: secret}
+		return nil
+	})
+	return out, err
+}
+
+// RevokeKey stops every secret of a key at once.
+//
+// Errors: not_found (unknown or already revoked key).
+func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+	return s.inTx(ctx, func(tx *ent.Tx) error {
+		k, err := s.activeKey(ctx, tx, keyID)
+		if err != nil {
+			return err
+		}
+		return tx.APIKey.UpdateOne(k).SetRevokedAt(s.Now()).Exec(ctx)
+	})
+}
+
+func (s *Service) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {
+	if !ids.HasPrefix(keyID, "key") {
+		return nil, errNotFound("key")
+	}
+	k, err := tx.APIKey.Get(ctx, keyID)
+	if err != nil {
+		return nil, notFoundOr(err, "key")
+	}
+	if k.RevokedAt != nil {
+		return nil, Errorf(CodeNotFound, "key %s is revoked", keyID)
+	}
+	return k, nil
+}
+
+// ListKeys lists a store's keys, oldest first, suggesting cleanup for keys unused (or, if never
+// used, created) longer than staleAfter ago.
+//
+// Errors: not_found (store).
+func (s *Service) ListKeys(ctx context.Context, storeID string, staleAfter time.Duration) ([]KeyInfo, error) {
+	if _, err := s.client.Store.Get(ctx, storeID); err != nil {
+		return nil, notFoundOr(err, "store")
+	}
+	keys, err := s.client.APIKey.Query().Where(apikey.StoreID(storeID)).
+		Order(ent.Asc(apikey.FieldCreatedAt), ent.Asc(apikey.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	out := make([]KeyInfo, 0, len(keys))
+	for _, k := range keys {
+		lastActivity := k.CreatedAt
+		if k.LastUsedAt != nil {
+			lastActivity = *k.LastUsedAt
+		}
+		out = append(out, KeyInfo{
+			ID:               k.ID,
+			StoreID:          k.StoreID,
+			Label:            k.Label,
+			Scopes:           k.Scopes,
+			CreatedAt:        At(k.CreatedAt),
+			LastUsedAt:       atPtr(k.LastUsedAt),
+			CleanupSuggested: k.RevokedAt == nil && now.Sub(lastActivity) >= staleAfter,
+			RevokedAt:        atPtr(k.RevokedAt),
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package credit
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// minorDigits maps ISO 4217 currency codes to their number of minor-unit digits. Currencies not
+// listed are refused when a store is created, so every amount has a known precision.
+var minorDigits = map[string]int32{
+	"AED": 2, "AUD": 2, "BGN": 2, "BHD": 3, "BRL": 2, "CAD": 2, "CHF": 2, "CLP": 0, "CNY": 2,
+	"CZK": 2, "DKK": 2, "EUR": 2, "GBP": 2, "HKD": 2, "HUF": 2, "IDR": 2, "ILS": 2, "INR": 2,
+	"IQD": 3, "ISK": 0, "JOD": 3, "JPY": 0, "KRW": 0, "KWD": 3, "LYD": 3, "MXN": 2, "MYR": 2,
+	"NOK": 2, "NZD": 2, "OMR": 3, "PHP": 2, "PLN": 2, "RON": 2, "SAR": 2, "SEK": 2, "SGD": 2,
+	"THB": 2, "TND": 3, "TRY": 2, "TWD": 2, "UAH": 2, "USD": 2, "VND": 0, "ZAR": 2,
+}
+
+// MinorDigits returns the currency's number of minor-unit digits, and false for a currency the
+// service does not know.
+func MinorDigits(currency string) (int32, bool) {
+	d, ok := minorDigits[currency]
+	return d, ok
+}
+
+// Money is an amount as the API shows it: a decimal string with exactly the currency's minor
+// digits, and the currency code.
+type Money struct {
+	Amount   string `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// NewMoney formats d in currency, rounding half away from zero to the minor unit (amounts the
+// service stores already have at most that many digits, so this only pads).
+func NewMoney(d decimal.Decimal, currency string) Money {
+	digits := minorDigits[currency]
+	return Money{Amount: d.Round(digits).StringFixed(digits), Currency: currency}
+}
+
+// maxIntegerDigits bounds amounts far beyond any real balance, so sums never lose precision in
+// clients that parse amounts as IEEE doubles of the integer part.
+const maxIntegerDigits = 15
+
+var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// ParseAmount parses a plain decimal string in currency: an optional minus sign, digits, and an
+// optional fraction of at most the currency's minor digits; no exponent, no plus sign, no spaces.
+//
+// Errors: invalid_amount (with param) for anything else, or more than 15 integer digits.
+func ParseAmount(s, currency, param string) (decimal.Decimal, error) {
+	if !plainDecimal.MatchString(s) {
+		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, param, "%s must be a decimal string such as \"1500.00\"", param)
+	}
+	intPart, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	if len(strings.TrimLeft(intPart, "0")) > maxIntegerDigits {
+		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, param, "%s has more than %d integer digits", param, maxIntegerDigits)
+	}
+	if digits := minorDigits[currency]; int32(len(frac)) > digits {
+		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, param, "%s has more than %d decimal places, the minor unit of %s", param, digits, currency)
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, param, "%s must be a decimal string such as \"1500.00\"", param)
+	}
+	return d, nil
+}
+
+// availableCredit is what checkout may still spend: the limit minus the outstanding balance
+// minus the safety buffer (bufferPercent of the limit, rounded half up to the minor unit),
+// never below zero.
+func availableCredit(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
+	buffer := limit.Mul(decimal.NewFromInt(int64(bufferPercent))).Div(decimal.NewFromInt(100)).Round(minorDigits[currency])
+	avail := limit.Sub(outstanding).Sub(buffer)
+	if avail.IsNegative() {
+		return decimal.Zero
+	}
+	return avail
+}

@@ -1,0 +1,102 @@
+package schema
+
+import (
+	"context"
+	"errors"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/mixin"
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent/intercept"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
+)
+
+// ErrNoViewer is returned by the data layer when a query runs without a viewer in its context.
+// Every path into the database must say on whose behalf it runs; forgetting is a bug, not a leak.
+var ErrNoViewer = errors.New("data layer: no viewer in context")
+
+// moneyField is an exact decimal column: TEXT on SQLite, whose NUMERIC affinity keeps only about
+// 15 significant digits, and numeric on PostgreSQL.
+func moneyField(name string) ent.Field {
+	return field.Other(name, decimal.Decimal{}).
+		SchemaType(map[string]string{dialect.SQLite: "TEXT", dialect.Postgres: "numeric"})
+}
+
+// immutableMoneyField is moneyField for columns written once, like a ledger amount.
+func immutableMoneyField(name string) ent.Field {
+	return field.Other(name, decimal.Decimal{}).Immutable().
+		SchemaType(map[string]string{dialect.SQLite: "TEXT", dialect.Postgres: "numeric"})
+}
+
+// idField is a string primary key minted with the record's prefix.
+func idField(prefix string) ent.Field {
+	return field.String("id").Immutable().NotEmpty().DefaultFunc(func() string { return ids.New(prefix) })
+}
+
+// TenantMixin gives an entity its store and scopes every query and mutation of it to the
+// viewer's store. It is the only place where tenant isolation is written.
+type TenantMixin struct{ mixin.Schema }
+
+// Fields adds the owning store's ID.
+func (TenantMixin) Fields() []ent.Field {
+	return []ent.Field{field.String("store_id").Immutable().NotEmpty()}
+}
+
+// Edges ties the row to its store with a foreign key.
+func (TenantMixin) Edges() []ent.Edge {
+	return []ent.Edge{edge.To("store", Store.Type).Field("store_id").Unique().Required().Immutable()}
+}
+
+// Interceptors filter every query, including edge traversals, by the viewer's store.
+func (TenantMixin) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
+		return restrictToStore(ctx, q, "store_id")
+	})}
+}
+
+// Hooks stamp new rows with the viewer's store and restrict updates and deletes to it.
+func (TenantMixin) Hooks() []ent.Hook {
+	return []ent.Hook{func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			v, ok := tenant.FromContext(ctx)
+			if !ok {
+				return nil, ErrNoViewer
+			}
+			if v.IsSystem() {
+				return next.Mutate(ctx, m)
+			}
+			if m.Op().Is(ent.OpCreate) {
+				if got, set := m.Field("store_id"); set && got != v.StoreID {
+					return nil, errors.New("data layer: row of another store")
+				}
+				if err := m.SetField("store_id", v.StoreID); err != nil {
+					return nil, err
+				}
+				return next.Mutate(ctx, m)
+			}
+			w, ok := m.(interface{ WhereP(...func(*sql.Selector)) })
+			if !ok {
+				return nil, errors.New("data layer: mutation cannot be scoped to a store")
+			}
+			w.WhereP(sql.FieldEQ("store_id", v.StoreID))
+			return next.Mutate(ctx, m)
+		})
+	}}
+}
+
+func restrictToStore(ctx context.Context, q intercept.Query, column string) error {
+	v, ok := tenant.FromContext(ctx)
+	if !ok {
+		return ErrNoViewer
+	}
+	if !v.IsSystem() {
+		q.WhereP(sql.FieldEQ(column, v.StoreID))
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+package schema
+
+import (
+	"context"
+
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+
+	"github.com/creditd/creditd/ent/intercept"
+)
+
+// Store is one merchant's store: the tenant that owns every other record.
+type Store struct{ ent.Schema }
+
+// Fields of the Store.
+func (Store) Fields() []ent.Field {
+	return []ent.Field{
+		idField("st"),
+		field.String("name").NotEmpty(),
+		field.String("currency").NotEmpty().Immutable(),
+		// BufferPercent of the credit limit is held back from available credit (contract §5).
+		field.Int("buffer_percent").Default(5).Min(0).Max(50),
+		// CursorSecret signs this store's pagination cursors, so a tampered cursor or one from
+		// another store is refused instead of decoded.
+		field.Bytes("cursor_secret").Sensitive().Immutable(),
+		field.Time("created_at").Immutable(),
+	}
+}
+
+// Interceptors let a viewer see only its own store.
+func (Store) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
+		return restrictToStore(ctx, q, "id")
+	})}
+}

@@ -1,0 +1,3 @@
+// Package creditd is the root of the credit service module. Run `go generate ./...` to
+// regenerate the ent client and the GraphQL server from ent/schema and schema.graphqls.
+package creditd

@@ -1,0 +1,34 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/creditd/creditd/credit"
+)
+
+// API serves /v1.
+type API struct {
+	svc *credit.Service
+}
+
+// New returns the /v1 API over svc.
+func New(svc *credit.Service) *API { return &API{svc: svc} }
+
+// Route is one /v1 operation: its ServeMux pattern and handler. Requests reach it
+// authenticated: the server puts the key's viewer in the context first.
+type Route struct {
+	Pattern string
+	Handler http.HandlerFunc
+}
+
+// Routes lists every /v1 operation. Tests derive their isolation and scope matrices from it,
+// so a route added here is covered there too.
+func (a *API) Routes() []Route {
+	return []Route{
+		{"GET /v1/companies", a.listCompanies},
+		{"GET /v1/companies/{id}", a.getCompany},
+		{"GET /v1/companies/{id}/ledger", a.listLedger},
+		{"GET /v1/applications", a.listApplications},
+		{"GET /v1/applications/{id}", a.getApplication},
+	}
+}

@@ -1,0 +1,154 @@
+// Package server assembles creditd's HTTP surface: the /v1 REST API, GraphQL, the playground
+// and the operational endpoints, behind request ids, logging, metrics, authentication and
+// panic recovery.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/rest"
+)
+
+// Config configures a Server.
+type Config struct {
+	Service *credit.Service
+	DB      *database.DB
+	Logger  *slog.Logger
+}
+
+// Server is creditd's HTTP handler with its dependencies.
+type Server struct {
+	svc     *credit.Service
+	db      *database.DB
+	log     *slog.Logger
+	handler http.Handler
+	metrics *metrics
+}
+
+// New builds the server's handler.
+func New(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(reg)
+
+	mux := http.NewServeMux()
+	api := rest.New(cfg.Service)
+	for _, rt := range api.Routes() {
+		mux.Handle(rt.Pattern, s.authenticate(rt.Handler, rest.WriteError))
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	s.handler = rest.WithRequestID(s.observe(s.recoverPanics(jsonFallbacks(mux))))
+	return s
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// ready answers whether the database is reachable.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		w.Header().Set("Retry-After", "5")
+		rest.WriteJSON(w, http.StatusServiceUnavailable, rest.ErrorBody{Error: rest.ErrorDetail{Code: credit.CodeUnavailable, Message: "the database is not reachable"}})
+		return
+	}
+	rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// authenticate resolves the bearer key into the request's viewer, or answers 401 through
+// writeErr, which renders errors in the transport's own form.
+func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			writeErr(w, r, credit.ErrUnauthenticated())
+			return
+		}
+		ctx, err := s.svc.Authenticate(r.Context(), secret)
+		if err != nil {
+			writeErr(w, r, err)
+			return
+		}
+		if info := infoFrom(ctx); info != nil {
+			info.keyContext(ctx)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// bearerToken reads "Bearer <token>"; the scheme is case-insensitive (RFC 6750).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// recoverPanics answers a panic with 500 internal_error and logs it once.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(r.Context(), "panic", "request_id", rest.RequestID(r.Context()), "route", r.Pattern, "panic", p)
+				rest.WriteJSON(w, http.StatusInternalServerError, rest.ErrorBody{Error: rest.ErrorDetail{Code: credit.CodeInternal, Message: "something went wrong on our side; the request id identifies it in our logs"}})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Serve serves on l until ctx is cancelled, then shuts down gracefully, letting requests in
+// flight finish for up to 10 seconds.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdownCtx)
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}
