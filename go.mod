@@ -7,6 +7,7 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.32
 	github.com/prometheus/client_golang v1.23.2
 	github.com/shopspring/decimal v1.4.0
+	golang.org/x/time v0.14.0
 )
 
 require (

@@ -201,6 +201,7 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, storeID, name s
 		SetPaymentTermsDays(days).
 		SetCreditLimit(amount).
 		SetOutstanding(decimal.Zero).
+		SetUnappliedCredit(decimal.Zero).
 		SetCreatedAt(now).
 		SetUpdatedAt(now).
 		Save(ctx)

@@ -55,8 +55,8 @@ func (s *Service) SeedDemo(ctx context.Context) (demo Demo, seeded bool, err err
 			{KindOrderPlaced, "2350.50", "gid://platform/Order/5002", 5 * day},
 		}},
 		{"Brauhaus Kessler KG", "gid://platform/Company/1002", "NET_14", "8000.00", []entry{
-			{KindOrderPlaced, "3100.00", "gid://platform/Order/5003", 10 * day},
-			{KindRefund, "-150.00", "gid://platform/Order/5003", 8 * day},
+			{KindOrderPlaced, "3100.00", "gid://platform/Order/5003", 20 * day},
+			{KindRefund, "-150.00", "gid://platform/Order/5003", 18 * day},
 		}},
 		{"Café Morgenrot", "gid://platform/Company/1003", "NET_30", "5000.00", []entry{
 			{KindOrderPlaced, "980.00", "gid://platform/Order/5004", 3 * day},
@@ -69,6 +69,7 @@ func (s *Service) SeedDemo(ctx context.Context) (demo Demo, seeded bool, err err
 		}},
 		{"Seeblick Catering", "gid://platform/Company/1005", "NET_30", "12000.00", nil},
 	}
+	var last Company
 	for _, c := range companies {
 		co, err := s.CreateCompany(ctx, CompanyInput{StoreID: st.ID, Name: c.name, PlatformCompanyGID: c.gid, PaymentTerms: c.terms, CreditLimit: c.limit})
 		if err != nil {
@@ -79,6 +80,13 @@ func (s *Service) SeedDemo(ctx context.Context) (demo Demo, seeded bool, err err
 				return Demo{}, false, fmt.Errorf("demo ledger: %w", err)
 			}
 		}
+		last = co
+	}
+	// Brauhaus Kessler's order is past its NET_14 due date, so it carries an overdue hold;
+	// Seeblick Catering gets a manual hold from staff.
+	note := "Awaiting signed credit agreement"
+	if _, err := s.PlaceHold(tenant.Staff(ctx, st.ID, "Demo Admin"), HoldInput{CompanyID: last.ID, Note: &note}); err != nil {
+		return Demo{}, false, fmt.Errorf("demo hold: %w", err)
 	}
 
 	apps := []struct {

@@ -121,7 +121,9 @@ func (s *Service) touchKey(ctx context.Context, key *ent.APIKey, now time.Time) 
 	}
 	s.lastUsedMu.Unlock()
 	if due {
-		_ = s.client.APIKey.UpdateOneID(key.ID).SetLastUsedAt(now).Exec(ctx)
+		_ = s.inTx(ctx, func(tx *ent.Tx) error {
+			return tx.APIKey.UpdateOneID(key.ID).SetLastUsedAt(now).Exec(ctx)
+		})
 	}
 }
 

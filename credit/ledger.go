@@ -11,6 +11,7 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ids"
 )
@@ -130,14 +131,15 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 		if err := checkLedgerSign(in.Kind, amount, gid); err != nil {
 			return err
 		}
-		if gid != nil && in.Kind != KindOrderPlaced {
-			exists, err := tx.LedgerEntry.Query().Where(
-				ledgerentry.CompanyID(c.ID), ledgerentry.PlatformOrderGid(*gid), ledgerentry.KindEQ(ledgerentry.KindOrderPlaced),
-			).Exist(ctx)
+		if gid != nil {
+			exists, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*gid)).Exist(ctx)
 			if err != nil {
 				return err
 			}
-			if !exists {
+			switch {
+			case in.Kind == KindOrderPlaced && exists:
+				return ParamErrorf(CodeValidationFailed, "order", "order %s is already in this company's ledger", *gid)
+			case in.Kind != KindOrderPlaced && !exists:
 				return ParamErrorf(CodeValidationFailed, "order", "order %s has no order_placed entry in this company's ledger", *gid)
 			}
 		}
@@ -231,9 +233,10 @@ func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.
 	return c, nil
 }
 
-// appendEntry appends one entry to a locked company's ledger and moves its balance, sequence
-// number and updated_at in the same transaction. It returns the entry and the updated company
-// (with its store edge).
+// appendEntry appends one entry to a locked company's ledger and, in the same transaction,
+// moves its balance, sequence number and updated_at, applies the entry to the company's
+// invoices, and places or lifts the automatic overdue hold. It returns the entry and the
+// updated company (with its store edge).
 func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
 	now := s.Now()
 	seq := c.LedgerSeq + 1
@@ -261,5 +264,11 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 		return nil, nil, err
 	}
 	updated.Edges.Store = st
+	if updated, err = s.allocate(ctx, tx, updated, e); err != nil {
+		return nil, nil, err
+	}
+	if updated, err = s.reconcileOverdue(ctx, tx, updated); err != nil {
+		return nil, nil, err
+	}
 	return e, updated, nil
 }

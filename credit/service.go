@@ -30,6 +30,8 @@ type Options struct {
 	// AfterErase runs after an erasure committed, to purge the erased bytes from the database
 	// files (SQLite checkpoints its write-ahead log); nil for none.
 	AfterErase func(ctx context.Context) error
+	// IdempotencyTTL is how long Idempotency-Key results are remembered; zero means 24 hours.
+	IdempotencyTTL time.Duration
 }
 
 // Service carries out every operation of the domain on one database.
@@ -38,7 +40,8 @@ type Service struct {
 	dialect string
 	now     func() time.Time
 
-	afterErase func(ctx context.Context) error
+	afterErase     func(ctx context.Context) error
+	idempotencyTTL time.Duration
 
 	// writeMu serialises this process's write transactions on SQLite, which admits one writer
 	// at a time anyway; waiting here is cheaper and fairer than SQLite's busy-retry sleeps.
@@ -57,7 +60,11 @@ func NewService(client *ent.Client, dialectName string, opts Options) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{client: client, dialect: dialectName, now: now, afterErase: opts.AfterErase, lastUsedWritten: map[string]time.Time{}}
+	ttl := opts.IdempotencyTTL
+	if ttl <= 0 {
+		ttl = DefaultIdempotencyTTL
+	}
+	return &Service{client: client, dialect: dialectName, now: now, afterErase: opts.AfterErase, idempotencyTTL: ttl, lastUsedWritten: map[string]time.Time{}}
 }
 
 // Client returns the ent client, for tests and for the server's readiness check.
@@ -67,8 +74,12 @@ func (s *Service) Client() *ent.Client { return s.client }
 // precision every stored timestamp has.
 func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
-// inTx runs fn in one transaction and commits it when fn returns nil.
+// inTx runs fn in one transaction and commits it when fn returns nil. When ctx already carries
+// a transaction (an idempotent write's), fn joins it and the owner commits.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return fn(tx)
+	}
 	if s.dialect == dialect.SQLite {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()

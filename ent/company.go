@@ -33,6 +33,10 @@ type Company struct {
 	Outstanding decimal.Decimal `json:"outstanding,omitempty"`
 	// LedgerSeq holds the value of the "ledger_seq" field.
 	LedgerSeq int64 `json:"ledger_seq,omitempty"`
+	// UnappliedCredit holds the value of the "unapplied_credit" field.
+	UnappliedCredit decimal.Decimal `json:"unapplied_credit,omitempty"`
+	// TimelineSeq holds the value of the "timeline_seq" field.
+	TimelineSeq int64 `json:"timeline_seq,omitempty"`
 	// HoldKind holds the value of the "hold_kind" field.
 	HoldKind *company.HoldKind `json:"hold_kind,omitempty"`
 	// HoldNote holds the value of the "hold_note" field.
@@ -102,9 +106,9 @@ func (*Company) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case company.FieldCreditLimit, company.FieldOutstanding:
+		case company.FieldCreditLimit, company.FieldOutstanding, company.FieldUnappliedCredit:
 			values[i] = new(decimal.Decimal)
-		case company.FieldPaymentTermsDays, company.FieldLedgerSeq:
+		case company.FieldPaymentTermsDays, company.FieldLedgerSeq, company.FieldTimelineSeq:
 			values[i] = new(sql.NullInt64)
 		case company.FieldID, company.FieldStoreID, company.FieldName, company.FieldPlatformCompanyGid, company.FieldHoldKind, company.FieldHoldNote, company.FieldHoldPlacedBy, company.FieldHoldOrderGid:
 			values[i] = new(sql.NullString)
@@ -173,6 +177,18 @@ func (_m *Company) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field ledger_seq", values[i])
 			} else if value.Valid {
 				_m.LedgerSeq = value.Int64
+			}
+		case company.FieldUnappliedCredit:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field unapplied_credit", values[i])
+			} else if value != nil {
+				_m.UnappliedCredit = *value
+			}
+		case company.FieldTimelineSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field timeline_seq", values[i])
+			} else if value.Valid {
+				_m.TimelineSeq = value.Int64
 			}
 		case company.FieldHoldKind:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -301,6 +317,12 @@ func (_m *Company) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("ledger_seq=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LedgerSeq))
+	builder.WriteString(", ")
+	builder.WriteString("unapplied_credit=")
+	builder.WriteString(fmt.Sprintf("%v", _m.UnappliedCredit))
+	builder.WriteString(", ")
+	builder.WriteString("timeline_seq=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TimelineSeq))
 	builder.WriteString(", ")
 	if v := _m.HoldKind; v != nil {
 		builder.WriteString("hold_kind=")

@@ -85,6 +85,26 @@ func (_c *CompanyCreate) SetNillableLedgerSeq(v *int64) *CompanyCreate {
 	return _c
 }
 
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (_c *CompanyCreate) SetUnappliedCredit(v decimal.Decimal) *CompanyCreate {
+	_c.mutation.SetUnappliedCredit(v)
+	return _c
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (_c *CompanyCreate) SetTimelineSeq(v int64) *CompanyCreate {
+	_c.mutation.SetTimelineSeq(v)
+	return _c
+}
+
+// SetNillableTimelineSeq sets the "timeline_seq" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableTimelineSeq(v *int64) *CompanyCreate {
+	if v != nil {
+		_c.SetTimelineSeq(*v)
+	}
+	return _c
+}
+
 // SetHoldKind sets the "hold_kind" field.
 func (_c *CompanyCreate) SetHoldKind(v company.HoldKind) *CompanyCreate {
 	_c.mutation.SetHoldKind(v)
@@ -271,6 +291,10 @@ func (_c *CompanyCreate) defaults() error {
 		v := company.DefaultLedgerSeq
 		_c.mutation.SetLedgerSeq(v)
 	}
+	if _, ok := _c.mutation.TimelineSeq(); !ok {
+		v := company.DefaultTimelineSeq
+		_c.mutation.SetTimelineSeq(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if company.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized company.DefaultID (forgotten import ent/runtime?)")
@@ -315,6 +339,12 @@ func (_c *CompanyCreate) check() error {
 	}
 	if _, ok := _c.mutation.LedgerSeq(); !ok {
 		return &ValidationError{Name: "ledger_seq", err: errors.New(`ent: missing required field "Company.ledger_seq"`)}
+	}
+	if _, ok := _c.mutation.UnappliedCredit(); !ok {
+		return &ValidationError{Name: "unapplied_credit", err: errors.New(`ent: missing required field "Company.unapplied_credit"`)}
+	}
+	if _, ok := _c.mutation.TimelineSeq(); !ok {
+		return &ValidationError{Name: "timeline_seq", err: errors.New(`ent: missing required field "Company.timeline_seq"`)}
 	}
 	if v, ok := _c.mutation.HoldKind(); ok {
 		if err := company.HoldKindValidator(v); err != nil {
@@ -394,6 +424,14 @@ func (_c *CompanyCreate) createSpec() (*Company, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LedgerSeq(); ok {
 		_spec.SetField(company.FieldLedgerSeq, field.TypeInt64, value)
 		_node.LedgerSeq = value
+	}
+	if value, ok := _c.mutation.UnappliedCredit(); ok {
+		_spec.SetField(company.FieldUnappliedCredit, field.TypeOther, value)
+		_node.UnappliedCredit = value
+	}
+	if value, ok := _c.mutation.TimelineSeq(); ok {
+		_spec.SetField(company.FieldTimelineSeq, field.TypeInt64, value)
+		_node.TimelineSeq = value
 	}
 	if value, ok := _c.mutation.HoldKind(); ok {
 		_spec.SetField(company.FieldHoldKind, field.TypeEnum, value)
@@ -615,6 +653,36 @@ func (u *CompanyUpsert) UpdateLedgerSeq() *CompanyUpsert {
 // AddLedgerSeq adds v to the "ledger_seq" field.
 func (u *CompanyUpsert) AddLedgerSeq(v int64) *CompanyUpsert {
 	u.Add(company.FieldLedgerSeq, v)
+	return u
+}
+
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (u *CompanyUpsert) SetUnappliedCredit(v decimal.Decimal) *CompanyUpsert {
+	u.Set(company.FieldUnappliedCredit, v)
+	return u
+}
+
+// UpdateUnappliedCredit sets the "unapplied_credit" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateUnappliedCredit() *CompanyUpsert {
+	u.SetExcluded(company.FieldUnappliedCredit)
+	return u
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (u *CompanyUpsert) SetTimelineSeq(v int64) *CompanyUpsert {
+	u.Set(company.FieldTimelineSeq, v)
+	return u
+}
+
+// UpdateTimelineSeq sets the "timeline_seq" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateTimelineSeq() *CompanyUpsert {
+	u.SetExcluded(company.FieldTimelineSeq)
+	return u
+}
+
+// AddTimelineSeq adds v to the "timeline_seq" field.
+func (u *CompanyUpsert) AddTimelineSeq(v int64) *CompanyUpsert {
+	u.Add(company.FieldTimelineSeq, v)
 	return u
 }
 
@@ -894,6 +962,41 @@ func (u *CompanyUpsertOne) AddLedgerSeq(v int64) *CompanyUpsertOne {
 func (u *CompanyUpsertOne) UpdateLedgerSeq() *CompanyUpsertOne {
 	return u.Update(func(s *CompanyUpsert) {
 		s.UpdateLedgerSeq()
+	})
+}
+
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (u *CompanyUpsertOne) SetUnappliedCredit(v decimal.Decimal) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetUnappliedCredit(v)
+	})
+}
+
+// UpdateUnappliedCredit sets the "unapplied_credit" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateUnappliedCredit() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateUnappliedCredit()
+	})
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (u *CompanyUpsertOne) SetTimelineSeq(v int64) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetTimelineSeq(v)
+	})
+}
+
+// AddTimelineSeq adds v to the "timeline_seq" field.
+func (u *CompanyUpsertOne) AddTimelineSeq(v int64) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.AddTimelineSeq(v)
+	})
+}
+
+// UpdateTimelineSeq sets the "timeline_seq" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateTimelineSeq() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateTimelineSeq()
 	})
 }
 
@@ -1360,6 +1463,41 @@ func (u *CompanyUpsertBulk) AddLedgerSeq(v int64) *CompanyUpsertBulk {
 func (u *CompanyUpsertBulk) UpdateLedgerSeq() *CompanyUpsertBulk {
 	return u.Update(func(s *CompanyUpsert) {
 		s.UpdateLedgerSeq()
+	})
+}
+
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (u *CompanyUpsertBulk) SetUnappliedCredit(v decimal.Decimal) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetUnappliedCredit(v)
+	})
+}
+
+// UpdateUnappliedCredit sets the "unapplied_credit" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateUnappliedCredit() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateUnappliedCredit()
+	})
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (u *CompanyUpsertBulk) SetTimelineSeq(v int64) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetTimelineSeq(v)
+	})
+}
+
+// AddTimelineSeq adds v to the "timeline_seq" field.
+func (u *CompanyUpsertBulk) AddTimelineSeq(v int64) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.AddTimelineSeq(v)
+	})
+}
+
+// UpdateTimelineSeq sets the "timeline_seq" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateTimelineSeq() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateTimelineSeq()
 	})
 }
 

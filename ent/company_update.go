@@ -135,6 +135,41 @@ func (_u *CompanyUpdate) AddLedgerSeq(v int64) *CompanyUpdate {
 	return _u
 }
 
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (_u *CompanyUpdate) SetUnappliedCredit(v decimal.Decimal) *CompanyUpdate {
+	_u.mutation.SetUnappliedCredit(v)
+	return _u
+}
+
+// SetNillableUnappliedCredit sets the "unapplied_credit" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableUnappliedCredit(v *decimal.Decimal) *CompanyUpdate {
+	if v != nil {
+		_u.SetUnappliedCredit(*v)
+	}
+	return _u
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (_u *CompanyUpdate) SetTimelineSeq(v int64) *CompanyUpdate {
+	_u.mutation.ResetTimelineSeq()
+	_u.mutation.SetTimelineSeq(v)
+	return _u
+}
+
+// SetNillableTimelineSeq sets the "timeline_seq" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableTimelineSeq(v *int64) *CompanyUpdate {
+	if v != nil {
+		_u.SetTimelineSeq(*v)
+	}
+	return _u
+}
+
+// AddTimelineSeq adds value to the "timeline_seq" field.
+func (_u *CompanyUpdate) AddTimelineSeq(v int64) *CompanyUpdate {
+	_u.mutation.AddTimelineSeq(v)
+	return _u
+}
+
 // SetHoldKind sets the "hold_kind" field.
 func (_u *CompanyUpdate) SetHoldKind(v company.HoldKind) *CompanyUpdate {
 	_u.mutation.SetHoldKind(v)
@@ -435,6 +470,15 @@ func (_u *CompanyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedLedgerSeq(); ok {
 		_spec.AddField(company.FieldLedgerSeq, field.TypeInt64, value)
 	}
+	if value, ok := _u.mutation.UnappliedCredit(); ok {
+		_spec.SetField(company.FieldUnappliedCredit, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.TimelineSeq(); ok {
+		_spec.SetField(company.FieldTimelineSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTimelineSeq(); ok {
+		_spec.AddField(company.FieldTimelineSeq, field.TypeInt64, value)
+	}
 	if value, ok := _u.mutation.HoldKind(); ok {
 		_spec.SetField(company.FieldHoldKind, field.TypeEnum, value)
 	}
@@ -685,6 +729,41 @@ func (_u *CompanyUpdateOne) SetNillableLedgerSeq(v *int64) *CompanyUpdateOne {
 // AddLedgerSeq adds value to the "ledger_seq" field.
 func (_u *CompanyUpdateOne) AddLedgerSeq(v int64) *CompanyUpdateOne {
 	_u.mutation.AddLedgerSeq(v)
+	return _u
+}
+
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (_u *CompanyUpdateOne) SetUnappliedCredit(v decimal.Decimal) *CompanyUpdateOne {
+	_u.mutation.SetUnappliedCredit(v)
+	return _u
+}
+
+// SetNillableUnappliedCredit sets the "unapplied_credit" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableUnappliedCredit(v *decimal.Decimal) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetUnappliedCredit(*v)
+	}
+	return _u
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (_u *CompanyUpdateOne) SetTimelineSeq(v int64) *CompanyUpdateOne {
+	_u.mutation.ResetTimelineSeq()
+	_u.mutation.SetTimelineSeq(v)
+	return _u
+}
+
+// SetNillableTimelineSeq sets the "timeline_seq" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableTimelineSeq(v *int64) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetTimelineSeq(*v)
+	}
+	return _u
+}
+
+// AddTimelineSeq adds value to the "timeline_seq" field.
+func (_u *CompanyUpdateOne) AddTimelineSeq(v int64) *CompanyUpdateOne {
+	_u.mutation.AddTimelineSeq(v)
 	return _u
 }
 
@@ -1017,6 +1096,15 @@ func (_u *CompanyUpdateOne) sqlSave(ctx context.Context) (_node *Company, err er
 	}
 	if value, ok := _u.mutation.AddedLedgerSeq(); ok {
 		_spec.AddField(company.FieldLedgerSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UnappliedCredit(); ok {
+		_spec.SetField(company.FieldUnappliedCredit, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.TimelineSeq(); ok {
+		_spec.SetField(company.FieldTimelineSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTimelineSeq(); ok {
+		_spec.AddField(company.FieldTimelineSeq, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.HoldKind(); ok {
 		_spec.SetField(company.FieldHoldKind, field.TypeEnum, value)

@@ -17,6 +17,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
@@ -85,6 +86,7 @@ func checkColumn(t, c string) error {
 			application.Table:       application.ValidColumn,
 			company.Table:           company.ValidColumn,
 			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
+			invoice.Table:           invoice.ValidColumn,
 			ledgerentry.Table:       ledgerentry.ValidColumn,
 			store.Table:             store.ValidColumn,
 			timelineevent.Table:     timelineevent.ValidColumn,

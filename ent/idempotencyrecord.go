@@ -28,6 +28,8 @@ type IdempotencyRecord struct {
 	Completed bool `json:"completed,omitempty"`
 	// LockedUntil holds the value of the "locked_until" field.
 	LockedUntil time.Time `json:"locked_until,omitempty"`
+	// Claim holds the value of the "claim" field.
+	Claim string `json:"claim,omitempty"`
 	// ResponseStatus holds the value of the "response_status" field.
 	ResponseStatus int `json:"response_status,omitempty"`
 	// ResponseBody holds the value of the "response_body" field.
@@ -73,7 +75,7 @@ func (*IdempotencyRecord) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case idempotencyrecord.FieldResponseStatus:
 			values[i] = new(sql.NullInt64)
-		case idempotencyrecord.FieldID, idempotencyrecord.FieldStoreID, idempotencyrecord.FieldKey, idempotencyrecord.FieldFingerprint:
+		case idempotencyrecord.FieldID, idempotencyrecord.FieldStoreID, idempotencyrecord.FieldKey, idempotencyrecord.FieldFingerprint, idempotencyrecord.FieldClaim:
 			values[i] = new(sql.NullString)
 		case idempotencyrecord.FieldLockedUntil, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -127,6 +129,12 @@ func (_m *IdempotencyRecord) assignValues(columns []string, values []any) error 
 				return fmt.Errorf("unexpected type %T for field locked_until", values[i])
 			} else if value.Valid {
 				_m.LockedUntil = value.Time
+			}
+		case idempotencyrecord.FieldClaim:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field claim", values[i])
+			} else if value.Valid {
+				_m.Claim = value.String
 			}
 		case idempotencyrecord.FieldResponseStatus:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -207,6 +215,9 @@ func (_m *IdempotencyRecord) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("locked_until=")
 	builder.WriteString(_m.LockedUntil.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("claim=")
+	builder.WriteString(_m.Claim)
 	builder.WriteString(", ")
 	builder.WriteString("response_status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ResponseStatus))

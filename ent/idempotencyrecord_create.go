@@ -62,6 +62,12 @@ func (_c *IdempotencyRecordCreate) SetLockedUntil(v time.Time) *IdempotencyRecor
 	return _c
 }
 
+// SetClaim sets the "claim" field.
+func (_c *IdempotencyRecordCreate) SetClaim(v string) *IdempotencyRecordCreate {
+	_c.mutation.SetClaim(v)
+	return _c
+}
+
 // SetResponseStatus sets the "response_status" field.
 func (_c *IdempotencyRecordCreate) SetResponseStatus(v int) *IdempotencyRecordCreate {
 	_c.mutation.SetResponseStatus(v)
@@ -186,6 +192,9 @@ func (_c *IdempotencyRecordCreate) check() error {
 	if _, ok := _c.mutation.LockedUntil(); !ok {
 		return &ValidationError{Name: "locked_until", err: errors.New(`ent: missing required field "IdempotencyRecord.locked_until"`)}
 	}
+	if _, ok := _c.mutation.Claim(); !ok {
+		return &ValidationError{Name: "claim", err: errors.New(`ent: missing required field "IdempotencyRecord.claim"`)}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "IdempotencyRecord.created_at"`)}
 	}
@@ -251,6 +260,10 @@ func (_c *IdempotencyRecordCreate) createSpec() (*IdempotencyRecord, *sqlgraph.C
 	if value, ok := _c.mutation.LockedUntil(); ok {
 		_spec.SetField(idempotencyrecord.FieldLockedUntil, field.TypeTime, value)
 		_node.LockedUntil = value
+	}
+	if value, ok := _c.mutation.Claim(); ok {
+		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
+		_node.Claim = value
 	}
 	if value, ok := _c.mutation.ResponseStatus(); ok {
 		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
@@ -358,6 +371,18 @@ func (u *IdempotencyRecordUpsert) SetLockedUntil(v time.Time) *IdempotencyRecord
 // UpdateLockedUntil sets the "locked_until" field to the value that was provided on create.
 func (u *IdempotencyRecordUpsert) UpdateLockedUntil() *IdempotencyRecordUpsert {
 	u.SetExcluded(idempotencyrecord.FieldLockedUntil)
+	return u
+}
+
+// SetClaim sets the "claim" field.
+func (u *IdempotencyRecordUpsert) SetClaim(v string) *IdempotencyRecordUpsert {
+	u.Set(idempotencyrecord.FieldClaim, v)
+	return u
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsert) UpdateClaim() *IdempotencyRecordUpsert {
+	u.SetExcluded(idempotencyrecord.FieldClaim)
 	return u
 }
 
@@ -500,6 +525,20 @@ func (u *IdempotencyRecordUpsertOne) SetLockedUntil(v time.Time) *IdempotencyRec
 func (u *IdempotencyRecordUpsertOne) UpdateLockedUntil() *IdempotencyRecordUpsertOne {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
 		s.UpdateLockedUntil()
+	})
+}
+
+// SetClaim sets the "claim" field.
+func (u *IdempotencyRecordUpsertOne) SetClaim(v string) *IdempotencyRecordUpsertOne {
+	return u.Update(func(s *IdempotencyRecordUpsert) {
+		s.SetClaim(v)
+	})
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsertOne) UpdateClaim() *IdempotencyRecordUpsertOne {
+	return u.Update(func(s *IdempotencyRecordUpsert) {
+		s.UpdateClaim()
 	})
 }
 
@@ -818,6 +857,20 @@ func (u *IdempotencyRecordUpsertBulk) SetLockedUntil(v time.Time) *IdempotencyRe
 func (u *IdempotencyRecordUpsertBulk) UpdateLockedUntil() *IdempotencyRecordUpsertBulk {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
 		s.UpdateLockedUntil()
+	})
+}
+
+// SetClaim sets the "claim" field.
+func (u *IdempotencyRecordUpsertBulk) SetClaim(v string) *IdempotencyRecordUpsertBulk {
+	return u.Update(func(s *IdempotencyRecordUpsert) {
+		s.SetClaim(v)
+	})
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsertBulk) UpdateClaim() *IdempotencyRecordUpsertBulk {
+	return u.Update(func(s *IdempotencyRecordUpsert) {
+		s.UpdateClaim()
 	})
 }
 

@@ -56,6 +56,20 @@ func (_u *IdempotencyRecordUpdate) SetNillableLockedUntil(v *time.Time) *Idempot
 	return _u
 }
 
+// SetClaim sets the "claim" field.
+func (_u *IdempotencyRecordUpdate) SetClaim(v string) *IdempotencyRecordUpdate {
+	_u.mutation.SetClaim(v)
+	return _u
+}
+
+// SetNillableClaim sets the "claim" field if the given value is not nil.
+func (_u *IdempotencyRecordUpdate) SetNillableClaim(v *string) *IdempotencyRecordUpdate {
+	if v != nil {
+		_u.SetClaim(*v)
+	}
+	return _u
+}
+
 // SetResponseStatus sets the "response_status" field.
 func (_u *IdempotencyRecordUpdate) SetResponseStatus(v int) *IdempotencyRecordUpdate {
 	_u.mutation.ResetResponseStatus()
@@ -167,6 +181,9 @@ func (_u *IdempotencyRecordUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if value, ok := _u.mutation.LockedUntil(); ok {
 		_spec.SetField(idempotencyrecord.FieldLockedUntil, field.TypeTime, value)
 	}
+	if value, ok := _u.mutation.Claim(); ok {
+		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.ResponseStatus(); ok {
 		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
 	}
@@ -229,6 +246,20 @@ func (_u *IdempotencyRecordUpdateOne) SetLockedUntil(v time.Time) *IdempotencyRe
 func (_u *IdempotencyRecordUpdateOne) SetNillableLockedUntil(v *time.Time) *IdempotencyRecordUpdateOne {
 	if v != nil {
 		_u.SetLockedUntil(*v)
+	}
+	return _u
+}
+
+// SetClaim sets the "claim" field.
+func (_u *IdempotencyRecordUpdateOne) SetClaim(v string) *IdempotencyRecordUpdateOne {
+	_u.mutation.SetClaim(v)
+	return _u
+}
+
+// SetNillableClaim sets the "claim" field if the given value is not nil.
+func (_u *IdempotencyRecordUpdateOne) SetNillableClaim(v *string) *IdempotencyRecordUpdateOne {
+	if v != nil {
+		_u.SetClaim(*v)
 	}
 	return _u
 }
@@ -373,6 +404,9 @@ func (_u *IdempotencyRecordUpdateOne) sqlSave(ctx context.Context) (_node *Idemp
 	}
 	if value, ok := _u.mutation.LockedUntil(); ok {
 		_spec.SetField(idempotencyrecord.FieldLockedUntil, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Claim(); ok {
+		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.ResponseStatus(); ok {
 		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)

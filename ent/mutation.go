@@ -16,6 +16,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/store"
@@ -37,6 +38,7 @@ const (
 	TypeApplication       = "Application"
 	TypeCompany           = "Company"
 	TypeIdempotencyRecord = "IdempotencyRecord"
+	TypeInvoice           = "Invoice"
 	TypeLedgerEntry       = "LedgerEntry"
 	TypeStore             = "Store"
 	TypeTimelineEvent     = "TimelineEvent"
@@ -2637,6 +2639,9 @@ type CompanyMutation struct {
 	outstanding            *decimal.Decimal
 	ledger_seq             *int64
 	addledger_seq          *int64
+	unapplied_credit       *decimal.Decimal
+	timeline_seq           *int64
+	addtimeline_seq        *int64
 	hold_kind              *company.HoldKind
 	hold_note              *string
 	hold_placed_at         *time.Time
@@ -3066,6 +3071,98 @@ func (m *CompanyMutation) AddedLedgerSeq() (r int64, exists bool) {
 func (m *CompanyMutation) ResetLedgerSeq() {
 	m.ledger_seq = nil
 	m.addledger_seq = nil
+}
+
+// SetUnappliedCredit sets the "unapplied_credit" field.
+func (m *CompanyMutation) SetUnappliedCredit(d decimal.Decimal) {
+	m.unapplied_credit = &d
+}
+
+// UnappliedCredit returns the value of the "unapplied_credit" field in the mutation.
+func (m *CompanyMutation) UnappliedCredit() (r decimal.Decimal, exists bool) {
+	v := m.unapplied_credit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnappliedCredit returns the old "unapplied_credit" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldUnappliedCredit(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnappliedCredit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnappliedCredit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnappliedCredit: %w", err)
+	}
+	return oldValue.UnappliedCredit, nil
+}
+
+// ResetUnappliedCredit resets all changes to the "unapplied_credit" field.
+func (m *CompanyMutation) ResetUnappliedCredit() {
+	m.unapplied_credit = nil
+}
+
+// SetTimelineSeq sets the "timeline_seq" field.
+func (m *CompanyMutation) SetTimelineSeq(i int64) {
+	m.timeline_seq = &i
+	m.addtimeline_seq = nil
+}
+
+// TimelineSeq returns the value of the "timeline_seq" field in the mutation.
+func (m *CompanyMutation) TimelineSeq() (r int64, exists bool) {
+	v := m.timeline_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimelineSeq returns the old "timeline_seq" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldTimelineSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimelineSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimelineSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimelineSeq: %w", err)
+	}
+	return oldValue.TimelineSeq, nil
+}
+
+// AddTimelineSeq adds i to the "timeline_seq" field.
+func (m *CompanyMutation) AddTimelineSeq(i int64) {
+	if m.addtimeline_seq != nil {
+		*m.addtimeline_seq += i
+	} else {
+		m.addtimeline_seq = &i
+	}
+}
+
+// AddedTimelineSeq returns the value that was added to the "timeline_seq" field in this mutation.
+func (m *CompanyMutation) AddedTimelineSeq() (r int64, exists bool) {
+	v := m.addtimeline_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTimelineSeq resets all changes to the "timeline_seq" field.
+func (m *CompanyMutation) ResetTimelineSeq() {
+	m.timeline_seq = nil
+	m.addtimeline_seq = nil
 }
 
 // SetHoldKind sets the "hold_kind" field.
@@ -3603,7 +3700,7 @@ func (m *CompanyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CompanyMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 17)
 	if m.store != nil {
 		fields = append(fields, company.FieldStoreID)
 	}
@@ -3624,6 +3721,12 @@ func (m *CompanyMutation) Fields() []string {
 	}
 	if m.ledger_seq != nil {
 		fields = append(fields, company.FieldLedgerSeq)
+	}
+	if m.unapplied_credit != nil {
+		fields = append(fields, company.FieldUnappliedCredit)
+	}
+	if m.timeline_seq != nil {
+		fields = append(fields, company.FieldTimelineSeq)
 	}
 	if m.hold_kind != nil {
 		fields = append(fields, company.FieldHoldKind)
@@ -3671,6 +3774,10 @@ func (m *CompanyMutation) Field(name string) (ent.Value, bool) {
 		return m.Outstanding()
 	case company.FieldLedgerSeq:
 		return m.LedgerSeq()
+	case company.FieldUnappliedCredit:
+		return m.UnappliedCredit()
+	case company.FieldTimelineSeq:
+		return m.TimelineSeq()
 	case company.FieldHoldKind:
 		return m.HoldKind()
 	case company.FieldHoldNote:
@@ -3710,6 +3817,10 @@ func (m *CompanyMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldOutstanding(ctx)
 	case company.FieldLedgerSeq:
 		return m.OldLedgerSeq(ctx)
+	case company.FieldUnappliedCredit:
+		return m.OldUnappliedCredit(ctx)
+	case company.FieldTimelineSeq:
+		return m.OldTimelineSeq(ctx)
 	case company.FieldHoldKind:
 		return m.OldHoldKind(ctx)
 	case company.FieldHoldNote:
@@ -3784,6 +3895,20 @@ func (m *CompanyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLedgerSeq(v)
 		return nil
+	case company.FieldUnappliedCredit:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnappliedCredit(v)
+		return nil
+	case company.FieldTimelineSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimelineSeq(v)
+		return nil
 	case company.FieldHoldKind:
 		v, ok := value.(company.HoldKind)
 		if !ok {
@@ -3854,6 +3979,9 @@ func (m *CompanyMutation) AddedFields() []string {
 	if m.addledger_seq != nil {
 		fields = append(fields, company.FieldLedgerSeq)
 	}
+	if m.addtimeline_seq != nil {
+		fields = append(fields, company.FieldTimelineSeq)
+	}
 	return fields
 }
 
@@ -3866,6 +3994,8 @@ func (m *CompanyMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPaymentTermsDays()
 	case company.FieldLedgerSeq:
 		return m.AddedLedgerSeq()
+	case company.FieldTimelineSeq:
+		return m.AddedTimelineSeq()
 	}
 	return nil, false
 }
@@ -3888,6 +4018,13 @@ func (m *CompanyMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLedgerSeq(v)
+		return nil
+	case company.FieldTimelineSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTimelineSeq(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Company numeric field %s", name)
@@ -3981,6 +4118,12 @@ func (m *CompanyMutation) ResetField(name string) error {
 		return nil
 	case company.FieldLedgerSeq:
 		m.ResetLedgerSeq()
+		return nil
+	case company.FieldUnappliedCredit:
+		m.ResetUnappliedCredit()
+		return nil
+	case company.FieldTimelineSeq:
+		m.ResetTimelineSeq()
 		return nil
 	case company.FieldHoldKind:
 		m.ResetHoldKind()
@@ -4148,6 +4291,7 @@ type IdempotencyRecordMutation struct {
 	fingerprint        *string
 	completed          *bool
 	locked_until       *time.Time
+	claim              *string
 	response_status    *int
 	addresponse_status *int
 	response_body      *[]byte
@@ -4445,6 +4589,42 @@ func (m *IdempotencyRecordMutation) ResetLockedUntil() {
 	m.locked_until = nil
 }
 
+// SetClaim sets the "claim" field.
+func (m *IdempotencyRecordMutation) SetClaim(s string) {
+	m.claim = &s
+}
+
+// Claim returns the value of the "claim" field in the mutation.
+func (m *IdempotencyRecordMutation) Claim() (r string, exists bool) {
+	v := m.claim
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaim returns the old "claim" field's value of the IdempotencyRecord entity.
+// If the IdempotencyRecord object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyRecordMutation) OldClaim(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaim is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaim requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaim: %w", err)
+	}
+	return oldValue.Claim, nil
+}
+
+// ResetClaim resets all changes to the "claim" field.
+func (m *IdempotencyRecordMutation) ResetClaim() {
+	m.claim = nil
+}
+
 // SetResponseStatus sets the "response_status" field.
 func (m *IdempotencyRecordMutation) SetResponseStatus(i int) {
 	m.response_status = &i
@@ -4697,7 +4877,7 @@ func (m *IdempotencyRecordMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyRecordMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.store != nil {
 		fields = append(fields, idempotencyrecord.FieldStoreID)
 	}
@@ -4712,6 +4892,9 @@ func (m *IdempotencyRecordMutation) Fields() []string {
 	}
 	if m.locked_until != nil {
 		fields = append(fields, idempotencyrecord.FieldLockedUntil)
+	}
+	if m.claim != nil {
+		fields = append(fields, idempotencyrecord.FieldClaim)
 	}
 	if m.response_status != nil {
 		fields = append(fields, idempotencyrecord.FieldResponseStatus)
@@ -4743,6 +4926,8 @@ func (m *IdempotencyRecordMutation) Field(name string) (ent.Value, bool) {
 		return m.Completed()
 	case idempotencyrecord.FieldLockedUntil:
 		return m.LockedUntil()
+	case idempotencyrecord.FieldClaim:
+		return m.Claim()
 	case idempotencyrecord.FieldResponseStatus:
 		return m.ResponseStatus()
 	case idempotencyrecord.FieldResponseBody:
@@ -4770,6 +4955,8 @@ func (m *IdempotencyRecordMutation) OldField(ctx context.Context, name string) (
 		return m.OldCompleted(ctx)
 	case idempotencyrecord.FieldLockedUntil:
 		return m.OldLockedUntil(ctx)
+	case idempotencyrecord.FieldClaim:
+		return m.OldClaim(ctx)
 	case idempotencyrecord.FieldResponseStatus:
 		return m.OldResponseStatus(ctx)
 	case idempotencyrecord.FieldResponseBody:
@@ -4821,6 +5008,13 @@ func (m *IdempotencyRecordMutation) SetField(name string, value ent.Value) error
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLockedUntil(v)
+		return nil
+	case idempotencyrecord.FieldClaim:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaim(v)
 		return nil
 	case idempotencyrecord.FieldResponseStatus:
 		v, ok := value.(int)
@@ -4944,6 +5138,9 @@ func (m *IdempotencyRecordMutation) ResetField(name string) error {
 	case idempotencyrecord.FieldLockedUntil:
 		m.ResetLockedUntil()
 		return nil
+	case idempotencyrecord.FieldClaim:
+		m.ResetClaim()
+		return nil
 	case idempotencyrecord.FieldResponseStatus:
 		m.ResetResponseStatus()
 		return nil
@@ -5032,6 +5229,860 @@ func (m *IdempotencyRecordMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyRecord edge %s", name)
+}
+
+// InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
+type InvoiceMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	company_id         *string
+	ledger_entry_id    *string
+	seq                *int64
+	addseq             *int64
+	platform_order_gid *string
+	amount             *decimal.Decimal
+	open_amount        *decimal.Decimal
+	open               *bool
+	due_at             *time.Time
+	clearedFields      map[string]struct{}
+	store              *string
+	clearedstore       bool
+	done               bool
+	oldValue           func(context.Context) (*Invoice, error)
+	predicates         []predicate.Invoice
+}
+
+var _ ent.Mutation = (*InvoiceMutation)(nil)
+
+// invoiceOption allows management of the mutation configuration using functional options.
+type invoiceOption func(*InvoiceMutation)
+
+// newInvoiceMutation creates new mutation for the Invoice entity.
+func newInvoiceMutation(c config, op Op, opts ...invoiceOption) *InvoiceMutation {
+	m := &InvoiceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInvoice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInvoiceID sets the ID field of the mutation.
+func withInvoiceID(id string) invoiceOption {
+	return func(m *InvoiceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Invoice
+		)
+		m.oldValue = func(ctx context.Context) (*Invoice, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Invoice.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInvoice sets the old Invoice of the mutation.
+func withInvoice(node *Invoice) invoiceOption {
+	return func(m *InvoiceMutation) {
+		m.oldValue = func(context.Context) (*Invoice, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InvoiceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InvoiceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Invoice entities.
+func (m *InvoiceMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InvoiceMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InvoiceMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Invoice.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *InvoiceMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *InvoiceMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *InvoiceMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetCompanyID sets the "company_id" field.
+func (m *InvoiceMutation) SetCompanyID(s string) {
+	m.company_id = &s
+}
+
+// CompanyID returns the value of the "company_id" field in the mutation.
+func (m *InvoiceMutation) CompanyID() (r string, exists bool) {
+	v := m.company_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompanyID returns the old "company_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCompanyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompanyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompanyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompanyID: %w", err)
+	}
+	return oldValue.CompanyID, nil
+}
+
+// ResetCompanyID resets all changes to the "company_id" field.
+func (m *InvoiceMutation) ResetCompanyID() {
+	m.company_id = nil
+}
+
+// SetLedgerEntryID sets the "ledger_entry_id" field.
+func (m *InvoiceMutation) SetLedgerEntryID(s string) {
+	m.ledger_entry_id = &s
+}
+
+// LedgerEntryID returns the value of the "ledger_entry_id" field in the mutation.
+func (m *InvoiceMutation) LedgerEntryID() (r string, exists bool) {
+	v := m.ledger_entry_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLedgerEntryID returns the old "ledger_entry_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldLedgerEntryID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLedgerEntryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLedgerEntryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLedgerEntryID: %w", err)
+	}
+	return oldValue.LedgerEntryID, nil
+}
+
+// ResetLedgerEntryID resets all changes to the "ledger_entry_id" field.
+func (m *InvoiceMutation) ResetLedgerEntryID() {
+	m.ledger_entry_id = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *InvoiceMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *InvoiceMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *InvoiceMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *InvoiceMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *InvoiceMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetPlatformOrderGid sets the "platform_order_gid" field.
+func (m *InvoiceMutation) SetPlatformOrderGid(s string) {
+	m.platform_order_gid = &s
+}
+
+// PlatformOrderGid returns the value of the "platform_order_gid" field in the mutation.
+func (m *InvoiceMutation) PlatformOrderGid() (r string, exists bool) {
+	v := m.platform_order_gid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPlatformOrderGid returns the old "platform_order_gid" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPlatformOrderGid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPlatformOrderGid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPlatformOrderGid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPlatformOrderGid: %w", err)
+	}
+	return oldValue.PlatformOrderGid, nil
+}
+
+// ResetPlatformOrderGid resets all changes to the "platform_order_gid" field.
+func (m *InvoiceMutation) ResetPlatformOrderGid() {
+	m.platform_order_gid = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *InvoiceMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *InvoiceMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *InvoiceMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetOpenAmount sets the "open_amount" field.
+func (m *InvoiceMutation) SetOpenAmount(d decimal.Decimal) {
+	m.open_amount = &d
+}
+
+// OpenAmount returns the value of the "open_amount" field in the mutation.
+func (m *InvoiceMutation) OpenAmount() (r decimal.Decimal, exists bool) {
+	v := m.open_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpenAmount returns the old "open_amount" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldOpenAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpenAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpenAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpenAmount: %w", err)
+	}
+	return oldValue.OpenAmount, nil
+}
+
+// ResetOpenAmount resets all changes to the "open_amount" field.
+func (m *InvoiceMutation) ResetOpenAmount() {
+	m.open_amount = nil
+}
+
+// SetOpen sets the "open" field.
+func (m *InvoiceMutation) SetOpen(b bool) {
+	m.open = &b
+}
+
+// Open returns the value of the "open" field in the mutation.
+func (m *InvoiceMutation) Open() (r bool, exists bool) {
+	v := m.open
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpen returns the old "open" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldOpen(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpen: %w", err)
+	}
+	return oldValue.Open, nil
+}
+
+// ResetOpen resets all changes to the "open" field.
+func (m *InvoiceMutation) ResetOpen() {
+	m.open = nil
+}
+
+// SetDueAt sets the "due_at" field.
+func (m *InvoiceMutation) SetDueAt(t time.Time) {
+	m.due_at = &t
+}
+
+// DueAt returns the value of the "due_at" field in the mutation.
+func (m *InvoiceMutation) DueAt() (r time.Time, exists bool) {
+	v := m.due_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDueAt returns the old "due_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDueAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDueAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDueAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDueAt: %w", err)
+	}
+	return oldValue.DueAt, nil
+}
+
+// ResetDueAt resets all changes to the "due_at" field.
+func (m *InvoiceMutation) ResetDueAt() {
+	m.due_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *InvoiceMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[invoice.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *InvoiceMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *InvoiceMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *InvoiceMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the InvoiceMutation builder.
+func (m *InvoiceMutation) Where(ps ...predicate.Invoice) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InvoiceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InvoiceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Invoice, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InvoiceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InvoiceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Invoice).
+func (m *InvoiceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InvoiceMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.store != nil {
+		fields = append(fields, invoice.FieldStoreID)
+	}
+	if m.company_id != nil {
+		fields = append(fields, invoice.FieldCompanyID)
+	}
+	if m.ledger_entry_id != nil {
+		fields = append(fields, invoice.FieldLedgerEntryID)
+	}
+	if m.seq != nil {
+		fields = append(fields, invoice.FieldSeq)
+	}
+	if m.platform_order_gid != nil {
+		fields = append(fields, invoice.FieldPlatformOrderGid)
+	}
+	if m.amount != nil {
+		fields = append(fields, invoice.FieldAmount)
+	}
+	if m.open_amount != nil {
+		fields = append(fields, invoice.FieldOpenAmount)
+	}
+	if m.open != nil {
+		fields = append(fields, invoice.FieldOpen)
+	}
+	if m.due_at != nil {
+		fields = append(fields, invoice.FieldDueAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldStoreID:
+		return m.StoreID()
+	case invoice.FieldCompanyID:
+		return m.CompanyID()
+	case invoice.FieldLedgerEntryID:
+		return m.LedgerEntryID()
+	case invoice.FieldSeq:
+		return m.Seq()
+	case invoice.FieldPlatformOrderGid:
+		return m.PlatformOrderGid()
+	case invoice.FieldAmount:
+		return m.Amount()
+	case invoice.FieldOpenAmount:
+		return m.OpenAmount()
+	case invoice.FieldOpen:
+		return m.Open()
+	case invoice.FieldDueAt:
+		return m.DueAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case invoice.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case invoice.FieldCompanyID:
+		return m.OldCompanyID(ctx)
+	case invoice.FieldLedgerEntryID:
+		return m.OldLedgerEntryID(ctx)
+	case invoice.FieldSeq:
+		return m.OldSeq(ctx)
+	case invoice.FieldPlatformOrderGid:
+		return m.OldPlatformOrderGid(ctx)
+	case invoice.FieldAmount:
+		return m.OldAmount(ctx)
+	case invoice.FieldOpenAmount:
+		return m.OldOpenAmount(ctx)
+	case invoice.FieldOpen:
+		return m.OldOpen(ctx)
+	case invoice.FieldDueAt:
+		return m.OldDueAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case invoice.FieldCompanyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompanyID(v)
+		return nil
+	case invoice.FieldLedgerEntryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLedgerEntryID(v)
+		return nil
+	case invoice.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case invoice.FieldPlatformOrderGid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPlatformOrderGid(v)
+		return nil
+	case invoice.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case invoice.FieldOpenAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpenAmount(v)
+		return nil
+	case invoice.FieldOpen:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpen(v)
+		return nil
+	case invoice.FieldDueAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDueAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InvoiceMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, invoice.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InvoiceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InvoiceMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InvoiceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InvoiceMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Invoice nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InvoiceMutation) ResetField(name string) error {
+	switch name {
+	case invoice.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case invoice.FieldCompanyID:
+		m.ResetCompanyID()
+		return nil
+	case invoice.FieldLedgerEntryID:
+		m.ResetLedgerEntryID()
+		return nil
+	case invoice.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case invoice.FieldPlatformOrderGid:
+		m.ResetPlatformOrderGid()
+		return nil
+	case invoice.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case invoice.FieldOpenAmount:
+		m.ResetOpenAmount()
+		return nil
+	case invoice.FieldOpen:
+		m.ResetOpen()
+		return nil
+	case invoice.FieldDueAt:
+		m.ResetDueAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InvoiceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, invoice.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InvoiceMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case invoice.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InvoiceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InvoiceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InvoiceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, invoice.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InvoiceMutation) EdgeCleared(name string) bool {
+	switch name {
+	case invoice.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InvoiceMutation) ClearEdge(name string) error {
+	switch name {
+	case invoice.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InvoiceMutation) ResetEdge(name string) error {
+	switch name {
+	case invoice.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice edge %s", name)
 }
 
 // LedgerEntryMutation represents an operation that mutates the LedgerEntry nodes in the graph.
@@ -6565,6 +7616,8 @@ type TimelineEventMutation struct {
 	op             Op
 	typ            string
 	id             *string
+	seq            *int64
+	addseq         *int64
 	_type          *string
 	actor_type     *timelineevent.ActorType
 	actor_label    *string
@@ -6754,6 +7807,62 @@ func (m *TimelineEventMutation) OldCompanyID(ctx context.Context) (v string, err
 // ResetCompanyID resets all changes to the "company_id" field.
 func (m *TimelineEventMutation) ResetCompanyID() {
 	m.company = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *TimelineEventMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *TimelineEventMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the TimelineEvent entity.
+// If the TimelineEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TimelineEventMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *TimelineEventMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *TimelineEventMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *TimelineEventMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
 }
 
 // SetType sets the "type" field.
@@ -7024,12 +8133,15 @@ func (m *TimelineEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TimelineEventMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.store != nil {
 		fields = append(fields, timelineevent.FieldStoreID)
 	}
 	if m.company != nil {
 		fields = append(fields, timelineevent.FieldCompanyID)
+	}
+	if m.seq != nil {
+		fields = append(fields, timelineevent.FieldSeq)
 	}
 	if m._type != nil {
 		fields = append(fields, timelineevent.FieldType)
@@ -7058,6 +8170,8 @@ func (m *TimelineEventMutation) Field(name string) (ent.Value, bool) {
 		return m.StoreID()
 	case timelineevent.FieldCompanyID:
 		return m.CompanyID()
+	case timelineevent.FieldSeq:
+		return m.Seq()
 	case timelineevent.FieldType:
 		return m.GetType()
 	case timelineevent.FieldActorType:
@@ -7081,6 +8195,8 @@ func (m *TimelineEventMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldStoreID(ctx)
 	case timelineevent.FieldCompanyID:
 		return m.OldCompanyID(ctx)
+	case timelineevent.FieldSeq:
+		return m.OldSeq(ctx)
 	case timelineevent.FieldType:
 		return m.OldType(ctx)
 	case timelineevent.FieldActorType:
@@ -7113,6 +8229,13 @@ func (m *TimelineEventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCompanyID(v)
+		return nil
+	case timelineevent.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
 		return nil
 	case timelineevent.FieldType:
 		v, ok := value.(string)
@@ -7156,13 +8279,21 @@ func (m *TimelineEventMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *TimelineEventMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, timelineevent.FieldSeq)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *TimelineEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case timelineevent.FieldSeq:
+		return m.AddedSeq()
+	}
 	return nil, false
 }
 
@@ -7171,6 +8302,13 @@ func (m *TimelineEventMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *TimelineEventMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case timelineevent.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
 	}
 	return fmt.Errorf("unknown TimelineEvent numeric field %s", name)
 }
@@ -7203,6 +8341,9 @@ func (m *TimelineEventMutation) ResetField(name string) error {
 		return nil
 	case timelineevent.FieldCompanyID:
 		m.ResetCompanyID()
+		return nil
+	case timelineevent.FieldSeq:
+		m.ResetSeq()
 		return nil
 	case timelineevent.FieldType:
 		m.ResetType()

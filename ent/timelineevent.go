@@ -24,6 +24,8 @@ type TimelineEvent struct {
 	StoreID string `json:"store_id,omitempty"`
 	// CompanyID holds the value of the "company_id" field.
 	CompanyID string `json:"company_id,omitempty"`
+	// Seq holds the value of the "seq" field.
+	Seq int64 `json:"seq,omitempty"`
 	// Type holds the value of the "type" field.
 	Type string `json:"type,omitempty"`
 	// ActorType holds the value of the "actor_type" field.
@@ -80,6 +82,8 @@ func (*TimelineEvent) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case timelineevent.FieldData:
 			values[i] = new([]byte)
+		case timelineevent.FieldSeq:
+			values[i] = new(sql.NullInt64)
 		case timelineevent.FieldID, timelineevent.FieldStoreID, timelineevent.FieldCompanyID, timelineevent.FieldType, timelineevent.FieldActorType, timelineevent.FieldActorLabel:
 			values[i] = new(sql.NullString)
 		case timelineevent.FieldOccurredAt:
@@ -116,6 +120,12 @@ func (_m *TimelineEvent) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field company_id", values[i])
 			} else if value.Valid {
 				_m.CompanyID = value.String
+			}
+		case timelineevent.FieldSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field seq", values[i])
+			} else if value.Valid {
+				_m.Seq = value.Int64
 			}
 		case timelineevent.FieldType:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -200,6 +210,9 @@ func (_m *TimelineEvent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("company_id=")
 	builder.WriteString(_m.CompanyID)
+	builder.WriteString(", ")
+	builder.WriteString("seq=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Seq))
 	builder.WriteString(", ")
 	builder.WriteString("type=")
 	builder.WriteString(_m.Type)

@@ -37,6 +37,12 @@ func (_c *TimelineEventCreate) SetCompanyID(v string) *TimelineEventCreate {
 	return _c
 }
 
+// SetSeq sets the "seq" field.
+func (_c *TimelineEventCreate) SetSeq(v int64) *TimelineEventCreate {
+	_c.mutation.SetSeq(v)
+	return _c
+}
+
 // SetType sets the "type" field.
 func (_c *TimelineEventCreate) SetType(v string) *TimelineEventCreate {
 	_c.mutation.SetType(v)
@@ -151,6 +157,9 @@ func (_c *TimelineEventCreate) check() error {
 	if _, ok := _c.mutation.CompanyID(); !ok {
 		return &ValidationError{Name: "company_id", err: errors.New(`ent: missing required field "TimelineEvent.company_id"`)}
 	}
+	if _, ok := _c.mutation.Seq(); !ok {
+		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "TimelineEvent.seq"`)}
+	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "TimelineEvent.type"`)}
 	}
@@ -217,6 +226,10 @@ func (_c *TimelineEventCreate) createSpec() (*TimelineEvent, *sqlgraph.CreateSpe
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.Seq(); ok {
+		_spec.SetField(timelineevent.FieldSeq, field.TypeInt64, value)
+		_node.Seq = value
 	}
 	if value, ok := _c.mutation.GetType(); ok {
 		_spec.SetField(timelineevent.FieldType, field.TypeString, value)
@@ -346,6 +359,9 @@ func (u *TimelineEventUpsertOne) UpdateNewValues() *TimelineEventUpsertOne {
 		}
 		if _, exists := u.create.mutation.CompanyID(); exists {
 			s.SetIgnore(timelineevent.FieldCompanyID)
+		}
+		if _, exists := u.create.mutation.Seq(); exists {
+			s.SetIgnore(timelineevent.FieldSeq)
 		}
 		if _, exists := u.create.mutation.GetType(); exists {
 			s.SetIgnore(timelineevent.FieldType)
@@ -581,6 +597,9 @@ func (u *TimelineEventUpsertBulk) UpdateNewValues() *TimelineEventUpsertBulk {
 			}
 			if _, exists := b.mutation.CompanyID(); exists {
 				s.SetIgnore(timelineevent.FieldCompanyID)
+			}
+			if _, exists := b.mutation.Seq(); exists {
+				s.SetIgnore(timelineevent.FieldSeq)
 			}
 			if _, exists := b.mutation.GetType(); exists {
 				s.SetIgnore(timelineevent.FieldType)

@@ -24,6 +24,8 @@ type Tx struct {
 	Company *CompanyClient
 	// IdempotencyRecord is the client for interacting with the IdempotencyRecord builders.
 	IdempotencyRecord *IdempotencyRecordClient
+	// Invoice is the client for interacting with the Invoice builders.
+	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
 	// Store is the client for interacting with the Store builders.
@@ -166,6 +168,7 @@ func (tx *Tx) init() {
 	tx.Application = NewApplicationClient(tx.config)
 	tx.Company = NewCompanyClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
+	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)
 	tx.TimelineEvent = NewTimelineEventClient(tx.config)

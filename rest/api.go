@@ -30,5 +30,9 @@ func (a *API) Routes() []Route {
 		{"GET /v1/companies/{id}/ledger", a.listLedger},
 		{"GET /v1/applications", a.listApplications},
 		{"GET /v1/applications/{id}", a.getApplication},
+		{"POST /v1/companies/{id}/adjustments", a.createAdjustment},
+		{"PUT /v1/companies/{id}/credit-limit", a.setCreditLimit},
+		{"POST /v1/companies/{id}/hold", a.placeHold},
+		{"DELETE /v1/companies/{id}/hold", a.liftHold},
 	}
 }

@@ -3,6 +3,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -84,7 +85,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // WriteJSON writes v as a JSON response with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"error":{"code":"internal_error","message":"response could not be encoded"}}`)
@@ -92,4 +93,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// Marshal encodes v as compact JSON without escaping <, > and & (responses are not HTML).
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

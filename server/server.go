@@ -18,6 +18,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/rest"
 )
 
@@ -26,6 +27,15 @@ type Config struct {
 	Service *credit.Service
 	DB      *database.DB
 	Logger  *slog.Logger
+	// Now is the clock of the rate limiters; nil means time.Now.
+	Now func() time.Time
+	// RateLimit is requests per minute per store; zero means 120.
+	RateLimit int
+	// Limiter, when set, replaces the in-memory per-store limiter (a Redis one shared by
+	// several instances).
+	Limiter ratelimit.Limiter
+	// AuthFailureLimit is failed authentications per minute per client address; zero means 30.
+	AuthFailureLimit int
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -35,6 +45,9 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	metrics *metrics
+
+	limiter     ratelimit.Limiter
+	authLimiter ratelimit.Limiter
 }
 
 // New builds the server's handler.
@@ -43,7 +56,12 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
+	s.limiter, s.authLimiter = newLimiters(cfg, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
@@ -51,8 +69,9 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
 	for _, rt := range api.Routes() {
-		mux.Handle(rt.Pattern, s.authenticate(rt.Handler, rest.WriteError))
+		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, rest.WriteError), rest.WriteError))
 	}
+	s.mountGraphQL(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -62,6 +81,10 @@ func New(cfg Config) *Server {
 	s.handler = rest.WithRequestID(s.observe(s.recoverPanics(jsonFallbacks(mux))))
 	return s
 }
+
+// Close releases what the server holds beyond its database (nothing yet; kept so callers
+// need not change when it does).
+func (s *Server) Close() {}
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -82,13 +105,20 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // writeErr, which renders errors in the transport's own form.
 func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.authFailuresExhausted(w, r, writeErr) {
+			return
+		}
 		secret, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
+			s.chargeAuthFailure(r)
 			writeErr(w, r, credit.ErrUnauthenticated())
 			return
 		}
 		ctx, err := s.svc.Authenticate(r.Context(), secret)
 		if err != nil {
+			if credit.ErrorCode(err) == credit.CodeUnauthenticated {
+				s.chargeAuthFailure(r)
+			}
 			writeErr(w, r, err)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/server"
 )
 
@@ -16,14 +17,24 @@ func serveCommand() command {
 	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics)", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
 		addr := fs.String("addr", ":8080", "listen address")
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
-		fs.Int("rate-limit", 120, "requests per minute per store")
-		fs.Duration("idempotency-ttl", 24*time.Hour, "how long Idempotency-Key results are kept")
-		fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept")
-		fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
+		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
+		ttl := fs.Duration("idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
+		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys purged")
+		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
+			if *rateLimit < 1 {
+				return usagef("--rate-limit must be at least 1")
+			}
+			if *ttl <= 0 || *sweep <= 0 {
+				return usagef("--idempotency-ttl and --sweep-interval must be positive")
+			}
+			if *redisURL != "" {
+				return usagef("--redis is not supported by this build yet")
+			}
+			env.svc = credit.NewService(env.db.Client, env.db.Dialect, credit.Options{Now: env.m.Now, AfterErase: env.db.PurgeErased, IdempotencyTTL: *ttl})
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
 			l, err := net.Listen("tcp", *addr)
@@ -37,7 +48,9 @@ func serveCommand() command {
 					return err
 				}
 			}
-			srv := server.New(server.Config{Service: env.svc, DB: env.db, Logger: log})
+			srv := server.New(server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit})
+			defer srv.Close()
+			go runSweeps(ctx, env.svc, log, *sweep)
 			log.Info("listening", "addr", l.Addr().String())
 			if env.m.Ready != nil {
 				env.m.Ready(l.Addr().String())
@@ -76,4 +89,29 @@ func displayAddr(a net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// runSweeps places and lifts overdue holds as invoices fall due, and purges expired
+// idempotency records, every interval until ctx ends.
+func runSweeps(ctx context.Context, svc *credit.Service, log *slog.Logger, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		res, err := svc.SweepHolds(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Error("overdue sweep failed", "error", err.Error())
+		} else if res.Placed+res.Lifted > 0 {
+			log.Info("overdue sweep", "checked", res.Checked, "placed", res.Placed, "lifted", res.Lifted)
+		}
+		if n, err := svc.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
+			log.Error("idempotency purge failed", "error", err.Error())
+		} else if n > 0 {
+			log.Info("idempotency records purged", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

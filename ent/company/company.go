@@ -29,6 +29,10 @@ const (
 	FieldOutstanding = "outstanding"
 	// FieldLedgerSeq holds the string denoting the ledger_seq field in the database.
 	FieldLedgerSeq = "ledger_seq"
+	// FieldUnappliedCredit holds the string denoting the unapplied_credit field in the database.
+	FieldUnappliedCredit = "unapplied_credit"
+	// FieldTimelineSeq holds the string denoting the timeline_seq field in the database.
+	FieldTimelineSeq = "timeline_seq"
 	// FieldHoldKind holds the string denoting the hold_kind field in the database.
 	FieldHoldKind = "hold_kind"
 	// FieldHoldNote holds the string denoting the hold_note field in the database.
@@ -86,6 +90,8 @@ var Columns = []string{
 	FieldCreditLimit,
 	FieldOutstanding,
 	FieldLedgerSeq,
+	FieldUnappliedCredit,
+	FieldTimelineSeq,
 	FieldHoldKind,
 	FieldHoldNote,
 	FieldHoldPlacedAt,
@@ -122,6 +128,8 @@ var (
 	PaymentTermsDaysValidator func(int) error
 	// DefaultLedgerSeq holds the default value on creation for the "ledger_seq" field.
 	DefaultLedgerSeq int64
+	// DefaultTimelineSeq holds the default value on creation for the "timeline_seq" field.
+	DefaultTimelineSeq int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -192,6 +200,16 @@ func ByOutstanding(opts ...sql.OrderTermOption) OrderOption {
 // ByLedgerSeq orders the results by the ledger_seq field.
 func ByLedgerSeq(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLedgerSeq, opts...).ToFunc()
+}
+
+// ByUnappliedCredit orders the results by the unapplied_credit field.
+func ByUnappliedCredit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUnappliedCredit, opts...).ToFunc()
+}
+
+// ByTimelineSeq orders the results by the timeline_seq field.
+func ByTimelineSeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTimelineSeq, opts...).ToFunc()
 }
 
 // ByHoldKind orders the results by the hold_kind field.

@@ -101,6 +101,16 @@ func LedgerSeq(v int64) predicate.Company {
 	return predicate.Company(sql.FieldEQ(FieldLedgerSeq, v))
 }
 
+// UnappliedCredit applies equality check predicate on the "unapplied_credit" field. It's identical to UnappliedCreditEQ.
+func UnappliedCredit(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldUnappliedCredit, v))
+}
+
+// TimelineSeq applies equality check predicate on the "timeline_seq" field. It's identical to TimelineSeqEQ.
+func TimelineSeq(v int64) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldTimelineSeq, v))
+}
+
 // HoldNote applies equality check predicate on the "hold_note" field. It's identical to HoldNoteEQ.
 func HoldNote(v string) predicate.Company {
 	return predicate.Company(sql.FieldEQ(FieldHoldNote, v))
@@ -499,6 +509,86 @@ func LedgerSeqLT(v int64) predicate.Company {
 // LedgerSeqLTE applies the LTE predicate on the "ledger_seq" field.
 func LedgerSeqLTE(v int64) predicate.Company {
 	return predicate.Company(sql.FieldLTE(FieldLedgerSeq, v))
+}
+
+// UnappliedCreditEQ applies the EQ predicate on the "unapplied_credit" field.
+func UnappliedCreditEQ(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldUnappliedCredit, v))
+}
+
+// UnappliedCreditNEQ applies the NEQ predicate on the "unapplied_credit" field.
+func UnappliedCreditNEQ(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldUnappliedCredit, v))
+}
+
+// UnappliedCreditIn applies the In predicate on the "unapplied_credit" field.
+func UnappliedCreditIn(vs ...decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldUnappliedCredit, vs...))
+}
+
+// UnappliedCreditNotIn applies the NotIn predicate on the "unapplied_credit" field.
+func UnappliedCreditNotIn(vs ...decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldUnappliedCredit, vs...))
+}
+
+// UnappliedCreditGT applies the GT predicate on the "unapplied_credit" field.
+func UnappliedCreditGT(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldUnappliedCredit, v))
+}
+
+// UnappliedCreditGTE applies the GTE predicate on the "unapplied_credit" field.
+func UnappliedCreditGTE(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldUnappliedCredit, v))
+}
+
+// UnappliedCreditLT applies the LT predicate on the "unapplied_credit" field.
+func UnappliedCreditLT(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldUnappliedCredit, v))
+}
+
+// UnappliedCreditLTE applies the LTE predicate on the "unapplied_credit" field.
+func UnappliedCreditLTE(v decimal.Decimal) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldUnappliedCredit, v))
+}
+
+// TimelineSeqEQ applies the EQ predicate on the "timeline_seq" field.
+func TimelineSeqEQ(v int64) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldTimelineSeq, v))
+}
+
+// TimelineSeqNEQ applies the NEQ predicate on the "timeline_seq" field.
+func TimelineSeqNEQ(v int64) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldTimelineSeq, v))
+}
+
+// TimelineSeqIn applies the In predicate on the "timeline_seq" field.
+func TimelineSeqIn(vs ...int64) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldTimelineSeq, vs...))
+}
+
+// TimelineSeqNotIn applies the NotIn predicate on the "timeline_seq" field.
+func TimelineSeqNotIn(vs ...int64) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldTimelineSeq, vs...))
+}
+
+// TimelineSeqGT applies the GT predicate on the "timeline_seq" field.
+func TimelineSeqGT(v int64) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldTimelineSeq, v))
+}
+
+// TimelineSeqGTE applies the GTE predicate on the "timeline_seq" field.
+func TimelineSeqGTE(v int64) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldTimelineSeq, v))
+}
+
+// TimelineSeqLT applies the LT predicate on the "timeline_seq" field.
+func TimelineSeqLT(v int64) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldTimelineSeq, v))
+}
+
+// TimelineSeqLTE applies the LTE predicate on the "timeline_seq" field.
+func TimelineSeqLTE(v int64) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldTimelineSeq, v))
 }
 
 // HoldKindEQ applies the EQ predicate on the "hold_kind" field.

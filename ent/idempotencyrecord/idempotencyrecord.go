@@ -23,6 +23,8 @@ const (
 	FieldCompleted = "completed"
 	// FieldLockedUntil holds the string denoting the locked_until field in the database.
 	FieldLockedUntil = "locked_until"
+	// FieldClaim holds the string denoting the claim field in the database.
+	FieldClaim = "claim"
 	// FieldResponseStatus holds the string denoting the response_status field in the database.
 	FieldResponseStatus = "response_status"
 	// FieldResponseBody holds the string denoting the response_body field in the database.
@@ -52,6 +54,7 @@ var Columns = []string{
 	FieldFingerprint,
 	FieldCompleted,
 	FieldLockedUntil,
+	FieldClaim,
 	FieldResponseStatus,
 	FieldResponseBody,
 	FieldCreatedAt,
@@ -117,6 +120,11 @@ func ByCompleted(opts ...sql.OrderTermOption) OrderOption {
 // ByLockedUntil orders the results by the locked_until field.
 func ByLockedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLockedUntil, opts...).ToFunc()
+}
+
+// ByClaim orders the results by the claim field.
+func ByClaim(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaim, opts...).ToFunc()
 }
 
 // ByResponseStatus orders the results by the response_status field.

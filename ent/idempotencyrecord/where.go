@@ -90,6 +90,11 @@ func LockedUntil(v time.Time) predicate.IdempotencyRecord {
 	return predicate.IdempotencyRecord(sql.FieldEQ(FieldLockedUntil, v))
 }
 
+// Claim applies equality check predicate on the "claim" field. It's identical to ClaimEQ.
+func Claim(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldEQ(FieldClaim, v))
+}
+
 // ResponseStatus applies equality check predicate on the "response_status" field. It's identical to ResponseStatusEQ.
 func ResponseStatus(v int) predicate.IdempotencyRecord {
 	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponseStatus, v))
@@ -353,6 +358,71 @@ func LockedUntilLT(v time.Time) predicate.IdempotencyRecord {
 // LockedUntilLTE applies the LTE predicate on the "locked_until" field.
 func LockedUntilLTE(v time.Time) predicate.IdempotencyRecord {
 	return predicate.IdempotencyRecord(sql.FieldLTE(FieldLockedUntil, v))
+}
+
+// ClaimEQ applies the EQ predicate on the "claim" field.
+func ClaimEQ(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldEQ(FieldClaim, v))
+}
+
+// ClaimNEQ applies the NEQ predicate on the "claim" field.
+func ClaimNEQ(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldNEQ(FieldClaim, v))
+}
+
+// ClaimIn applies the In predicate on the "claim" field.
+func ClaimIn(vs ...string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldIn(FieldClaim, vs...))
+}
+
+// ClaimNotIn applies the NotIn predicate on the "claim" field.
+func ClaimNotIn(vs ...string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldNotIn(FieldClaim, vs...))
+}
+
+// ClaimGT applies the GT predicate on the "claim" field.
+func ClaimGT(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldGT(FieldClaim, v))
+}
+
+// ClaimGTE applies the GTE predicate on the "claim" field.
+func ClaimGTE(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldGTE(FieldClaim, v))
+}
+
+// ClaimLT applies the LT predicate on the "claim" field.
+func ClaimLT(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldLT(FieldClaim, v))
+}
+
+// ClaimLTE applies the LTE predicate on the "claim" field.
+func ClaimLTE(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldLTE(FieldClaim, v))
+}
+
+// ClaimContains applies the Contains predicate on the "claim" field.
+func ClaimContains(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldContains(FieldClaim, v))
+}
+
+// ClaimHasPrefix applies the HasPrefix predicate on the "claim" field.
+func ClaimHasPrefix(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldHasPrefix(FieldClaim, v))
+}
+
+// ClaimHasSuffix applies the HasSuffix predicate on the "claim" field.
+func ClaimHasSuffix(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldHasSuffix(FieldClaim, v))
+}
+
+// ClaimEqualFold applies the EqualFold predicate on the "claim" field.
+func ClaimEqualFold(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldEqualFold(FieldClaim, v))
+}
+
+// ClaimContainsFold applies the ContainsFold predicate on the "claim" field.
+func ClaimContainsFold(v string) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldContainsFold(FieldClaim, v))
 }
 
 // ResponseStatusEQ applies the EQ predicate on the "response_status" field.

@@ -13,6 +13,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/store"
@@ -210,6 +211,33 @@ func (f TraverseIdempotencyRecord) Traverse(ctx context.Context, q ent.Query) er
 	return fmt.Errorf("unexpected query type %T. expect *ent.IdempotencyRecordQuery", q)
 }
 
+// The InvoiceFunc type is an adapter to allow the use of ordinary function as a Querier.
+type InvoiceFunc func(context.Context, *ent.InvoiceQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f InvoiceFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.InvoiceQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.InvoiceQuery", q)
+}
+
+// The TraverseInvoice type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseInvoice func(context.Context, *ent.InvoiceQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseInvoice) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseInvoice) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.InvoiceQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.InvoiceQuery", q)
+}
+
 // The LedgerEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
 type LedgerEntryFunc func(context.Context, *ent.LedgerEntryQuery) (ent.Value, error)
 
@@ -304,6 +332,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.CompanyQuery, predicate.Company, company.OrderOption]{typ: ent.TypeCompany, tq: q}, nil
 	case *ent.IdempotencyRecordQuery:
 		return &query[*ent.IdempotencyRecordQuery, predicate.IdempotencyRecord, idempotencyrecord.OrderOption]{typ: ent.TypeIdempotencyRecord, tq: q}, nil
+	case *ent.InvoiceQuery:
+		return &query[*ent.InvoiceQuery, predicate.Invoice, invoice.OrderOption]{typ: ent.TypeInvoice, tq: q}, nil
 	case *ent.LedgerEntryQuery:
 		return &query[*ent.LedgerEntryQuery, predicate.LedgerEntry, ledgerentry.OrderOption]{typ: ent.TypeLedgerEntry, tq: q}, nil
 	case *ent.StoreQuery:

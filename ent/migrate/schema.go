@@ -120,6 +120,8 @@ var (
 		{Name: "credit_limit", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
 		{Name: "outstanding", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
 		{Name: "ledger_seq", Type: field.TypeInt64, Default: 0},
+		{Name: "unapplied_credit", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
+		{Name: "timeline_seq", Type: field.TypeInt64, Default: 0},
 		{Name: "hold_kind", Type: field.TypeEnum, Nullable: true, Enums: []string{"manual", "overdue"}},
 		{Name: "hold_note", Type: field.TypeString, Nullable: true},
 		{Name: "hold_placed_at", Type: field.TypeTime, Nullable: true},
@@ -138,7 +140,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "companies_stores_store",
-				Columns:    []*schema.Column{CompaniesColumns[15]},
+				Columns:    []*schema.Column{CompaniesColumns[17]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -147,7 +149,7 @@ var (
 			{
 				Name:    "company_store_id_updated_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{CompaniesColumns[15], CompaniesColumns[14], CompaniesColumns[0]},
+				Columns: []*schema.Column{CompaniesColumns[17], CompaniesColumns[16], CompaniesColumns[0]},
 			},
 		},
 	}
@@ -158,6 +160,7 @@ var (
 		{Name: "fingerprint", Type: field.TypeString},
 		{Name: "completed", Type: field.TypeBool, Default: false},
 		{Name: "locked_until", Type: field.TypeTime},
+		{Name: "claim", Type: field.TypeString},
 		{Name: "response_status", Type: field.TypeInt, Nullable: true},
 		{Name: "response_body", Type: field.TypeBytes, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
@@ -172,7 +175,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "idempotency_records_stores_store",
-				Columns:    []*schema.Column{IdempotencyRecordsColumns[9]},
+				Columns:    []*schema.Column{IdempotencyRecordsColumns[10]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -181,12 +184,56 @@ var (
 			{
 				Name:    "idempotencyrecord_store_id_key",
 				Unique:  true,
-				Columns: []*schema.Column{IdempotencyRecordsColumns[9], IdempotencyRecordsColumns[1]},
+				Columns: []*schema.Column{IdempotencyRecordsColumns[10], IdempotencyRecordsColumns[1]},
 			},
 			{
 				Name:    "idempotencyrecord_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyRecordsColumns[8]},
+				Columns: []*schema.Column{IdempotencyRecordsColumns[9]},
+			},
+		},
+	}
+	// InvoicesColumns holds the columns for the "invoices" table.
+	InvoicesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "company_id", Type: field.TypeString},
+		{Name: "ledger_entry_id", Type: field.TypeString, Unique: true},
+		{Name: "seq", Type: field.TypeInt64},
+		{Name: "platform_order_gid", Type: field.TypeString},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
+		{Name: "open_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
+		{Name: "open", Type: field.TypeBool},
+		{Name: "due_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// InvoicesTable holds the schema information for the "invoices" table.
+	InvoicesTable = &schema.Table{
+		Name:       "invoices",
+		Columns:    InvoicesColumns,
+		PrimaryKey: []*schema.Column{InvoicesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "invoices_stores_store",
+				Columns:    []*schema.Column{InvoicesColumns[9]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "invoice_company_id_open_seq",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[1], InvoicesColumns[7], InvoicesColumns[3]},
+			},
+			{
+				Name:    "invoice_company_id_platform_order_gid",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[1], InvoicesColumns[4]},
+			},
+			{
+				Name:    "invoice_open_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[7], InvoicesColumns[8]},
 			},
 		},
 	}
@@ -253,6 +300,7 @@ var (
 	// TimelineEventsColumns holds the columns for the "timeline_events" table.
 	TimelineEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt64},
 		{Name: "type", Type: field.TypeString},
 		{Name: "actor_type", Type: field.TypeEnum, Enums: []string{"api_key", "staff", "system"}},
 		{Name: "actor_label", Type: field.TypeString},
@@ -269,22 +317,22 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "timeline_events_companies_timeline_events",
-				Columns:    []*schema.Column{TimelineEventsColumns[6]},
+				Columns:    []*schema.Column{TimelineEventsColumns[7]},
 				RefColumns: []*schema.Column{CompaniesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "timeline_events_stores_store",
-				Columns:    []*schema.Column{TimelineEventsColumns[7]},
+				Columns:    []*schema.Column{TimelineEventsColumns[8]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "timelineevent_company_id_occurred_at_id",
-				Unique:  false,
-				Columns: []*schema.Column{TimelineEventsColumns[6], TimelineEventsColumns[4], TimelineEventsColumns[0]},
+				Name:    "timelineevent_company_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{TimelineEventsColumns[7], TimelineEventsColumns[1]},
 			},
 		},
 	}
@@ -295,6 +343,7 @@ var (
 		ApplicationsTable,
 		CompaniesTable,
 		IdempotencyRecordsTable,
+		InvoicesTable,
 		LedgerEntriesTable,
 		StoresTable,
 		TimelineEventsTable,
@@ -308,6 +357,7 @@ func init() {
 	ApplicationsTable.ForeignKeys[0].RefTable = StoresTable
 	CompaniesTable.ForeignKeys[0].RefTable = StoresTable
 	IdempotencyRecordsTable.ForeignKeys[0].RefTable = StoresTable
+	InvoicesTable.ForeignKeys[0].RefTable = StoresTable
 	LedgerEntriesTable.ForeignKeys[0].RefTable = CompaniesTable
 	LedgerEntriesTable.ForeignKeys[1].RefTable = StoresTable
 	TimelineEventsTable.ForeignKeys[0].RefTable = CompaniesTable

@@ -8,6 +8,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/schema"
 	"github.com/creditd/creditd/ent/store"
@@ -134,6 +135,10 @@ func init() {
 	companyDescLedgerSeq := companyFields[6].Descriptor()
 	// company.DefaultLedgerSeq holds the default value on creation for the ledger_seq field.
 	company.DefaultLedgerSeq = companyDescLedgerSeq.Default.(int64)
+	// companyDescTimelineSeq is the schema descriptor for timeline_seq field.
+	companyDescTimelineSeq := companyFields[8].Descriptor()
+	// company.DefaultTimelineSeq holds the default value on creation for the timeline_seq field.
+	company.DefaultTimelineSeq = companyDescTimelineSeq.Default.(int64)
 	// companyDescID is the schema descriptor for id field.
 	companyDescID := companyFields[0].Descriptor()
 	// company.DefaultID holds the default value on creation for the id field.
@@ -163,6 +168,25 @@ func init() {
 	idempotencyrecord.DefaultID = idempotencyrecordDescID.Default.(func() string)
 	// idempotencyrecord.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	idempotencyrecord.IDValidator = idempotencyrecordDescID.Validators[0].(func(string) error)
+	invoiceMixin := schema.Invoice{}.Mixin()
+	invoiceMixinHooks0 := invoiceMixin[0].Hooks()
+	invoice.Hooks[0] = invoiceMixinHooks0[0]
+	invoiceMixinInters0 := invoiceMixin[0].Interceptors()
+	invoice.Interceptors[0] = invoiceMixinInters0[0]
+	invoiceMixinFields0 := invoiceMixin[0].Fields()
+	_ = invoiceMixinFields0
+	invoiceFields := schema.Invoice{}.Fields()
+	_ = invoiceFields
+	// invoiceDescStoreID is the schema descriptor for store_id field.
+	invoiceDescStoreID := invoiceMixinFields0[0].Descriptor()
+	// invoice.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	invoice.StoreIDValidator = invoiceDescStoreID.Validators[0].(func(string) error)
+	// invoiceDescID is the schema descriptor for id field.
+	invoiceDescID := invoiceFields[0].Descriptor()
+	// invoice.DefaultID holds the default value on creation for the id field.
+	invoice.DefaultID = invoiceDescID.Default.(func() string)
+	// invoice.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	invoice.IDValidator = invoiceDescID.Validators[0].(func(string) error)
 	ledgerentryMixin := schema.LedgerEntry{}.Mixin()
 	ledgerentryMixinHooks0 := ledgerentryMixin[0].Hooks()
 	ledgerentry.Hooks[0] = ledgerentryMixinHooks0[0]

@@ -26,6 +26,12 @@ func (Company) Fields() []ent.Field {
 		// LedgerSeq is the sequence number of the company's last ledger entry. Appends take the
 		// company's lock, so entries are numbered gaplessly in commit order.
 		field.Int64("ledger_seq").Default(0),
+		// UnappliedCredit is payment money without an order that found no open invoice yet; it
+		// is applied to the next orders placed.
+		moneyField("unapplied_credit"),
+		// TimelineSeq numbers the company's timeline events, so events written in the same
+		// microsecond (a lifted manual hold and the overdue hold behind it) keep their order.
+		field.Int64("timeline_seq").Default(0),
 		// The hold, if any: all hold_* columns are set together or all null.
 		field.Enum("hold_kind").Values("manual", "overdue").Optional().Nillable(),
 		field.String("hold_note").Optional().Nillable(),

@@ -25,6 +25,8 @@ func (IdempotencyRecord) Fields() []ent.Field {
 		// LockedUntil bounds how long an unfinished request holds the key, so a crashed
 		// instance does not block the key forever.
 		field.Time("locked_until"),
+		// Claim identifies the request that holds the key; only that request may complete it.
+		field.String("claim"),
 		field.Int("response_status").Optional(),
 		field.Bytes("response_body").Optional(),
 		field.Time("created_at").Immutable(),

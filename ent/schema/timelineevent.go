@@ -18,6 +18,7 @@ func (TimelineEvent) Fields() []ent.Field {
 	return []ent.Field{
 		idField("ev"),
 		field.String("company_id").Immutable(),
+		field.Int64("seq").Immutable(),
 		field.String("type").Immutable(),
 		field.Enum("actor_type").Values("api_key", "staff", "system").Immutable(),
 		field.String("actor_label").Immutable(),
@@ -35,5 +36,5 @@ func (TimelineEvent) Edges() []ent.Edge {
 
 // Indexes serve the newest-first timeline.
 func (TimelineEvent) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("company_id", "occurred_at", "id")}
+	return []ent.Index{index.Fields("company_id", "seq").Unique()}
 }

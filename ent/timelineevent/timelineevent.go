@@ -19,6 +19,8 @@ const (
 	FieldStoreID = "store_id"
 	// FieldCompanyID holds the string denoting the company_id field in the database.
 	FieldCompanyID = "company_id"
+	// FieldSeq holds the string denoting the seq field in the database.
+	FieldSeq = "seq"
 	// FieldType holds the string denoting the type field in the database.
 	FieldType = "type"
 	// FieldActorType holds the string denoting the actor_type field in the database.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldID,
 	FieldStoreID,
 	FieldCompanyID,
+	FieldSeq,
 	FieldType,
 	FieldActorType,
 	FieldActorLabel,
@@ -129,6 +132,11 @@ func ByStoreID(opts ...sql.OrderTermOption) OrderOption {
 // ByCompanyID orders the results by the company_id field.
 func ByCompanyID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCompanyID, opts...).ToFunc()
+}
+
+// BySeq orders the results by the seq field.
+func BySeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSeq, opts...).ToFunc()
 }
 
 // ByType orders the results by the type field.

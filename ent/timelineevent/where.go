@@ -75,6 +75,11 @@ func CompanyID(v string) predicate.TimelineEvent {
 	return predicate.TimelineEvent(sql.FieldEQ(FieldCompanyID, v))
 }
 
+// Seq applies equality check predicate on the "seq" field. It's identical to SeqEQ.
+func Seq(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldEQ(FieldSeq, v))
+}
+
 // Type applies equality check predicate on the "type" field. It's identical to TypeEQ.
 func Type(v string) predicate.TimelineEvent {
 	return predicate.TimelineEvent(sql.FieldEQ(FieldType, v))
@@ -218,6 +223,46 @@ func CompanyIDEqualFold(v string) predicate.TimelineEvent {
 // CompanyIDContainsFold applies the ContainsFold predicate on the "company_id" field.
 func CompanyIDContainsFold(v string) predicate.TimelineEvent {
 	return predicate.TimelineEvent(sql.FieldContainsFold(FieldCompanyID, v))
+}
+
+// SeqEQ applies the EQ predicate on the "seq" field.
+func SeqEQ(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldEQ(FieldSeq, v))
+}
+
+// SeqNEQ applies the NEQ predicate on the "seq" field.
+func SeqNEQ(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldNEQ(FieldSeq, v))
+}
+
+// SeqIn applies the In predicate on the "seq" field.
+func SeqIn(vs ...int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldIn(FieldSeq, vs...))
+}
+
+// SeqNotIn applies the NotIn predicate on the "seq" field.
+func SeqNotIn(vs ...int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldNotIn(FieldSeq, vs...))
+}
+
+// SeqGT applies the GT predicate on the "seq" field.
+func SeqGT(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldGT(FieldSeq, v))
+}
+
+// SeqGTE applies the GTE predicate on the "seq" field.
+func SeqGTE(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldGTE(FieldSeq, v))
+}
+
+// SeqLT applies the LT predicate on the "seq" field.
+func SeqLT(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldLT(FieldSeq, v))
+}
+
+// SeqLTE applies the LTE predicate on the "seq" field.
+func SeqLTE(v int64) predicate.TimelineEvent {
+	return predicate.TimelineEvent(sql.FieldLTE(FieldSeq, v))
 }
 
 // TypeEQ applies the EQ predicate on the "type" field.

@@ -1,0 +1,270 @@
+package credit
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/timelineevent"
+	"github.com/creditd/creditd/tenant"
+)
+
+// Invoices and overdue holds (contract §5).
+//
+// Each order_placed entry is an invoice due at its occurred_at plus the company's NET days at
+// that moment. Entries that reference the order (payments, refunds, cancellations) reduce what
+// is open on it; payments without an order are applied to the oldest open invoices first, and
+// what is left waits as unapplied credit for the next orders. A company with an open invoice
+// past its due date gets an automatic overdue hold; it is lifted automatically when nothing is
+// overdue any more. A manual hold is never replaced: the overdue hold waits behind it.
+
+// allocate applies a freshly appended entry to the company's invoices and returns the company
+// with its unapplied credit updated.
+func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry) (*ent.Company, error) {
+	switch string(e.Kind) {
+	case KindOrderPlaced:
+		open := e.Amount
+		credit := c.UnappliedCredit
+		applied := decimal.Min(credit, open)
+		if applied.IsPositive() {
+			open = open.Sub(applied)
+			credit = credit.Sub(applied)
+		}
+		if err := tx.Invoice.Create().
+			SetStoreID(c.StoreID).
+			SetCompanyID(c.ID).
+			SetLedgerEntryID(e.ID).
+			SetSeq(e.Seq).
+			SetPlatformOrderGid(*e.PlatformOrderGid).
+			SetAmount(e.Amount).
+			SetOpenAmount(open).
+			SetOpen(open.IsPositive()).
+			SetDueAt(e.OccurredAt.Add(time.Duration(c.PaymentTermsDays) * 24 * time.Hour)).
+			Exec(ctx); err != nil {
+			return nil, err
+		}
+		if !credit.Equal(c.UnappliedCredit) {
+			return s.setUnappliedCredit(ctx, tx, c, credit)
+		}
+		return c, nil
+	case KindPayment, KindRefund, KindCancellation:
+		if e.PlatformOrderGid != nil {
+			inv, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*e.PlatformOrderGid)).Only(ctx)
+			if err != nil {
+				return nil, err
+			}
+			open := inv.OpenAmount.Add(e.Amount)
+			return c, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).Exec(ctx)
+		}
+		// A payment without an order: oldest open invoices first.
+		remaining := e.Amount.Neg()
+		for remaining.IsPositive() {
+			batch, err := tx.Invoice.Query().
+				Where(invoice.CompanyID(c.ID), invoice.Open(true)).
+				Order(ent.Asc(invoice.FieldSeq)).Limit(100).All(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if len(batch) == 0 {
+				break
+			}
+			for _, inv := range batch {
+				applied := decimal.Min(remaining, inv.OpenAmount)
+				open := inv.OpenAmount.Sub(applied)
+				if err := tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).Exec(ctx); err != nil {
+					return nil, err
+				}
+				remaining = remaining.Sub(applied)
+				if !remaining.IsPositive() {
+					break
+				}
+			}
+		}
+		if remaining.IsPositive() {
+			return s.setUnappliedCredit(ctx, tx, c, c.UnappliedCredit.Add(remaining))
+		}
+	}
+	return c, nil
+}
+
+func (s *Service) setUnappliedCredit(ctx context.Context, tx *ent.Tx, c *ent.Company, credit decimal.Decimal) (*ent.Company, error) {
+	st := c.Edges.Store
+	c, err := tx.Company.UpdateOneID(c.ID).SetUnappliedCredit(credit).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.Edges.Store = st
+	return c, nil
+}
+
+// overdueInvoice names the invoice behind an overdue hold.
+type overdueInvoice struct {
+	OrderGID string
+	DueAt    time.Time
+}
+
+// oldestOverdueInvoice returns the company's open invoice whose due date passed longest ago,
+// or nil when none is overdue.
+func (s *Service) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
+	inv, err := tx.Invoice.Query().
+		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.Now())).
+		Order(ent.Asc(invoice.FieldDueAt), ent.Asc(invoice.FieldSeq)).
+		First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &overdueInvoice{OrderGID: inv.PlatformOrderGid, DueAt: inv.DueAt}, nil
+}
+
+// reconcileOverdue places or lifts the company's automatic overdue hold to match its invoices.
+// The company must be locked by tx. It returns the company as it now is.
+func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
+	overdue, err := s.oldestOverdueInvoice(ctx, tx, c)
+	if err != nil {
+		return nil, err
+	}
+	st := c.Edges.Store
+	now := s.Now()
+	isOverdueHold := c.HoldKind != nil && *c.HoldKind == company.HoldKindOverdue
+	switch {
+	case overdue != nil && c.HoldKind == nil:
+		c, err = tx.Company.UpdateOneID(c.ID).
+			SetHoldKind(company.HoldKindOverdue).
+			ClearHoldNote().
+			SetHoldPlacedAt(now).
+			SetHoldPlacedBy("system").
+			SetHoldOrderGid(overdue.OrderGID).
+			SetHoldDueAt(overdue.DueAt).
+			SetUpdatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.Edges.Store = st
+		return c, s.recordEventAs(ctx, tx, c, Actor{Type: "system", Label: "system"}, EventOverdueHoldPlaced, map[string]any{
+			"kind": "overdue", "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
+		})
+	case overdue != nil && isOverdueHold && (deref(c.HoldOrderGid) != overdue.OrderGID || !deref(c.HoldDueAt).Equal(overdue.DueAt)):
+		// Still overdue, but the invoice that triggered the hold was paid while an older or
+		// other one is overdue: the hold names the one that keeps it in place.
+		c, err = tx.Company.UpdateOneID(c.ID).SetHoldOrderGid(overdue.OrderGID).SetHoldDueAt(overdue.DueAt).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.Edges.Store = st
+	case overdue == nil && isOverdueHold:
+		c, err = clearHold(ctx, tx, c, now)
+		if err != nil {
+			return nil, err
+		}
+		c.Edges.Store = st
+		return c, s.recordEventAs(ctx, tx, c, Actor{Type: "system", Label: "system"}, EventOverdueHoldLifted, map[string]any{"kind": "overdue"})
+	}
+	return c, nil
+}
+
+// SweepResult counts what a sweep changed.
+type SweepResult struct {
+	Checked int `json:"checked"`
+	Placed  int `json:"placed"`
+	Lifted  int `json:"lifted"`
+}
+
+// SweepHolds finds companies whose overdue state changed with the passing of time (an invoice
+// fell due, or an overdue hold lost its reason) across all stores and reconciles each in its
+// own transaction. Several instances may sweep at once: each company is reconciled under its
+// lock, so the outcome is the same.
+func (s *Service) SweepHolds(ctx context.Context) (SweepResult, error) {
+	ctx = tenant.System(ctx)
+	now := s.Now()
+	var res SweepResult
+	dueIDs, err := s.client.Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
+		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
+	if err != nil {
+		return res, err
+	}
+	candidates := map[string]bool{}
+	for start := 0; start < len(dueIDs); start += 500 {
+		batch := dueIDs[start:min(start+500, len(dueIDs))]
+		unheld, err := s.client.Company.Query().Where(company.IDIn(batch...), company.HoldKindIsNil()).IDs(ctx)
+		if err != nil {
+			return res, err
+		}
+		for _, id := range unheld {
+			candidates[id] = true
+		}
+	}
+	held, err := s.client.Company.Query().Where(company.HoldKindEQ(company.HoldKindOverdue)).IDs(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range held {
+		candidates[id] = true
+	}
+	for id := range candidates {
+		err := s.inTx(ctx, func(tx *ent.Tx) error {
+			c, err := s.lockCompany(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			before := c.HoldKind
+			c, err = s.reconcileOverdue(ctx, tx, c)
+			if err != nil {
+				return err
+			}
+			res.Checked++
+			switch {
+			case before == nil && c.HoldKind != nil:
+				res.Placed++
+			case before != nil && c.HoldKind == nil:
+				res.Lifted++
+			}
+			return nil
+		})
+		if err != nil && !IsNotFound(err) {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// ListTimeline lists a company's timeline events, newest first.
+//
+// Errors: insufficient_scope, not_found, invalid_parameter (limit, cursor).
+func (s *Service) ListTimeline(ctx context.Context, companyID string, p ListParams) (Page[TimelineEvent], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Page[TimelineEvent]{}, err
+	}
+	n, err := pageSize(p.Limit, p.limitName())
+	if err != nil {
+		return Page[TimelineEvent]{}, err
+	}
+	c, err := s.loadCompany(ctx, s.client, companyID)
+	if err != nil {
+		return Page[TimelineEvent]{}, err
+	}
+	secret := c.Edges.Store.CursorSecret
+	list := "timeline|" + c.ID
+	q := s.client.TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
+	if p.Cursor != "" {
+		cur, err := decodeCursor(secret, list, p.Cursor)
+		if err != nil {
+			return Page[TimelineEvent]{}, p.renameCursorErr(err)
+		}
+		q.Where(timelineevent.SeqLT(cur.Seq))
+	}
+	rows, err := q.Order(ent.Desc(timelineevent.FieldSeq)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[TimelineEvent]{}, err
+	}
+	return makePage(rows, n, timelineEventView, func(e *ent.TimelineEvent) string {
+		return encodeCursor(secret, cursorPayload{List: list, Seq: e.Seq})
+	}), nil
+}

@@ -1,0 +1,296 @@
+// Package credittest runs creditd for tests: a fresh SQLite file per test, the real domain
+// service with a controllable clock, and the real HTTP handler behind httptest. Helpers follow
+// the mustXxx(tb, ...) convention and fail the test on error.
+package credittest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/server"
+	"github.com/creditd/creditd/tenant"
+)
+
+// Clock is a settable clock for the service; safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock stopped at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t.UTC()} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t.UTC()
+}
+
+// Env is one running creditd: database, service, HTTP server.
+type Env struct {
+	DBPath  string
+	DB      *database.DB
+	Service *credit.Service
+	Clock   *Clock
+	Server  *httptest.Server
+	Handler *server.Server
+}
+
+// Options tune New.
+type Options struct {
+	// Start is the clock's initial time; zero means 2026-03-02T09:00:00Z.
+	Start time.Time
+	// ServerConfig, if set, adjusts the server configuration before the server is built.
+	ServerConfig func(*server.Config)
+	// ServiceOptions, if set, adjusts the service options.
+	ServiceOptions func(*credit.Options)
+}
+
+// New starts creditd on a fresh SQLite file in the test's temp directory.
+func New(tb testing.TB, opts ...Options) *Env {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Start.IsZero() {
+		o.Start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	}
+	path := filepath.Join(tb.TempDir(), "creditd.db")
+	ctx := context.Background()
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		tb.Fatalf("open database: %v", err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		tb.Fatalf("migrate: %v", err)
+	}
+	clock := NewClock(o.Start)
+	so := credit.Options{Now: clock.Now, AfterErase: db.PurgeErased}
+	if o.ServiceOptions != nil {
+		o.ServiceOptions(&so)
+	}
+	svc := credit.NewService(db.Client, db.Dialect, so)
+	cfg := server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now}
+	if o.ServerConfig != nil {
+		o.ServerConfig(&cfg)
+	}
+	h := server.New(cfg)
+	ts := httptest.NewServer(h)
+	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
+	tb.Cleanup(func() {
+		ts.Close()
+		h.Close()
+		db.Close()
+	})
+	return env
+}
+
+// Admin returns a context for admin-side (command line) work.
+func Admin() context.Context { return tenant.System(context.Background()) }
+
+// MustStore creates a store.
+func (e *Env) MustStore(tb testing.TB, name, currency string) string {
+	tb.Helper()
+	st, err := e.Service.CreateStore(Admin(), name, currency, credit.DefaultBufferPercent)
+	if err != nil {
+		tb.Fatalf("create store: %v", err)
+	}
+	return st.ID
+}
+
+// MustKey creates an API key with scopes and returns its secret.
+func (e *Env) MustKey(tb testing.TB, storeID, label string, scopes ...string) string {
+	tb.Helper()
+	k, err := e.Service.CreateKey(Admin(), storeID, label, scopes)
+	if err != nil {
+		tb.Fatalf("create key: %v", err)
+	}
+	return k.Secret
+}
+
+// MustIssuedKey is MustKey returning the key's ID too.
+func (e *Env) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...string) credit.IssuedKey {
+	tb.Helper()
+	k, err := e.Service.CreateKey(Admin(), storeID, label, scopes)
+	if err != nil {
+		tb.Fatalf("create key: %v", err)
+	}
+	return k
+}
+
+// MustCompany creates a company with NET_30 terms unless terms is given.
+func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...string) credit.Company {
+	tb.Helper()
+	pt := "NET_30"
+	if len(terms) > 0 {
+		pt = terms[0]
+	}
+	c, err := e.Service.CreateCompany(Admin(), credit.CompanyInput{
+		StoreID: storeID, Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit,
+	})
+	if err != nil {
+		tb.Fatalf("create company: %v", err)
+	}
+	return c
+}
+
+// MustRecord appends a ledger entry from the platform side.
+func (e *Env) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.LedgerEntry {
+	tb.Helper()
+	le, _, err := e.Service.RecordLedgerEntry(Admin(), in)
+	if err != nil {
+		tb.Fatalf("record ledger entry: %v", err)
+	}
+	return le
+}
+
+// MustApplication creates an application.
+func (e *Env) MustApplication(tb testing.TB, in credit.ApplicationInput) credit.Application {
+	tb.Helper()
+	if in.VATNumber == "" {
+		in.VATNumber = "DE123456789"
+	}
+	if in.ContactName == "" {
+		in.ContactName = "Ada Buyer"
+	}
+	if in.ContactEmail == "" {
+		in.ContactEmail = "ada@example.com"
+	}
+	a, err := e.Service.CreateApplication(Admin(), in)
+	if err != nil {
+		tb.Fatalf("create application: %v", err)
+	}
+	return a
+}
+
+// Response is an HTTP response with its body read.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic value.
+func (r *Response) JSON(tb testing.TB) map[string]any {
+	tb.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		tb.Fatalf("response is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return v
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		tb.Fatalf("decode response: %v\n%s", err, r.Body)
+	}
+}
+
+// ErrorCode returns error.code of an error response, or "".
+func (r *Response) ErrorCode() string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+// Request describes a request for Do.
+type Request struct {
+	Method string
+	Path   string
+	Key    string
+	// Body is sent as is when it is a string or []byte, else encoded as JSON.
+	Body   any
+	Header map[string]string
+}
+
+// Do sends a request to the server. A JSON body gets Content-Type: application/json unless
+// Header sets one.
+func (e *Env) Do(tb testing.TB, req Request) *Response {
+	tb.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			tb.Fatalf("encode body: %v", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.Method, e.Server.URL+req.Path, body)
+	if err != nil {
+		tb.Fatalf("new request: %v", err)
+	}
+	if req.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Key)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range req.Header {
+		hr.Header.Set(k, v)
+	}
+	resp, err := e.Server.Client().Do(hr)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("read response: %v", err)
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	if Observe != nil {
+		Observe(tb, hr, out)
+	}
+	return out
+}
+
+// Get is Do for a GET.
+func (e *Env) Get(tb testing.TB, key, path string) *Response {
+	tb.Helper()
+	return e.Do(tb, Request{Method: http.MethodGet, Path: path, Key: key})
+}
+
+// Observe, when set, sees every request and response that Do sends, with the request's body
+// readable again through GetBody. The OpenAPI conformance check hooks in here, so every test
+// that talks to the REST API also checks the document.
+var Observe func(tb testing.TB, req *http.Request, resp *Response)

@@ -1,0 +1,43 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Invoice is the allocation state of one order_placed entry: what is still open on it after the
+// entries that reference it and the unallocated payments applied to it (oldest first). It is
+// maintained in the same transaction as each ledger append, so overdue detection reads one
+// indexed row instead of replaying the ledger.
+type Invoice struct{ ent.Schema }
+
+// Mixin scopes invoices to their store.
+func (Invoice) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the Invoice.
+func (Invoice) Fields() []ent.Field {
+	return []ent.Field{
+		idField("inv"),
+		field.String("company_id").Immutable(),
+		field.String("ledger_entry_id").Immutable().Unique(),
+		field.Int64("seq").Immutable(),
+		field.String("platform_order_gid").Immutable(),
+		immutableMoneyField("amount"),
+		moneyField("open_amount"),
+		// Open is open_amount > 0, kept as a column so it can be indexed and compared on SQLite,
+		// where amounts are TEXT.
+		field.Bool("open"),
+		// DueAt is occurred_at plus the company's NET days when the order was placed.
+		field.Time("due_at").Immutable(),
+	}
+}
+
+// Indexes serve "oldest open invoice", "the invoice of this order" and the overdue sweep.
+func (Invoice) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("company_id", "open", "seq"),
+		index.Fields("company_id", "platform_order_gid"),
+		index.Fields("open", "due_at"),
+	}
+}
