@@ -220,4 +220,3 @@ func TestFailedAuthenticationsLimitedPerAddress(t *testing.T) {
 		t.Fatalf("after a minute: %d %s", r.Status, r.Body)
 	}
 }
-
