@@ -101,6 +101,9 @@ func commands() map[string]command {
 		"application create":     applicationCreateCommand(),
 		"application set-status": applicationSetStatusCommand(),
 		"person erase":           personEraseCommand(),
+		"hold place":             holdPlaceCommand(),
+		"hold lift":              holdLiftCommand(),
+		"holds sweep":            holdsSweepCommand(),
 	}
 }
 
