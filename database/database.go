@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -16,6 +17,8 @@ import (
 	"github.com/creditd/creditd/ent"
 	_ "github.com/creditd/creditd/ent/runtime" // registers the schema's tenant hooks and interceptors
 )
+
+var migrateMu sync.Mutex
 
 // DB is an open database: the ent client, the raw handle and the dialect.
 type DB struct {
@@ -65,7 +68,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Migrate brings the schema up to date and installs the guards that keep the ledger
 // append-only at the database level too.
 func (db *DB) Migrate(ctx context.Context) error {
-	if err := db.Client.Schema.Create(ctx); err != nil {
+	// ent's schema migration mutates the package-level table definitions, so two databases
+	// migrating at once in one process (parallel tests) would race.
+	migrateMu.Lock()
+	err := db.Client.Schema.Create(ctx)
+	migrateMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, stmt := range []string{
