@@ -220,3 +220,42 @@ func TestFailedAuthenticationsLimitedPerAddress(t *testing.T) {
 		t.Fatalf("after a minute: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestIdempotencyKeyInFlight covers a key claimed by a request that has not finished (here, an
+// instance that died mid-write): retries get 409 until the claim's lease runs out, then one
+// retry takes the key over and applies the write once.
+func TestIdempotencyKeyInFlight(t *testing.T) {
+	f := newWriteFixture(t)
+	path := "/v1/companies/" + f.company.ID + "/adjustments"
+	body := `{"amount":"3.00","note":"n"}`
+	canonical, err := credit.CanonicalJSON([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := f.env.Clock.Now()
+	if err := f.env.DB.Client.IdempotencyRecord.Create().
+		SetStoreID(f.storeID).SetKey("inflight").SetFingerprint(credit.Fingerprint("POST", path, canonical)).
+		SetClaim("dead-instance").SetLockedUntil(now.Add(time.Minute)).SetCreatedAt(now).SetExpiresAt(now.Add(24 * time.Hour)).
+		Exec(credittest.Admin()); err != nil {
+		t.Fatal(err)
+	}
+	req := credittest.Request{Method: "POST", Path: path, Key: f.full, Body: body, Header: map[string]string{"Idempotency-Key": "inflight"}}
+	if r := f.env.Do(t, req); r.Status != 409 || r.ErrorCode() != "idempotency_key_in_use" {
+		t.Fatalf("in flight: %d %s", r.Status, r.Body)
+	}
+	other := req
+	other.Body = `{"amount":"4.00","note":"n"}`
+	if r := f.env.Do(t, other); r.Status != 422 || r.ErrorCode() != "idempotency_key_reused" {
+		t.Fatalf("in flight, other body: %d %s", r.Status, r.Body)
+	}
+	f.env.Clock.Advance(time.Minute)
+	if r := f.env.Do(t, req); r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("after the lease: %d %s", r.Status, r.Body)
+	}
+	if r := f.env.Do(t, req); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay after takeover: %d %s", r.Status, r.Body)
+	}
+	if n := f.ledgerCount(t); n != 1 {
+		t.Fatalf("%d entries", n)
+	}
+}
