@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
 )
@@ -53,8 +55,52 @@ func (c *Clock) Set(t time.Time) {
 	c.now = t.UTC()
 }
 
+// Backend is the database the suite runs on: "sqlite" (default), or "postgres" when
+// CREDITD_TEST_BACKEND=postgres, in which case every test gets its own schema in the database
+// at CREDITD_TEST_POSTGRES.
+func Backend() string {
+	if os.Getenv("CREDITD_TEST_BACKEND") == "postgres" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// PostgresURL returns CREDITD_TEST_POSTGRES. Without it the test is skipped with a clear
+// message, except under CI, where the database is required and the test fails.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
+	return requireService(tb, "CREDITD_TEST_POSTGRES", "PostgreSQL")
+}
+
+// RedisURL returns CREDITD_TEST_REDIS, skipping or failing like PostgresURL.
+func RedisURL(tb testing.TB) string {
+	tb.Helper()
+	return requireService(tb, "CREDITD_TEST_REDIS", "Redis")
+}
+
+func requireService(tb testing.TB, env, what string) string {
+	tb.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("%s is required under CI: set %s", what, env)
+		}
+		tb.Skipf("skipping: set %s to run this test against %s", env, what)
+	}
+	return v
+}
+
+// RequireSQLite skips a test that inspects SQLite's files when the suite runs on PostgreSQL.
+func RequireSQLite(tb testing.TB) {
+	tb.Helper()
+	if Backend() != "sqlite" {
+		tb.Skip("inspects SQLite database files; the suite runs on PostgreSQL")
+	}
+}
+
 // Env is one running creditd: database, service, HTTP server.
 type Env struct {
+	// DBPath is the SQLite file, or "" on PostgreSQL.
 	DBPath  string
 	DB      *database.DB
 	Service *credit.Service
@@ -85,7 +131,18 @@ func New(tb testing.TB, opts ...Options) *Env {
 	}
 	path := filepath.Join(tb.TempDir(), "creditd.db")
 	ctx := context.Background()
-	db, err := database.Open(ctx, path)
+	dsn := path
+	if Backend() == "postgres" {
+		var drop func()
+		var err error
+		dsn, drop, err = database.ScratchSchema(ctx, PostgresURL(tb), "t_"+strings.ToLower(ids.Random(12)))
+		if err != nil {
+			tb.Fatalf("postgres schema: %v", err)
+		}
+		tb.Cleanup(drop)
+		path = ""
+	}
+	db, err := database.Open(ctx, dsn)
 	if err != nil {
 		tb.Fatalf("open database: %v", err)
 	}

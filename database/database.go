@@ -1,24 +1,25 @@
-// Package database opens the service's database: embedded SQLite by default, configured for
-// durability and concurrency, with the schema and its append-only guards applied.
+// Package database opens the service's database — embedded SQLite by default, PostgreSQL for
+// deployments with several instances — and keeps its schema at the version this binary needs
+// through versioned migration files.
 package database
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/mattn/go-sqlite3" // the embedded database driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
+	_ "github.com/mattn/go-sqlite3"    // the embedded database driver
 
 	"github.com/creditd/creditd/ent"
 	_ "github.com/creditd/creditd/ent/runtime" // registers the schema's tenant hooks and interceptors
 )
-
-var migrateMu sync.Mutex
 
 // DB is an open database: the ent client, the raw handle and the dialect.
 type DB struct {
@@ -40,10 +41,16 @@ func (db *DB) Close() error { return db.Client.Close() }
 //   - secure_delete overwrites deleted content, so an erased person's bytes leave the file.
 const sqlitePragmas = "_journal_mode=WAL&_synchronous=FULL&_foreign_keys=on&_busy_timeout=10000&_txlock=immediate&_secure_delete=on"
 
-// Open opens the database named by dsn: a SQLite file path, or (later) a postgres:// URL.
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the database named by dsn: a SQLite file path or a postgres:// URL. It does not
+// touch the schema; call Prepare or Migrate.
 func Open(ctx context.Context, dsn string) (*DB, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("PostgreSQL is not supported by this build yet")
+	if IsPostgres(dsn) {
+		return openPostgres(ctx, dsn)
 	}
 	path := strings.TrimPrefix(dsn, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -61,39 +68,36 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	drv := entsql.OpenDB(dialect.SQLite, raw)
-	db := &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: raw, Dialect: dialect.SQLite}
-	return db, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: raw, Dialect: dialect.SQLite}, nil
 }
 
-// Migrate brings the schema up to date and installs the guards that keep the ledger
-// append-only at the database level too.
-func (db *DB) Migrate(ctx context.Context) error {
-	// ent's schema migration mutates the package-level table definitions, so two databases
-	// migrating at once in one process (parallel tests) would race.
-	migrateMu.Lock()
-	err := db.Client.Schema.Create(ctx)
-	migrateMu.Unlock()
+func openPostgres(ctx context.Context, dsn string) (*DB, error) {
+	raw, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	for _, stmt := range []string{
-		`CREATE TRIGGER IF NOT EXISTS ledger_entries_no_update BEFORE UPDATE ON ledger_entries
-		 BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END`,
-		`CREATE TRIGGER IF NOT EXISTS ledger_entries_no_delete BEFORE DELETE ON ledger_entries
-		 BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END`,
-	} {
-		if _, err := db.SQL.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
+	raw.SetMaxOpenConns(20)
+	raw.SetMaxIdleConns(20)
+	raw.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := raw.PingContext(pingCtx); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	return nil
+	drv := entsql.OpenDB(dialect.Postgres, raw)
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: raw, Dialect: dialect.Postgres}, nil
 }
 
-// PurgeErased makes erased values unrecoverable from the files: secure_delete already zeroes
-// freed content in the main file, and a truncating checkpoint moves the WAL's pages home and
-// empties the WAL, which still held the old page images.
+// PurgeErased makes erased values unrecoverable from the database files. On SQLite,
+// secure_delete already zeroes freed content in the main file, and a truncating checkpoint
+// moves the WAL's pages home and empties the WAL, which still held the old page images. On
+// PostgreSQL, VACUUM FULL rewrites the applications table without the old row versions.
 func (db *DB) PurgeErased(ctx context.Context) error {
-	if db.Dialect != dialect.SQLite {
+	if db.Dialect == dialect.Postgres {
+		if _, err := db.SQL.ExecContext(ctx, "VACUUM FULL applications"); err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
 		return nil
 	}
 	var busy, logFrames, checkpointed int
@@ -108,3 +112,30 @@ func (db *DB) PurgeErased(ctx context.Context) error {
 
 // Ping reports whether the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+
+// TryLock takes a lock named name across every instance on this database, without waiting.
+// It returns ok=false when another holds it. On SQLite, where one machine's processes already
+// serialise their writes, it always succeeds.
+func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
+	if db.Dialect != dialect.Postgres {
+		return func() {}, true, nil
+	}
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", name).Scan(&ok); err != nil || !ok {
+		conn.Close()
+		return nil, false, err
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext($1))", name)
+		conn.Close()
+	}, true, nil
+}
+
+// IsUnavailable reports whether err means the database could not be reached, as opposed to
+// refusing a statement.
+func IsUnavailable(err error) bool {
+	return errors.Is(err, sql.ErrConnDone) || errors.Is(err, context.DeadlineExceeded)
+}

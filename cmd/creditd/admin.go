@@ -16,8 +16,16 @@ func migrateCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			// Run has already migrated; say so.
-			return env.print(map[string]string{"status": "migrated"}, "database schema is up to date")
+			// Run has already applied the pending migrations.
+			st, err := env.db.State(ctx)
+			if err != nil {
+				return err
+			}
+			version := ""
+			if len(st.Applied) > 0 {
+				version = st.Applied[len(st.Applied)-1]
+			}
+			return env.print(map[string]string{"status": "up to date", "version": version}, "database schema is up to date at version "+version)
 		}
 	}}
 }

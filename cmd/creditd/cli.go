@@ -150,7 +150,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	m.db = db
-	if err := db.Migrate(ctx); err != nil {
+	prepare := db.Prepare
+	if name == "migrate" {
+		prepare = db.Migrate
+	}
+	if err := prepare(ctx); err != nil {
 		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, oneLine(err))
 		return exitFailure
 	}

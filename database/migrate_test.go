@@ -1,0 +1,133 @@
+package database_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ids"
+)
+
+// openBoth opens an empty SQLite file and, when CREDITD_TEST_POSTGRES is set, an empty
+// PostgreSQL schema.
+func openBoth(t *testing.T) map[string]*database.DB {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]*database.DB{}
+	sq, err := database.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	out["sqlite"] = sq
+	t.Run("postgres available", func(t *testing.T) {
+		dsn, drop, err := database.ScratchSchema(ctx, credittest.PostgresURL(t), "m_"+strings.ToLower(ids.Random(10)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg, err := database.Open(ctx, dsn)
+		if err != nil {
+			drop()
+			t.Fatal(err)
+		}
+		out["postgres"] = pg
+	})
+	if pg := out["postgres"]; pg != nil {
+		t.Cleanup(func() { pg.Close() })
+	}
+	return out
+}
+
+// TestMigrationsMatchEntSchema applies the migration files to empty databases and asks ent
+// what it would still change: nothing, or ent/schema changed without a new migration file
+// (write one with `go run ./database/newmigration NAME`).
+func TestMigrationsMatchEntSchema(t *testing.T) {
+	ctx := context.Background()
+	for name, db := range openBoth(t) {
+		t.Run(name, func(t *testing.T) {
+			st, err := db.State(ctx)
+			if err != nil || !st.Fresh || len(st.Pending) < 2 {
+				t.Fatalf("fresh state: %+v %v", st, err)
+			}
+			if err := db.Prepare(ctx); err != nil {
+				t.Fatalf("prepare a fresh database: %v", err)
+			}
+			var plan bytes.Buffer
+			if err := db.Client.Schema.WriteTo(ctx, &plan); err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(plan.String()) != "" {
+				t.Fatalf("ent/schema differs from the migrations; add one with go run ./database/newmigration NAME:\n%s", plan.String())
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatalf("migrate twice: %v", err)
+			}
+			st, _ = db.State(ctx)
+			if st.Fresh || len(st.Pending) != 0 || len(st.Unknown) != 0 {
+				t.Fatalf("after migrate: %+v", st)
+			}
+			// Behind: forget the newest migration.
+			last := st.Applied[len(st.Applied)-1]
+			if _, err := db.SQL.ExecContext(ctx, rebind(name, "DELETE FROM schema_migrations WHERE version = ?"), last); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Prepare(ctx); err == nil || !strings.Contains(err.Error(), "creditd migrate") {
+				t.Fatalf("behind: %v", err)
+			}
+			if _, err := db.SQL.ExecContext(ctx, rebind(name, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'x', 'now'), ('9999', 'future', 'now')"), last); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Prepare(ctx); err == nil || !strings.Contains(err.Error(), "newer") {
+				t.Fatalf("ahead: %v", err)
+			}
+		})
+	}
+}
+
+// TestLedgerIsAppendOnlyInTheDatabase shows the triggers refuse UPDATE and DELETE of ledger
+// rows even from a client that bypasses the service.
+func TestLedgerIsAppendOnlyInTheDatabase(t *testing.T) {
+	env := credittest.New(t)
+	st := env.MustStore(t, "s", "EUR")
+	co := env.MustCompany(t, st, "c", "10")
+	env.MustRecord(t, orderInput(co.ID))
+	for _, stmt := range []string{
+		"UPDATE ledger_entries SET amount = '0'",
+		"DELETE FROM ledger_entries",
+	} {
+		_, err := env.DB.SQL.ExecContext(context.Background(), stmt)
+		if err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if credittest.Backend() == "postgres" {
+		if _, err := env.DB.SQL.ExecContext(context.Background(), "TRUNCATE ledger_entries CASCADE"); err == nil {
+			t.Fatal("TRUNCATE allowed")
+		}
+	}
+	n, err := env.DB.Client.LedgerEntry.Query().Count(credittest.Admin())
+	if err != nil || n != 1 {
+		t.Fatalf("entries %d %v", n, err)
+	}
+}
+
+func rebind(dialect, q string) string {
+	if dialect != "postgres" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + string(rune('0'+n)))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
