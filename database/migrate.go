@@ -224,5 +224,4 @@ func (db *DB) rebind(q string) string {
 	return b.String()
 }
 
-
 func nowText() string { return time.Now().UTC().Format(time.RFC3339Nano) }

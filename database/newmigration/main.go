@@ -92,4 +92,3 @@ func write(ctx context.Context, dsn, dialectName, name string) error {
 	fmt.Println("wrote", path)
 	return nil
 }
-
