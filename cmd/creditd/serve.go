@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
 )
 
@@ -31,9 +32,6 @@ func serveCommand() command {
 			if *ttl <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
 			}
-			if *redisURL != "" {
-				return usagef("--redis is not supported by this build yet")
-			}
 			env.svc = credit.NewService(env.db.Client, env.db.Dialect, credit.Options{Now: env.m.Now, AfterErase: env.db.PurgeErased, IdempotencyTTL: *ttl})
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
@@ -48,9 +46,22 @@ func serveCommand() command {
 					return err
 				}
 			}
-			srv := server.New(server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit})
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit}
+			if *redisURL != "" {
+				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
+				if err != nil {
+					l.Close()
+					return usagef("--redis: %v", err)
+				}
+				defer rl.Close()
+				if err := rl.Ping(ctx); err != nil {
+					log.Warn("rate limiter: Redis unreachable at start; each instance enforces the limit on its own until it is back", "error", err.Error())
+				}
+				cfg.Limiter = rl
+			}
+			srv := server.New(cfg)
 			defer srv.Close()
-			go runSweeps(ctx, env.svc, log, *sweep)
+			go runSweeps(ctx, env, log, *sweep)
 			log.Info("listening", "addr", l.Addr().String())
 			if env.m.Ready != nil {
 				env.m.Ready(l.Addr().String())
@@ -93,25 +104,36 @@ func displayAddr(a net.Addr) string {
 
 // runSweeps places and lifts overdue holds as invoices fall due, and purges expired
 // idempotency records, every interval until ctx ends.
-func runSweeps(ctx context.Context, svc *credit.Service, log *slog.Logger, interval time.Duration) {
+func runSweeps(ctx context.Context, env *cmdEnv, log *slog.Logger, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		res, err := svc.SweepHolds(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.Error("overdue sweep failed", "error", err.Error())
-		} else if res.Placed+res.Lifted > 0 {
-			log.Info("overdue sweep", "checked", res.Checked, "placed", res.Placed, "lifted", res.Lifted)
-		}
-		if n, err := svc.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
-			log.Error("idempotency purge failed", "error", err.Error())
-		} else if n > 0 {
-			log.Info("idempotency records purged", "count", n)
-		}
+		sweepOnce(ctx, env, log)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// sweepOnce runs one sweep unless another instance on the same database is running one.
+func sweepOnce(ctx context.Context, env *cmdEnv, log *slog.Logger) {
+	svc := env.svc
+	release, ok, err := env.db.TryLock(ctx, "creditd sweep")
+	if err != nil || !ok {
+		return
+	}
+	defer release()
+	res, err := svc.SweepHolds(ctx)
+	if err != nil && ctx.Err() == nil {
+		log.Error("overdue sweep failed", "error", err.Error())
+	} else if res.Placed+res.Lifted > 0 {
+		log.Info("overdue sweep", "checked", res.Checked, "placed", res.Placed, "lifted", res.Lifted)
+	}
+	if n, err := svc.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
+		log.Error("idempotency purge failed", "error", err.Error())
+	} else if n > 0 {
+		log.Info("idempotency records purged", "count", n)
 	}
 }
