@@ -18,6 +18,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/openapi"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/rest"
 )
@@ -72,6 +73,10 @@ func New(cfg Config) *Server {
 		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, rest.WriteError), rest.WriteError))
 	}
 	s.mountGraphQL(mux)
+	// The OpenAPI document: unauthenticated and not rate limited, so tools can fetch it first.
+	docJSON, docYAML := openapi.MustHandlers()
+	mux.Handle("GET /v1/openapi.json", docJSON)
+	mux.Handle("GET /v1/openapi.yaml", docYAML)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
