@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ids"
+)
+
+// instancesBinary builds creditd once per test binary run.
+var instancesBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "creditd-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "creditd")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// serveProcess starts `creditd serve` as its own process and returns its base URL.
+func serveProcess(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Stdout = io.Discard
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	return ""
+}
+
+// runCLI runs a creditd command as a process and decodes its --json output.
+func runCLI(t *testing.T, bin string, args ...string) map[string]any {
+	t.Helper()
+	out, err := exec.Command(bin, append(args, "--json")...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("creditd %s: %v %s", strings.Join(args, " "), err, stderr)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("creditd %s printed %q", strings.Join(args, " "), out)
+	}
+	return v
+}
+
+func send(t *testing.T, method, url, secret, body string, header map[string]string) (int, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header
+}
+
+// TestTwoInstancesOnPostgresAndRedis runs two `creditd serve` processes on one PostgreSQL
+// database and one Redis and shows they behave as one service.
+func TestTwoInstancesOnPostgresAndRedis(t *testing.T) {
+	pgURL := credittest.PostgresURL(t)
+	redisURL := credittest.RedisURL(t)
+	bin, err := instancesBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn, drop, err := database.ScratchSchema(context.Background(), pgURL, "inst_"+strings.ToLower(ids.Random(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	runCLI(t, bin, "migrate", "--db", dsn)
+	st := runCLI(t, bin, "store", "create", "--db", dsn, "--name", "Big Merchant", "--currency", "EUR")["id"].(string)
+	st2 := runCLI(t, bin, "store", "create", "--db", dsn, "--name", "Second", "--currency", "EUR")["id"].(string)
+	key := runCLI(t, bin, "key", "create", "--db", dsn, "--store", st, "--label", "ERP", "--scopes", "read_credit,write_credit")
+	key2 := runCLI(t, bin, "key", "create", "--db", dsn, "--store", st2, "--label", "ERP", "--scopes", "read_credit,write_credit")
+	secret, secret2 := key["secret"].(string), key2["secret"].(string)
+	co := runCLI(t, bin, "company", "create", "--db", dsn, "--store", st2, "--name", "Buyer", "--platform-company-gid", "gid://platform/Company/1",
+		"--payment-terms", "NET_30", "--credit-limit", "100.00")["id"].(string)
+
+	a := serveProcess(t, bin, "--db", dsn, "--redis", redisURL)
+	b := serveProcess(t, bin, "--db", dsn, "--redis", redisURL)
+
+	t.Run("rate limit is shared", func(t *testing.T) {
+		ok, limited := 0, 0
+		for i := 0; i < 200; i++ {
+			base := a
+			if i%2 == 1 {
+				base = b
+			}
+			status, h := send(t, "GET", base+"/v1/companies", secret, "", nil)
+			switch status {
+			case 200:
+				ok++
+			case 429:
+				limited++
+				if h.Get("Retry-After") == "" {
+					t.Fatal("429 without Retry-After")
+				}
+			default:
+				t.Fatalf("status %d", status)
+			}
+		}
+		t.Logf("two instances, 200 requests of one store: %d allowed, %d limited", ok, limited)
+		if ok < 120 || ok > 130 {
+			t.Fatalf("allowed %d requests, want about 120 (not 240)", ok)
+		}
+	})
+
+	t.Run("one idempotency key applies once across instances", func(t *testing.T) {
+		body := `{"amount":"-5.00","note":"sent to both instances"}`
+		hdr := map[string]string{"Idempotency-Key": "both-" + ids.Random(6)}
+		var wg sync.WaitGroup
+		statuses := make([]int, 10)
+		for i := range statuses {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				base := a
+				if i%2 == 1 {
+					base = b
+				}
+				statuses[i], _ = send(t, "POST", base+"/v1/companies/"+co+"/adjustments", secret2, body, hdr)
+			}(i)
+		}
+		wg.Wait()
+		for _, s := range statuses {
+			if s != 201 && s != 409 {
+				t.Fatalf("statuses %v", statuses)
+			}
+		}
+		req, _ := http.NewRequest("GET", a+"/v1/companies/"+co+"/ledger", nil)
+		req.Header.Set("Authorization", "Bearer "+secret2)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var page struct{ Data []any }
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || len(page.Data) != 1 {
+			t.Fatalf("ledger after concurrent retries on two instances: %d entries (%v), statuses %v", len(page.Data), err, statuses)
+		}
+	})
+
+	t.Run("revocation is seen by every instance at once", func(t *testing.T) {
+		if s, _ := send(t, "GET", b+"/v1/companies/"+co, secret2, "", nil); s != 200 {
+			t.Fatalf("before revoke: %d", s)
+		}
+		runCLI(t, bin, "key", "revoke", "--db", dsn, key2["id"].(string))
+		for _, base := range []string{a, b} {
+			if s, _ := send(t, "GET", base+"/v1/companies/"+co, secret2, "", nil); s != 401 {
+				t.Fatalf("%s after revoke: %d", base, s)
+			}
+		}
+	})
+}
+
+// TestServeRefusesSchemaBehind shows serve will not run on a database that needs migrating.
+func TestServeRefusesSchemaBehind(t *testing.T) {
+	bin, err := instancesBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "old.db")
+	runCLI(t, bin, "migrate", "--db", db)
+	d, err := database.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SQL.Exec("DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	out, err := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(string(out), "run `creditd migrate` first") {
+		t.Fatalf("serve on a database behind: %v\n%s", err, out)
+	}
+}
