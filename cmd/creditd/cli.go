@@ -110,11 +110,13 @@ func commands() map[string]command {
 // Run runs one command line and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		// Bad input like any other: one line on stderr, the list only when asked for.
+		fmt.Fprintln(m.Stderr, "creditd: a command is required; run creditd help for the list")
+		return exitBadInput
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		m.usage(cmds)
-		if len(args) == 0 {
-			return exitBadInput
-		}
 		return exitOK
 	}
 	name, rest := args[0], args[1:]
