@@ -3839,13 +3839,13 @@ type GetOpenAPIDocumentYAMLResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *map[string]interface{}
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentYAMLResponse200Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIDocumentYAMLResponse) GetYAML200() *string {
+func (r GetOpenAPIDocumentYAMLResponse) GetYAML200() *map[string]interface{} {
 	return r.YAML200
 }
 
@@ -7154,7 +7154,7 @@ func ParseGetOpenAPIDocumentYAMLResponse(rsp *http.Response) (*GetOpenAPIDocumen
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest map[string]interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
