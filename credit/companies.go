@@ -12,7 +12,6 @@ import (
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ids"
-	"github.com/creditd/creditd/tenant"
 )
 
 // Company statuses, derived from the hold (contract §5).
@@ -223,12 +222,4 @@ func parseCreditLimit(s, currency string) (decimal.Decimal, error) {
 		return decimal.Decimal{}, ParamErrorf(CodeLimitBelowZero, "amount", "credit limit must be zero or greater")
 	}
 	return amount, nil
-}
-
-// adminContext is the context for admin-side work on any store.
-func adminContext(ctx context.Context) context.Context {
-	if v, ok := tenant.FromContext(ctx); ok && (v.IsSystem() || v.ActorType == "staff") {
-		return ctx
-	}
-	return tenant.System(ctx)
 }

@@ -6,6 +6,8 @@ package credit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/creditd/creditd/database"
 )
 
 // Code is a stable, machine-readable error code from the API contract (§3).
@@ -66,12 +68,16 @@ func ParamErrorf(code Code, param, format string, args ...any) *Error {
 	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the contract code of err, or CodeInternal for anything that is not an
-// *Error: unexpected errors never leak their text to callers.
+// ErrorCode returns the contract code of err: its own for an *Error, unavailable when the
+// database could not be reached (the caller may retry), and internal_error for anything else,
+// whose text never reaches callers.
 func ErrorCode(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	if database.IsUnavailable(err) {
+		return CodeUnavailable
 	}
 	return CodeInternal
 }

@@ -6,16 +6,19 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
-	_ "github.com/mattn/go-sqlite3"    // the embedded database driver
+	"github.com/mattn/go-sqlite3"
 
 	"github.com/creditd/creditd/ent"
 	_ "github.com/creditd/creditd/ent/runtime" // registers the schema's tenant hooks and interceptors
@@ -134,8 +137,27 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 	}, true, nil
 }
 
-// IsUnavailable reports whether err means the database could not be reached, as opposed to
-// refusing a statement.
+// IsUnavailable reports whether err means the database could not be reached or stayed busy
+// past its timeout, as opposed to refusing a statement: the request may succeed if retried.
 func IsUnavailable(err error) bool {
-	return errors.Is(err, sql.ErrConnDone) || errors.Is(err, context.DeadlineExceeded)
+	if err == nil {
+		return false
+	}
+	var opErr *net.OpError
+	var connectErr *pgconn.ConnectError
+	var sqliteErr sqlite3.Error
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone):
+		return true
+	case errors.As(err, &opErr), errors.As(err, &connectErr):
+		return true
+	case errors.As(err, &sqliteErr):
+		return sqliteErr.Code == sqlite3.ErrBusy || sqliteErr.Code == sqlite3.ErrLocked
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 57P01-03: the server is shutting down or starting.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0")
+	}
+	return strings.Contains(err.Error(), "database is closed")
 }

@@ -64,6 +64,10 @@ func Describe(r *http.Request, err error) ErrorDetail {
 	if errors.As(err, &e) {
 		return ErrorDetail{Code: e.Code, Message: e.Message, Param: e.Param}
 	}
+	if credit.ErrorCode(err) == credit.CodeUnavailable {
+		slog.WarnContext(r.Context(), "database unavailable", "request_id", RequestID(r.Context()), "route", r.Pattern, "error", err.Error())
+		return ErrorDetail{Code: credit.CodeUnavailable, Message: "the database is unavailable right now; retry after the time in Retry-After"}
+	}
 	slog.ErrorContext(r.Context(), "internal error", "request_id", RequestID(r.Context()), "method", r.Method, "route", r.Pattern, "error", err.Error())
 	return ErrorDetail{Code: credit.CodeInternal, Message: "something went wrong on our side; the request id identifies it in our logs"}
 }
