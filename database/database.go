@@ -103,14 +103,24 @@ func (db *DB) PurgeErased(ctx context.Context) error {
 		}
 		return nil
 	}
-	var busy, logFrames, checkpointed int
-	if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	// A reader in another process (serve) can hold the log for a moment; try a few times.
+	for attempt := 0; ; attempt++ {
+		var busy, logFrames, checkpointed int
+		if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if attempt == 20 {
+			return fmt.Errorf("checkpoint: readers kept the write-ahead log busy; the values are erased, run the erasure again to purge the log")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if busy != 0 {
-		return fmt.Errorf("checkpoint: readers kept the write-ahead log busy; run the erasure again")
-	}
-	return nil
 }
 
 // Ping reports whether the database answers.
