@@ -1,6 +1,24 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/creditd/creditd/graph"
+	"github.com/creditd/creditd/graph/playground"
+)
 
 // mountGraphQL registers POST/GET /graphql and GET /playground.
-func (s *Server) mountGraphQL(mux *http.ServeMux) {}
+//
+// GraphQL requests are authenticated and counted against the store's rate limit like REST
+// ones, with refusals in GraphQL's error form; the handler charges each mutation field beyond
+// the first through ChargeExtra. The playground is a static page with its assets, served
+// without authentication: the key is typed into it and sent only to /graphql.
+func (s *Server) mountGraphQL(mux *http.ServeMux) {
+	h := graph.NewHandler(graph.Options{Service: s.svc, Logger: s.log, ChargeExtra: ChargeExtra})
+	api := s.authenticate(s.limitStore(h, graph.WriteError), graph.WriteError)
+	mux.Handle("POST /graphql", api)
+	mux.Handle("GET /graphql", api)
+	pg := playground.Handler()
+	mux.Handle("GET /playground", pg)
+	mux.Handle("GET /playground/", pg)
+}

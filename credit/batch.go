@@ -1,0 +1,137 @@
+package credit
+
+import (
+	"context"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/predicate"
+	"github.com/creditd/creditd/ent/timelineevent"
+)
+
+// Batched reads for GraphQL, where one query asks for the ledgers or timelines of a whole page
+// of companies. Each returns, for every company, exactly the first page ListLedger or
+// ListTimeline would return (same entries, same cursors, same has-more), in three SQL queries
+// whatever the number of companies: the companies with their store, then the entries.
+//
+// They rely on the per-company sequence numbers being gapless and the ledger and timeline
+// being append-only (contract §6): a company's newest n+1 entries are then exactly those with
+// a sequence number above its last one minus n+1, which one query can ask for every company at
+// once without window functions.
+
+// LatestLedgerEntries returns the first page of each company's ledger, newest first, keyed by
+// company ID. limit is the page size (nil for the default) and limitName names it in errors.
+// Companies that do not exist in the viewer's store are absent from the result, so the caller
+// can ask ListLedger for the not_found answer.
+//
+// Errors: insufficient_scope, invalid_parameter (limit).
+func (s *Service) LatestLedgerEntries(ctx context.Context, companyIDs []string, limit *int, limitName string) (map[string]Page[LedgerEntry], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit, ListParams{LimitName: limitName}.limitName())
+	if err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	companies, err := client.Company.Query().
+		Where(company.IDIn(companyIDs...)).
+		Select(company.FieldID, company.FieldStoreID, company.FieldLedgerSeq).
+		WithStore().
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var window []predicate.LedgerEntry
+	for _, c := range companies {
+		if c.LedgerSeq > 0 {
+			window = append(window, ledgerentry.And(ledgerentry.CompanyID(c.ID), ledgerentry.SeqGT(c.LedgerSeq-int64(n)-1)))
+		}
+	}
+	byCompany := map[string][]*ent.LedgerEntry{}
+	if len(window) > 0 {
+		rows, err := client.LedgerEntry.Query().
+			Where(ledgerentry.Or(window...)).
+			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rows {
+			byCompany[e.CompanyID] = append(byCompany[e.CompanyID], e)
+		}
+	}
+	out := make(map[string]Page[LedgerEntry], len(companies))
+	for _, c := range companies {
+		st := c.Edges.Store
+		list := "ledger|" + c.ID
+		out[c.ID] = makePage(byCompany[c.ID], n,
+			func(e *ent.LedgerEntry) LedgerEntry { return ledgerEntryView(e, st.Currency) },
+			func(e *ent.LedgerEntry) string {
+				return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
+			})
+	}
+	return out, nil
+}
+
+// LatestTimelineEvents returns the first page of each company's timeline, newest first, keyed
+// by company ID, as LatestLedgerEntries does for ledgers.
+//
+// Errors: insufficient_scope, invalid_parameter (limit).
+func (s *Service) LatestTimelineEvents(ctx context.Context, companyIDs []string, limit *int, limitName string) (map[string]Page[TimelineEvent], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit, ListParams{LimitName: limitName}.limitName())
+	if err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	companies, err := client.Company.Query().
+		Where(company.IDIn(companyIDs...)).
+		Select(company.FieldID, company.FieldStoreID, company.FieldTimelineSeq).
+		WithStore().
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var window []predicate.TimelineEvent
+	for _, c := range companies {
+		if c.TimelineSeq > 0 {
+			window = append(window, timelineevent.And(timelineevent.CompanyID(c.ID), timelineevent.SeqGT(c.TimelineSeq-int64(n)-1)))
+		}
+	}
+	byCompany := map[string][]*ent.TimelineEvent{}
+	if len(window) > 0 {
+		rows, err := client.TimelineEvent.Query().
+			Where(timelineevent.Or(window...)).
+			Order(ent.Asc(timelineevent.FieldCompanyID), ent.Desc(timelineevent.FieldSeq)).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rows {
+			byCompany[e.CompanyID] = append(byCompany[e.CompanyID], e)
+		}
+	}
+	out := make(map[string]Page[TimelineEvent], len(companies))
+	for _, c := range companies {
+		secret := c.Edges.Store.CursorSecret
+		list := "timeline|" + c.ID
+		out[c.ID] = makePage(byCompany[c.ID], n, timelineEventView, func(e *ent.TimelineEvent) string {
+			return encodeCursor(secret, cursorPayload{List: list, Seq: e.Seq})
+		})
+	}
+	return out, nil
+}
+
+// reader is the client for a read: the transaction in ctx when there is one, so that what a
+// GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
+// transaction) includes its own writes, else the service's client.
+func (s *Service) reader(ctx context.Context) *ent.Client {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return tx.Client()
+	}
+	return s.client
+}

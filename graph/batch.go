@@ -1,0 +1,126 @@
+package graph
+
+import (
+	"context"
+	"sync"
+
+	"github.com/creditd/creditd/credit"
+)
+
+// Batched loads of the companies' ledgers and timelines, so that a dashboard query for a page
+// of companies with their latest entries runs a fixed number of SQL queries, not one set per
+// company.
+//
+// A dataloader library batches by waiting a few milliseconds for calls to pile up; on a busy
+// machine a slow goroutine misses the window and the query count varies with timing. Here the
+// batch is known exactly: the companies of one page. When the first company of a page asks
+// for its ledger, the ledgers of the whole page are read at once (credit.LatestLedgerEntries)
+// and its siblings pick theirs from that result. Nothing waits on a timer and nothing is
+// cached beyond the page it belongs to, so a mutation's payload never sees a stale ledger.
+
+// loaders is one request's batches. Its zero value is not usable; see newLoaders.
+type loaders struct {
+	svc *credit.Service
+
+	mu        sync.Mutex
+	siblings  map[*credit.Company]*siblings
+	ledgers   map[batchKey]*batch[credit.LedgerEntry]
+	timelines map[batchKey]*batch[credit.TimelineEvent]
+}
+
+// siblings are the companies of one page, in page order.
+type siblings struct{ ids []string }
+
+// batchKey identifies one batched read: a page of companies and the page size asked for.
+type batchKey struct {
+	page  *siblings
+	first int
+}
+
+// batch is one read for a whole page of companies, run by whichever sibling asks first.
+type batch[T any] struct {
+	once  sync.Once
+	pages map[string]credit.Page[T]
+	err   error
+}
+
+func newLoaders(svc *credit.Service) *loaders {
+	return &loaders{
+		svc:       svc,
+		siblings:  map[*credit.Company]*siblings{},
+		ledgers:   map[batchKey]*batch[credit.LedgerEntry]{},
+		timelines: map[batchKey]*batch[credit.TimelineEvent]{},
+	}
+}
+
+type loadersKey struct{}
+
+func withLoaders(ctx context.Context, l *loaders) context.Context {
+	return context.WithValue(ctx, loadersKey{}, l)
+}
+
+// loadersFrom returns the request's loaders, or nil, which loads nothing in batches.
+func loadersFrom(ctx context.Context) *loaders {
+	l, _ := ctx.Value(loadersKey{}).(*loaders)
+	return l
+}
+
+// addSiblings records the companies of one page as one batch. Companies are told apart by
+// address: the edges of the page point into the same slice (see edges).
+func (l *loaders) addSiblings(page []credit.Company) {
+	if l == nil || len(page) < 2 {
+		return
+	}
+	s := &siblings{ids: make([]string, len(page))}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range page {
+		s.ids[i] = page[i].ID
+		l.siblings[&page[i]] = s
+	}
+}
+
+// ledger returns the first page of c's ledger from its page's batch; batched is false when c
+// was not listed in a page (a single company, a mutation's payload), and the caller reads it
+// on its own.
+func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p credit.Page[credit.LedgerEntry], batched bool, err error) {
+	if l == nil {
+		return p, false, nil
+	}
+	return load(l, l.ledgers, ctx, c, first, l.svc.LatestLedgerEntries)
+}
+
+// timeline is ledger for the timeline.
+func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (p credit.Page[credit.TimelineEvent], batched bool, err error) {
+	if l == nil {
+		return p, false, nil
+	}
+	return load(l, l.timelines, ctx, c, first, l.svc.LatestTimelineEvents)
+}
+
+func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int,
+	read func(ctx context.Context, companyIDs []string, limit *int, limitName string) (map[string]credit.Page[T], error),
+) (credit.Page[T], bool, error) {
+	l.mu.Lock()
+	s := l.siblings[c]
+	if s == nil {
+		l.mu.Unlock()
+		return credit.Page[T]{}, false, nil
+	}
+	key := batchKey{page: s, first: -1}
+	if first != nil {
+		key.first = *first
+	}
+	b := batches[key]
+	if b == nil {
+		b = &batch[T]{}
+		batches[key] = b
+	}
+	l.mu.Unlock()
+	b.once.Do(func() { b.pages, b.err = read(ctx, s.ids, first, "first") })
+	if b.err != nil {
+		return credit.Page[T]{}, false, b.err
+	}
+	p, ok := b.pages[c.ID]
+	return p, ok, nil
+}

@@ -1,0 +1,61 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/creditd/creditd/credit"
+)
+
+// Options configure the GraphQL handler.
+type Options struct {
+	Service *credit.Service
+	// Logger receives internal errors and panics, once each, with the request id.
+	Logger *slog.Logger
+	// ChargeExtra takes n more requests from the caller's store allowance, returning the
+	// rate_limited error when it is spent (server.ChargeExtra). Nil charges nothing.
+	ChargeExtra func(ctx context.Context, n int) error
+}
+
+// Handler serves POST and GET /graphql. Requests reach it authenticated and already counted
+// once against the store's rate limit; see server.mountGraphQL.
+type Handler struct {
+	svc         *credit.Service
+	srv         *handler.Server
+	present     presenter
+	chargeExtra func(ctx context.Context, n int) error
+}
+
+// NewHandler builds the GraphQL handler: gqlgen's server with only the POST and GET
+// transports, the query limits, introspection (the schema is public and documented), the
+// contract's error presenter, and the mutation middleware that charges extra mutation fields
+// and applies Idempotency-Key to the whole request.
+func NewHandler(opts Options) *Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &Handler{svc: opts.Service, present: presenter{log: log}, chargeExtra: opts.ChargeExtra}
+	srv := handler.New(NewExecutableSchema(Config{
+		Resolvers:  &Resolver{svc: opts.Service},
+		Complexity: complexityRoot(),
+	}))
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(MaxTokens)
+	srv.Use(extension.Introspection{})
+	srv.Use(&queryLimits{})
+	srv.SetErrorPresenter(h.present.presentError)
+	srv.SetRecoverFunc(h.present.recoverPanic)
+	srv.AroundOperations(h.aroundMutation)
+	srv.AroundFields(countMutations)
+	h.srv = srv
+	return h
+}

@@ -1,0 +1,179 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/rest"
+)
+
+// The HTTP side of a GraphQL request: what is checked before gqlgen sees it, as for any
+// request body of the API (contract §1), and the per-request state the middleware shares.
+
+// request is the state of one GraphQL HTTP request.
+type request struct {
+	// key and fingerprint are the Idempotency-Key header and the request's fingerprint; key is
+	// empty when none was sent.
+	key, fingerprint string
+	w                *responseWriter
+	// mutationsSucceeded counts the mutation fields whose resolver returned without error.
+	mutationsSucceeded atomic.Int32
+}
+
+type requestKey struct{}
+
+func requestFrom(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	return r
+}
+
+// ServeHTTP checks the request's envelope and hands it to gqlgen.
+//
+// POST bodies follow the API's rules for bodies: JSON, at most 64 KiB, only the members of the
+// GraphQL-over-HTTP envelope. GET serves queries only: a mutation is 405 method_not_allowed,
+// so that a link or a prefetch can never write.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := &request{w: &responseWriter{ResponseWriter: w}}
+	switch r.Method {
+	case http.MethodPost:
+		body, err := rest.ReadBody(w, r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if err := checkEnvelope(body); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if _, sent := r.Header["Idempotency-Key"]; sent {
+			key := r.Header.Get("Idempotency-Key")
+			if err := credit.CheckIdempotencyKey(key); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			canonical, err := credit.CanonicalJSON(body)
+			if err != nil {
+				WriteError(w, r, credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON"))
+				return
+			}
+			req.key, req.fingerprint = key, credit.Fingerprint(r.Method, r.URL.Path, canonical)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	case http.MethodGet:
+		if getOperation(r.URL.Query()) == ast.Mutation {
+			w.Header().Set("Allow", "POST")
+			WriteError(w, r, credit.Errorf(credit.CodeMethodNotAllowed, "mutations need POST; GET /graphql serves queries only"))
+			return
+		}
+	}
+	ctx := context.WithValue(r.Context(), requestKey{}, req)
+	ctx = withLoaders(ctx, newLoaders(h.svc))
+	h.srv.ServeHTTP(req.w, r.WithContext(ctx))
+}
+
+// envelopeMembers are the members of a GraphQL-over-HTTP POST body and the JSON type each
+// must have ('s' string, 'o' object); null counts as absent.
+var envelopeMembers = map[string]byte{"query": 's', "operationName": 's', "variables": 'o', "extensions": 'o'}
+
+// checkEnvelope checks that a POST body is one JSON object with a query and nothing but the
+// envelope's members, each once and of its type.
+//
+// Errors: invalid_request, naming the member at fault.
+func checkEnvelope(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return credit.Errorf(credit.CodeInvalidRequest, `the request body must be a JSON object such as {"query": "{ companies { edges { node { id } } } }"}`)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+		}
+		name, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+		}
+		kind, known := envelopeMembers[name]
+		switch {
+		case !known:
+			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "unknown field %q; a GraphQL request has query, operationName, variables and extensions", name)
+		case seen[name]:
+			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q appears more than once", name)
+		case string(raw) == "null":
+		case kind == 's' && raw[0] != '"':
+			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q must be a string", name)
+		case kind == 'o' && raw[0] != '{':
+			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q must be a JSON object", name)
+		}
+		seen[name] = string(raw) != "null"
+	}
+	if _, err := dec.Token(); err != nil {
+		return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return credit.Errorf(credit.CodeInvalidRequest, "the request body must be a single JSON object")
+	}
+	if !seen["query"] {
+		return credit.ParamErrorf(credit.CodeInvalidRequest, "query", "the request body needs a query")
+	}
+	return nil
+}
+
+// getOperation is the type of the operation a GET request would run, or "" when the query
+// does not parse (gqlgen then reports why).
+func getOperation(q url.Values) ast.Operation {
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: q.Get("query")}, MaxTokens)
+	if err != nil {
+		return ""
+	}
+	if op := doc.Operations.ForName(q.Get("operationName")); op != nil {
+		return op.Operation
+	}
+	return ""
+}
+
+// responseWriter lets the middleware choose the status of a response the transport writes:
+// 429 for a request whose extra mutation fields are over the rate limit, the REST status of an
+// idempotency error. gqlgen answers a query it refuses (parse, validation, limits) with 422;
+// the contract's code for those is invalid_request, whose status is 400.
+type responseWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+// force makes the response's status s.
+func (w *responseWriter) force(s int) { w.status = s }
+
+func (w *responseWriter) WriteHeader(status int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	switch {
+	case w.status != 0:
+		status = w.status
+	case status == http.StatusUnprocessableEntity:
+		status = http.StatusBadRequest
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}

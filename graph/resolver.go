@@ -1,0 +1,11 @@
+// Package graph is the GraphQL transport: gqlgen's executable schema over the credit domain,
+// with its HTTP handler, limits, error presenter and batched loads. Like package rest it holds
+// no business rule: resolvers parse their arguments, call package credit and return its views.
+package graph
+
+import "github.com/creditd/creditd/credit"
+
+// Resolver is the root resolver; gqlgen's generated code reaches every field through it.
+type Resolver struct {
+	svc *credit.Service
+}

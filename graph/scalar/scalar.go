@@ -1,0 +1,87 @@
+// Package scalar maps creditd's GraphQL scalars and enums onto the Go forms the credit domain
+// already uses, so its views bind to the schema without copies: Decimal is a decimal string,
+// DateTime is credit.Timestamp, and enums are the domain's lower-case codes (approved, on_hold)
+// shown in GraphQL's upper case (APPROVED, ON_HOLD).
+//
+// Input errors are *credit.Error values with the REST API's codes, naming the argument or input
+// field at fault, so GraphQL reports the same code and param as REST for the same mistake.
+package scalar
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/creditd/creditd/credit"
+)
+
+// MarshalDecimal writes a decimal string, already formatted by the domain, as a GraphQL string.
+func MarshalDecimal(s string) graphql.ContextMarshaler {
+	return graphql.ContextWriterFunc(func(ctx context.Context, w io.Writer) error {
+		graphql.MarshalString(s).MarshalGQL(w)
+		return nil
+	})
+}
+
+// UnmarshalDecimal reads a Decimal input. Only a string is accepted, as in REST bodies; its
+// format is checked by the domain, which knows the currency's minor digits.
+//
+// Errors: invalid_amount for a number (it may already have lost digits to floating point),
+// invalid_request for any other non-string value.
+func UnmarshalDecimal(ctx context.Context, v any) (string, error) {
+	name := inputName(ctx, "amount")
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number, int, int32, int64, float32, float64:
+		return "", credit.ParamErrorf(credit.CodeInvalidAmount, name, "%s must be a decimal string such as \"1500.00\", not a number", name)
+	}
+	return "", credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a decimal string such as \"1500.00\"", name)
+}
+
+// MarshalDateTime writes a timestamp in the service's one timestamp format.
+func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler {
+	return graphql.ContextWriterFunc(func(ctx context.Context, w io.Writer) error {
+		t.MarshalGQL(w)
+		return nil
+	})
+}
+
+// UnmarshalDateTime reads an RFC 3339 timestamp with any offset and optional fraction.
+//
+// Errors: invalid_parameter naming the argument, as REST's updated_since.
+func UnmarshalDateTime(ctx context.Context, v any) (credit.Timestamp, error) {
+	name := inputName(ctx, "DateTime")
+	if s, ok := v.(string); ok {
+		if t, err := credit.ParseTimestamp(s); err == nil {
+			return t, nil
+		}
+	}
+	return credit.Timestamp{}, credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z", name)
+}
+
+// MarshalEnum shows a domain code as a GraphQL enum value: on_hold becomes ON_HOLD.
+func MarshalEnum(code string) graphql.Marshaler {
+	return graphql.MarshalString(strings.ToUpper(code))
+}
+
+// UnmarshalEnum turns an enum value, already validated against the schema, back into the
+// domain's code: ON_HOLD becomes on_hold.
+func UnmarshalEnum(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", credit.Errorf(credit.CodeInvalidRequest, "an enum value must be a string")
+	}
+	return strings.ToLower(s), nil
+}
+
+// inputName is the name of the argument or input field being read, for error params.
+func inputName(ctx context.Context, fallback string) string {
+	if pc := graphql.GetPathContext(ctx); pc != nil && pc.Field != nil {
+		return *pc.Field
+	}
+	return fallback
+}
