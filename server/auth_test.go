@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
+)
+
+// newAuthEnv starts creditd with failed authentications unlimited, so a test may fail many.
+func newAuthEnv(t *testing.T) *credittest.Env {
+	t.Helper()
+	return credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) {
+		c.AuthFailureLimit = 1_000_000
+		c.RateLimit = 1_000_000
+	}})
+}
+
+func TestEveryUnusableKeyGetsTheSame401(t *testing.T) {
+	t.Parallel()
+	env := newAuthEnv(t)
+	st := env.MustStore(t, "Store", "EUR")
+	good := env.MustIssuedKey(t, st, "good", credit.ScopeReadCredit)
+	revoked := env.MustIssuedKey(t, st, "revoked", credit.ScopeReadCredit)
+	if err := env.Service.RevokeKey(credittest.Admin(), revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	rotated := env.MustIssuedKey(t, st, "rotated", credit.ScopeReadCredit)
+	fresh, err := env.Service.RotateKey(credittest.Admin(), rotated.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A well-formed secret with a valid checksum that this database never issued.
+	elsewhere := credittest.New(t)
+	unknown := elsewhere.MustKey(t, elsewhere.MustStore(t, "Elsewhere", "EUR"), "k", credit.ScopeReadCredit)
+
+	get := func(authorization string) *credittest.Response {
+		t.Helper()
+		req := credittest.Request{Method: "GET", Path: "/v1/companies"}
+		if authorization != "<none>" {
+			req.Header = map[string]string{"Authorization": authorization}
+		}
+		return env.Do(t, req)
+	}
+	for _, ok := range []string{"Bearer " + good.Secret, "bearer " + good.Secret, "BEARER " + good.Secret, "Bearer  " + good.Secret + " ", "Bearer " + rotated.Secret, "Bearer " + fresh.Secret} {
+		get(ok).ListPage(t)
+	}
+
+	// The rotated-out secret works for the grace period, then stops.
+	env.Clock.Advance(time.Hour - time.Microsecond)
+	get("Bearer " + rotated.Secret).ListPage(t)
+	env.Clock.Advance(time.Microsecond)
+
+	flipped := []byte(good.Secret)
+	flipped[len(flipped)-1] ^= 1 // another base62 character: the checksum no longer matches
+	cases := map[string]string{
+		"missing":                "<none>",
+		"empty":                  "",
+		"basic scheme":           "Basic Z29vZDprZXk=",
+		"scheme only":            "Bearer",
+		"scheme and space":       "Bearer ",
+		"token scheme":           "Token " + good.Secret,
+		"no scheme":              good.Secret,
+		"not a secret":           "Bearer hello",
+		"truncated":              "Bearer " + good.Secret[:len(good.Secret)-1],
+		"extended":               "Bearer " + good.Secret + "x",
+		"wrong checksum":         "Bearer " + string(flipped),
+		"two tokens":             "Bearer " + good.Secret + " " + good.Secret,
+		"upper-case prefix":      "Bearer CK_" + good.Secret[3:],
+		"another database's key": "Bearer " + unknown,
+		"revoked":                "Bearer " + revoked.Secret,
+		"expired after rotation": "Bearer " + rotated.Secret,
+		"hash instead of secret": "Bearer " + strings.Repeat("a", 64),
+		"tab instead of space":   "Bearer\t" + good.Secret,
+	}
+	var reference *credittest.Response
+	for name, authorization := range cases {
+		r := get(authorization)
+		r.WantError(t, 401, "unauthenticated", "")
+		if got := r.Header.Get("WWW-Authenticate"); got != `Bearer realm="credit"` {
+			t.Errorf("%s: WWW-Authenticate %q", name, got)
+		}
+		if r.Header.Get("X-Request-Id") == "" {
+			t.Errorf("%s: no X-Request-Id", name)
+		}
+		if reference == nil {
+			reference = r
+			continue
+		}
+		if string(r.Body) != string(reference.Body) {
+			t.Errorf("%s answers %s, unlike another unusable key %s: the answer must not tell which", name, r.Body, reference.Body)
+		}
+	}
+	// The fresh secret of the rotated key, and the good key, still work.
+	get("Bearer " + fresh.Secret).ListPage(t)
+	get("Bearer " + good.Secret).ListPage(t)
+}
+
+func TestEveryRouteNeedsAKey(t *testing.T) {
+	t.Parallel()
+	env := newAuthEnv(t)
+	s := mustStoreWithData(t, env, "Store")
+	revoked := env.MustIssuedKey(t, s.id, "revoked", credit.AllScopes...)
+	if err := env.Service.RevokeKey(credittest.Admin(), revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	var reference string
+	for _, rt := range routesWithCases(t) {
+		rc := routeCases[rt.Pattern]
+		id := ""
+		if rc.idKind != "" {
+			id = s.idOf(rc.idKind)
+		}
+		for _, key := range []string{"", revoked.Secret} {
+			req := routeRequest(rt.Pattern, id, key)
+			r := env.Do(t, req)
+			r.WantError(t, 401, "unauthenticated", "")
+			if reference == "" {
+				reference = string(r.Body)
+			} else if string(r.Body) != reference {
+				t.Errorf("%s answers %s, unlike %s", rt.Pattern, r.Body, reference)
+			}
+			// Authentication comes before anything about the request is looked at.
+			if id != "" {
+				req.Path = strings.ReplaceAll(req.Path, id, "nonsense")
+			}
+			req.Path += "?limit=abc"
+			if rc.body != nil {
+				req.Body = "{not json"
+			}
+			env.Do(t, req).WantError(t, 401, "unauthenticated", "")
+		}
+	}
+	// Nothing was written by the refused requests.
+	var c credit.Company
+	env.Get(t, s.key, "/v1/companies/"+s.company).WantStatus(t, 200).Decode(t, &c)
+	if c.Outstanding.Amount != "300.00" || c.Hold == nil || c.CreditLimit.Amount != "5000.00" {
+		t.Errorf("unauthenticated writes changed the company: %+v", c)
+	}
+}
