@@ -51,6 +51,7 @@ func NewHandler(opts Options) *Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(extension.Introspection{})
+	srv.Use(documentLimits{})
 	srv.Use(&queryLimits{})
 	srv.SetErrorPresenter(h.present.presentError)
 	srv.SetRecoverFunc(h.present.recoverPanic)

@@ -1,13 +1,22 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/server"
+	"github.com/creditd/creditd/tenant"
 )
 
 // gqlError is one entry of a GraphQL response's errors.
@@ -119,9 +128,9 @@ type fixture struct {
 	app, foreignApp                    credit.Application
 }
 
-func newFixture(tb testing.TB) *fixture {
+func newFixture(tb testing.TB, opts ...credittest.Options) *fixture {
 	tb.Helper()
-	env := credittest.New(tb)
+	env := credittest.New(tb, opts...)
 	f := &fixture{env: env}
 	f.store = env.MustStore(tb, "Demo Wholesale", "EUR")
 	f.other = env.MustStore(tb, "Other Store", "EUR")
@@ -145,4 +154,116 @@ func newFixture(tb testing.TB) *fixture {
 	f.app = env.MustApplication(tb, credit.ApplicationInput{StoreID: f.store, BusinessName: "Café Morgenrot", ContactName: "Ada Buyer", ContactEmail: "ada@example.com"})
 	f.foreignApp = env.MustApplication(tb, credit.ApplicationInput{StoreID: f.other, BusinessName: "Foreign Café"})
 	return f
+}
+
+// sqlLog records the SQL statements a service sends, and can make some of them fail.
+type sqlLog struct {
+	mu         sync.Mutex
+	statements []string
+	// fail, when set, is asked before each statement; a non-nil error is returned instead.
+	fail func(statement string) error
+}
+
+func (l *sqlLog) record(statement string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = append(l.statements, statement)
+	if l.fail != nil {
+		return l.fail(statement)
+	}
+	return nil
+}
+
+// reset forgets what was recorded.
+func (l *sqlLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = nil
+}
+
+// snapshot returns what was recorded since the last reset.
+func (l *sqlLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.statements...)
+}
+
+// countingDriver records every statement of an ent driver, in transactions too.
+type countingDriver struct {
+	dialect.Driver
+	log *sqlLog
+}
+
+func (d countingDriver) Exec(ctx context.Context, query string, args, v any) error {
+	if err := d.log.record(query); err != nil {
+		return err
+	}
+	return d.Driver.Exec(ctx, query, args, v)
+}
+
+func (d countingDriver) Query(ctx context.Context, query string, args, v any) error {
+	if err := d.log.record(query); err != nil {
+		return err
+	}
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+func (d countingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingTx{Tx: tx, log: d.log}, nil
+}
+
+type countingTx struct {
+	dialect.Tx
+	log *sqlLog
+}
+
+func (t countingTx) Exec(ctx context.Context, query string, args, v any) error {
+	if err := t.log.record(query); err != nil {
+		return err
+	}
+	return t.Tx.Exec(ctx, query, args, v)
+}
+
+func (t countingTx) Query(ctx context.Context, query string, args, v any) error {
+	if err := t.log.record(query); err != nil {
+		return err
+	}
+	return t.Tx.Query(ctx, query, args, v)
+}
+
+// withSQLLog makes the HTTP server's service send its SQL through a recording driver; the
+// Env's own Service (used to set data up) is left alone, so only requests are recorded.
+func withSQLLog(log *sqlLog, adjust ...func(*server.Config)) credittest.Options {
+	return credittest.Options{ServerConfig: func(cfg *server.Config) {
+		drv := countingDriver{Driver: entsql.OpenDB(cfg.DB.Dialect, cfg.DB.SQL), log: log}
+		cfg.Service = credit.NewService(ent.NewClient(ent.Driver(drv)), cfg.DB.Dialect, credit.Options{Now: cfg.Now})
+		for _, a := range adjust {
+			a(cfg)
+		}
+	}}
+}
+
+// touching returns the statements that read or write one of tables.
+func touching(statements []string, tables ...string) []string {
+	var out []string
+	for _, s := range statements {
+		for _, t := range tables {
+			if strings.Contains(s, "`"+t+"`") || strings.Contains(s, `"`+t+`"`) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func urlQuery(q string) string { return url.QueryEscape(q) }
+
+// viewerOf is an admin context for a store, for checking data behind the API's back.
+func viewerOf(store string) context.Context {
+	return tenant.Staff(credittest.Admin(), store, "test")
 }
