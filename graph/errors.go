@@ -46,11 +46,36 @@ func (p presenter) presentError(ctx context.Context, err error) *gqlerror.Error 
 		out.Message = gqlErr.Message
 		out.Extensions = extensions(credit.CodeInvalidRequest, "")
 	default:
-		p.log.ErrorContext(ctx, "internal error", "request_id", rest.RequestID(ctx), "path", out.Path.String(), "error", err.Error())
+		if firstReport(ctx, err) {
+			p.log.ErrorContext(ctx, "internal error", "request_id", rest.RequestID(ctx), "path", out.Path.String(), "error", err.Error())
+		}
 		out.Message = internalMessage
 		out.Extensions = extensions(credit.CodeInternal, "")
 	}
 	return out
+}
+
+// firstReport reports whether err is the first of its text in this request: a batched read
+// that fails fails every sibling field with the same error, which is logged once.
+func firstReport(ctx context.Context, err error) bool {
+	req := requestFrom(ctx)
+	if req == nil {
+		return true
+	}
+	text := err.Error()
+	if e := (*gqlerror.Error)(nil); errors.As(err, &e) && e.Err != nil {
+		text = e.Err.Error() // without the path, which differs between siblings
+	}
+	req.mu.Lock()
+	defer req.mu.Unlock()
+	if req.logged == nil {
+		req.logged = map[string]bool{}
+	}
+	if req.logged[text] {
+		return false
+	}
+	req.logged[text] = true
+	return true
 }
 
 // recoverPanic turns a resolver's panic into internal_error, logging it once.

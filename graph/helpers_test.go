@@ -267,3 +267,11 @@ func urlQuery(q string) string { return url.QueryEscape(q) }
 func viewerOf(store string) context.Context {
 	return tenant.Staff(credittest.Admin(), store, "test")
 }
+
+// mutate posts a mutation that must succeed without errors and returns its data.
+func mutate(tb testing.TB, f *fixture, key, q string, vars map[string]any) map[string]any {
+	tb.Helper()
+	return query(tb, f.env, key, q, vars)
+}
+
+func credittestAdmin() context.Context { return credittest.Admin() }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -27,6 +28,10 @@ type request struct {
 	w                *responseWriter
 	// mutationsSucceeded counts the mutation fields whose resolver returned without error.
 	mutationsSucceeded atomic.Int32
+
+	mu sync.Mutex
+	// logged holds the internal errors already logged, by text.
+	logged map[string]bool
 }
 
 type requestKey struct{}
