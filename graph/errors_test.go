@@ -202,14 +202,18 @@ func (b *lockedBuffer) String() string {
 
 var _ io.Writer = (*lockedBuffer)(nil)
 
-func get(path string) credittest.Request { return credittest.Request{Method: http.MethodGet, Path: path} }
+func get(path string) credittest.Request {
+	return credittest.Request{Method: http.MethodGet, Path: path}
+}
 func post(path, body string) credittest.Request {
 	return credittest.Request{Method: http.MethodPost, Path: path, Body: body, Header: map[string]string{"Content-Type": "application/json"}}
 }
 func put(path, body string) credittest.Request {
 	return credittest.Request{Method: http.MethodPut, Path: path, Body: body, Header: map[string]string{"Content-Type": "application/json"}}
 }
-func del(path string) credittest.Request { return credittest.Request{Method: http.MethodDelete, Path: path} }
+func del(path string) credittest.Request {
+	return credittest.Request{Method: http.MethodDelete, Path: path}
+}
 
 // in builds a mutation's input variable from name, value pairs.
 func in(kv ...any) map[string]any {
