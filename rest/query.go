@@ -7,11 +7,17 @@ import (
 	"github.com/creditd/creditd/credit"
 )
 
-// queryParams returns the query's values, refusing parameters the endpoint does not take (a
-// misspelt filter would otherwise silently return everything) and repeated ones.
+// queryParams parses a raw query string and returns its values, refusing a query string that
+// does not parse (a ";" separator or a bad %-escape, which url.Values.Query would silently
+// drop together with the filter it held), parameters the endpoint does not take (a misspelt
+// filter would otherwise silently return everything) and repeated ones.
 //
 // Errors: invalid_parameter.
-func queryParams(q url.Values, allowed ...string) (map[string]string, error) {
+func queryParams(rawQuery string, allowed ...string) (map[string]string, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, credit.Errorf(credit.CodeInvalidParameter, "the query string could not be read (%v): separate parameters with & and percent-encode their values", err)
+	}
 	out := make(map[string]string, len(q))
 	for name, values := range q {
 		known := false

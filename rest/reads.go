@@ -8,7 +8,7 @@ import (
 
 // listCompanies serves GET /v1/companies.
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
-	q, err := queryParams(r.URL.Query(), "limit", "cursor", "status", "updated_since")
+	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status", "updated_since")
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -40,7 +40,7 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 
 // getCompany serves GET /v1/companies/{id}.
 func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
-	if _, err := queryParams(r.URL.Query()); err != nil {
+	if _, err := queryParams(r.URL.RawQuery); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -54,7 +54,7 @@ func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
 
 // listLedger serves GET /v1/companies/{id}/ledger.
 func (a *API) listLedger(w http.ResponseWriter, r *http.Request) {
-	q, err := queryParams(r.URL.Query(), "limit", "cursor", "after")
+	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "after")
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -78,7 +78,7 @@ func (a *API) listLedger(w http.ResponseWriter, r *http.Request) {
 
 // listApplications serves GET /v1/applications.
 func (a *API) listApplications(w http.ResponseWriter, r *http.Request) {
-	q, err := queryParams(r.URL.Query(), "limit", "cursor", "status")
+	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status")
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -102,7 +102,7 @@ func (a *API) listApplications(w http.ResponseWriter, r *http.Request) {
 
 // getApplication serves GET /v1/applications/{id}.
 func (a *API) getApplication(w http.ResponseWriter, r *http.Request) {
-	if _, err := queryParams(r.URL.Query()); err != nil {
+	if _, err := queryParams(r.URL.RawQuery); err != nil {
 		WriteError(w, r, err)
 		return
 	}

@@ -702,6 +702,31 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 	}
 }
 
+// TestMalformedQueryStringsAreRefused: a query string that does not parse must not lose its
+// filter silently and answer with everything.
+func TestMalformedQueryStringsAreRefused(t *testing.T) {
+	t.Parallel()
+	f := newReadFixture(t)
+	co := f.env.MustCompany(t, f.store, "Approved", "1000")
+	app := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Applicant"})
+	for _, path := range []string{
+		"/v1/companies?status=on_hold;limit=1",
+		"/v1/companies?status=%zz",
+		"/v1/companies?status=on_hold&%zz",
+		"/v1/companies?updated_since=2027-01-01T00:00:00Z;",
+		"/v1/companies/" + co.ID + "?%",
+		"/v1/companies/" + co.ID + "/ledger?limit=1;after=x",
+		"/v1/applications?status=rejected;",
+		"/v1/applications/" + app.ID + "?a=%G0",
+	} {
+		f.env.Get(t, f.key, path).WantError(t, 400, "invalid_parameter", "")
+	}
+	// Percent-encoded values are read as such.
+	if got := f.env.Get(t, f.key, "/v1/companies?status=%61pproved").ListPage(t).IDs(t); !slices.Equal(got, []string{co.ID}) {
+		t.Errorf("status=%%61pproved: %v", got)
+	}
+}
+
 func TestResponsesAreJSON(t *testing.T) {
 	t.Parallel()
 	f := newReadFixture(t)
