@@ -127,7 +127,15 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		rest = args[2:]
 	}
 	if !ok {
-		fmt.Fprintf(m.Stderr, "creditd: unknown command %q; run creditd help\n", strings.Join(args[:min(2, len(args))], " "))
+		if strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(m.Stderr, "creditd: flags such as %s go after the command name: creditd COMMAND [flags]; run creditd help\n", args[0])
+			return exitBadInput
+		}
+		words := args[:1]
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			words = args[:2]
+		}
+		fmt.Fprintf(m.Stderr, "creditd: unknown command %q; run creditd help\n", strings.Join(words, " "))
 		return exitBadInput
 	}
 	fs := flag.NewFlagSet("creditd "+name, flag.ContinueOnError)

@@ -410,8 +410,9 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 		says string // a word the one-line message must contain
 	}{
 		{"no command", nil, "help"},
-		{"unknown command", []string{"frobnicate"}, "unknown command"},
-		{"unknown subcommand", []string{"store", "delete"}, "unknown command"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate";`},
+		{"flag before the command", []string{"--json", "store", "create", "--name", "A", "--currency", "EUR"}, "after the command name"},
+		{"unknown subcommand", []string{"store", "delete"}, `unknown command "store delete"`},
 		{"unknown flag", []string{"store", "create", "--name", "A", "--currency", "EUR", "--colour", "red"}, "colour"},
 		{"migrate with an argument", []string{"migrate", "now"}, "argument"},
 
