@@ -80,9 +80,9 @@ func (l *loaders) addSiblings(page []credit.Company) {
 	}
 }
 
-// ledger returns the first page of c's ledger from its page's batch; batched is false when c
-// was not listed in a page (a single company, a mutation's payload), and the caller reads it
-// on its own.
+// ledger returns the first page of c's ledger from its page's batch, or read on its own when c
+// was not listed in a page (a single company, a mutation's payload). batched is false when the
+// company was not found, so that the caller can ask ListLedger for the not_found answer.
 func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p credit.Page[credit.LedgerEntry], batched bool, err error) {
 	if l == nil {
 		return p, false, nil
@@ -104,8 +104,16 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 	l.mu.Lock()
 	s := l.siblings[c]
 	if s == nil {
+		// A company on its own is a batch of one, never cached: after a mutation the same
+		// company may be shown again, changed. The batched read also sees the writes of the
+		// transaction an Idempotency-Key runs the request in.
 		l.mu.Unlock()
-		return credit.Page[T]{}, false, nil
+		pages, err := read(ctx, []string{c.ID}, first, "first")
+		if err != nil {
+			return credit.Page[T]{}, false, err
+		}
+		p, ok := pages[c.ID]
+		return p, ok, nil
 	}
 	key := batchKey{page: s, first: -1}
 	if first != nil {

@@ -36,8 +36,15 @@ func TestScopesPerField(t *testing.T) {
 			if len(res.Errors) != len(tc.null) {
 				t.Fatalf("%d errors, want %d: %s", len(res.Errors), len(tc.null), res.HTTP.Body)
 			}
+			// Root fields of a query run concurrently: errors come in any order.
+			byField := map[any]gqlError{}
+			for _, e := range res.Errors {
+				if len(e.Path) > 0 {
+					byField[e.Path[0]] = e
+				}
+			}
 			for i, field := range tc.null {
-				e := res.Errors[i]
+				e := byField[field]
 				if e.Extensions.Code != "insufficient_scope" || len(e.Path) != 1 || e.Path[0] != field || e.Message != "this call needs scope "+tc.wantScope {
 					t.Errorf("error %d: %+v, want insufficient_scope on %s naming %s", i, e, field, tc.wantScope)
 				}

@@ -1,0 +1,214 @@
+package graph_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
+)
+
+const (
+	adjustMutation = `mutation($in: CreateAdjustmentInput!) { createAdjustment(input: $in) {
+	  ledgerEntry { id kind amount { amount currency } note platformOrderGid }
+	  company { id outstanding { amount } availableCredit { amount } ledger(first: 1) { edges { node { id } } } } } }`
+	limitMutation = `mutation($in: SetCreditLimitInput!) { setCreditLimit(input: $in) {
+	  company { creditLimit { amount currency } availableCredit { amount } } previousCreditLimit { amount currency } } }`
+	placeMutation = `mutation($in: PlaceHoldInput!) { placeHold(input: $in) { company { status hold { kind note placedBy } } } }`
+	liftMutation  = `mutation($in: LiftHoldInput!) { liftHold(input: $in) { company { status hold { kind } } } }`
+)
+
+// TestMutations runs each mutation and checks its payload, its effect as REST shows it, and
+// its timeline attribution to the key's label.
+func TestMutations(t *testing.T) {
+	f := newFixture(t)
+	co := f.alpen.ID
+
+	adj := mutate(t, f, f.full, adjustMutation, in("companyId", co, "amount", "-250.50", "note", "goodwill credit"))["createAdjustment"]
+	entry := at(t, adj, "ledgerEntry").(map[string]any)
+	if entry["kind"] != "ADJUSTMENT" || at(t, entry, "amount", "amount") != "-250.50" || entry["note"] != "goodwill credit" || entry["platformOrderGid"] != nil {
+		t.Errorf("ledger entry %v", entry)
+	}
+	if at(t, adj, "company", "outstanding", "amount") != "4549.50" {
+		t.Errorf("outstanding %v, want 4549.50", at(t, adj, "company", "outstanding"))
+	}
+	if at(t, adj, "company", "ledger", "edges", 0, "node", "id") != entry["id"] {
+		t.Errorf("the payload's ledger does not start with the new entry: %v", adj)
+	}
+
+	lim := mutate(t, f, f.full, limitMutation, in("companyId", co, "amount", "30000", "reason", "annual review"))["setCreditLimit"]
+	if at(t, lim, "previousCreditLimit", "amount") != "25000.00" || at(t, lim, "company", "creditLimit", "amount") != "30000.00" {
+		t.Errorf("limit change %v", lim)
+	}
+
+	held := mutate(t, f, f.full, placeMutation, map[string]any{"in": map[string]any{"companyId": co, "note": "audit"}})["placeHold"]
+	if mustJSON(t, at(t, held, "company")) != `{"hold":{"kind":"MANUAL","note":"audit","placedBy":"erp"},"status":"ON_HOLD"}` {
+		t.Errorf("placed hold %v", held)
+	}
+	lifted := mutate(t, f, f.full, liftMutation, map[string]any{"in": map[string]any{"companyId": co}})["liftHold"]
+	if mustJSON(t, at(t, lifted, "company")) != `{"hold":null,"status":"APPROVED"}` {
+		t.Errorf("lifted hold %v", lifted)
+	}
+
+	var rest map[string]any
+	f.env.Get(t, f.readCredit, "/v1/companies/"+co).WantStatus(t, http.StatusOK).Decode(t, &rest)
+	if at(t, rest, "outstanding", "amount") != "4549.50" || at(t, rest, "credit_limit", "amount") != "30000.00" || rest["hold"] != nil {
+		t.Errorf("REST sees %v", rest)
+	}
+	events := at(t, query(t, f.env, f.readCredit, `query($id: ID!) { company(id: $id) { timeline { edges { node { type actor { type label } } } } } }`, map[string]any{"id": co}), "company", "timeline", "edges").([]any)
+	want := []string{credit.EventHoldLifted, credit.EventHoldPlaced, credit.EventCreditLimitChanged, credit.EventAdjustmentCreated}
+	if len(events) != len(want) {
+		t.Fatalf("timeline %v", events)
+	}
+	for i, e := range events {
+		if at(t, e, "node", "type") != want[i] || mustJSON(t, at(t, e, "node", "actor")) != `{"label":"erp","type":"API_KEY"}` {
+			t.Errorf("event %d: %v, want %s by the key erp", i, e, want[i])
+		}
+	}
+}
+
+// TestSeveralMutationsInOneRequest runs mutation fields in order, each on its own, and counts
+// each beyond the first against the rate limit.
+func TestSeveralMutationsInOneRequest(t *testing.T) {
+	f := newFixture(t, credittest.Options{ServerConfig: func(cfg *server.Config) { cfg.RateLimit = 5 }})
+	const three = `mutation($id: ID!) {
+	  a: createAdjustment(input: {companyId: $id, amount: "10.00", note: "one"}) { company { outstanding { amount } } }
+	  b: createAdjustment(input: {companyId: $id, amount: "10.00", note: "two"}) { company { outstanding { amount } } }
+	  c: placeHold(input: {companyId: $id}) { company { status } } }`
+	res := doGQL(t, f.env, gqlRequest{Key: f.full, Query: three, Variables: map[string]any{"id": f.alpen.ID}})
+	if len(res.Errors) > 0 {
+		t.Fatalf("%s", res.HTTP.Body)
+	}
+	if at(t, res.Data, "a", "company", "outstanding", "amount") != "4810.00" || at(t, res.Data, "b", "company", "outstanding", "amount") != "4820.00" || at(t, res.Data, "c", "company", "status") != "ON_HOLD" {
+		t.Errorf("fields did not run in order: %s", res.HTTP.Body)
+	}
+	if got := res.HTTP.Header.Get("X-RateLimit-Remaining"); got != strconv.Itoa(5-3) {
+		t.Errorf("X-RateLimit-Remaining %s after a request of three mutation fields, want 2", got)
+	}
+
+	// One request left: a request with three mutation fields is refused before any runs.
+	res = doGQL(t, f.env, gqlRequest{Key: f.full, Query: three, Variables: map[string]any{"id": f.brau.ID}})
+	if res.HTTP.Status != http.StatusTooManyRequests || res.HTTP.Header.Get("Retry-After") == "" {
+		t.Fatalf("over the limit: %d %v %s", res.HTTP.Status, res.HTTP.Header, res.HTTP.Body)
+	}
+	res.wantCodes(t, "rate_limited")
+	if c, _ := f.env.Service.GetCompany(viewerOf(f.store), f.brau.ID); c.Outstanding.Amount != "0.00" || c.Hold != nil {
+		t.Fatalf("a refused request wrote: %+v", c)
+	}
+}
+
+// TestIdempotentMutations checks Idempotency-Key on GraphQL: the whole request runs once, a
+// retry replays it, and what REST would not store is not stored either.
+func TestIdempotentMutations(t *testing.T) {
+	f := newFixture(t)
+	co := f.alpen.ID
+	send := func(key, q string, vars map[string]any) gqlResult {
+		t.Helper()
+		return doGQL(t, f.env, gqlRequest{Key: f.full, Query: q, Variables: vars, Header: map[string]string{"Idempotency-Key": key}})
+	}
+	outstanding := func() string {
+		c, err := f.env.Service.GetCompany(viewerOf(f.store), co)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Outstanding.Amount
+	}
+
+	t.Run("replay", func(t *testing.T) {
+		vars := in("companyId", co, "amount", "100.00", "note", "retry me")
+		first := send("adj-1", adjustMutation, vars)
+		if len(first.Errors) > 0 || first.HTTP.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first: %v %s", first.HTTP.Header, first.HTTP.Body)
+		}
+		// The payload is read inside the request's transaction: it shows the new entry.
+		if at(t, first.Data, "createAdjustment", "company", "ledger", "edges", 0, "node", "id") != at(t, first.Data, "createAdjustment", "ledgerEntry", "id") {
+			t.Errorf("the payload's ledger misses the new entry: %s", first.HTTP.Body)
+		}
+		again := send("adj-1", adjustMutation, vars)
+		if again.HTTP.Header.Get("Idempotent-Replayed") != "true" || string(again.HTTP.Body) != string(first.HTTP.Body) || again.HTTP.Status != first.HTTP.Status {
+			t.Fatalf("retry: %d %v\n%s\nwant\n%s", again.HTTP.Status, again.HTTP.Header, again.HTTP.Body, first.HTTP.Body)
+		}
+		if got := outstanding(); got != "4900.00" {
+			t.Fatalf("outstanding %s after a retried adjustment of 100.00, want 4900.00", got)
+		}
+	})
+	t.Run("same key, other request", func(t *testing.T) {
+		res := send("adj-1", adjustMutation, in("companyId", co, "amount", "100.01", "note", "retry me"))
+		if res.HTTP.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d: %s", res.HTTP.Status, res.HTTP.Body)
+		}
+		res.wantCodes(t, "idempotency_key_reused")
+		// Keys are one namespace with REST's.
+		rest := f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/v1/companies/" + co + "/hold", Key: f.full, Body: `{}`,
+			Header: map[string]string{"Idempotency-Key": "adj-1", "Content-Type": "application/json"}})
+		if rest.APIError().Code != "idempotency_key_reused" {
+			t.Fatalf("REST with a GraphQL request's key: %d %s", rest.Status, rest.Body)
+		}
+	})
+	t.Run("invalid input is not stored", func(t *testing.T) {
+		bad := send("adj-2", adjustMutation, in("companyId", co, "amount", "1.001", "note", "x"))
+		bad.wantCodes(t, "invalid_amount")
+		fixed := send("adj-2", adjustMutation, in("companyId", co, "amount", "1.00", "note", "x"))
+		if len(fixed.Errors) > 0 || fixed.HTTP.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("corrected retry with the same key: %s", fixed.HTTP.Body)
+		}
+		if got := outstanding(); got != "4901.00" {
+			t.Fatalf("outstanding %s, want 4901.00", got)
+		}
+	})
+	t.Run("outcomes decided by the data are stored", func(t *testing.T) {
+		if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+			t.Fatal(err)
+		}
+		vars := map[string]any{"in": map[string]any{"companyId": f.brau.ID}}
+		first := send("hold-1", placeMutation, vars)
+		first.wantCodes(t, "hold_exists")
+		if _, err := f.env.Service.LiftHold(viewerOf(f.store), f.brau.ID); err != nil {
+			t.Fatal(err)
+		}
+		again := send("hold-1", placeMutation, vars)
+		if again.HTTP.Header.Get("Idempotent-Replayed") != "true" || string(again.HTTP.Body) != string(first.HTTP.Body) {
+			t.Fatalf("retry: %v %s", again.HTTP.Header, again.HTTP.Body)
+		}
+		if c, _ := f.env.Service.GetCompany(viewerOf(f.store), f.brau.ID); c.Hold != nil {
+			t.Fatal("the replayed request placed a hold")
+		}
+	})
+	t.Run("one key for the whole request", func(t *testing.T) {
+		const two = `mutation($co: ID!, $held: ID!) {
+		  a: createAdjustment(input: {companyId: $co, amount: "50.00", note: "batch"}) { ledgerEntry { id } }
+		  b: placeHold(input: {companyId: $held}) { company { id } } }`
+		if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+			t.Fatal(err)
+		}
+		vars := map[string]any{"co": co, "held": f.brau.ID}
+		first := send("batch-1", two, vars)
+		first.wantCodes(t, "hold_exists")
+		again := send("batch-1", two, vars)
+		if again.HTTP.Header.Get("Idempotent-Replayed") != "true" || string(again.HTTP.Body) != string(first.HTTP.Body) {
+			t.Fatalf("retry: %v %s", again.HTTP.Header, again.HTTP.Body)
+		}
+		if got := outstanding(); got != "4951.00" {
+			t.Fatalf("outstanding %s, want 4951.00: the adjustment applied once", got)
+		}
+	})
+	t.Run("without write_credit nothing is stored", func(t *testing.T) {
+		res := doGQL(t, f.env, gqlRequest{Key: f.readCredit, Query: placeMutation, Variables: map[string]any{"in": map[string]any{"companyId": co}},
+			Header: map[string]string{"Idempotency-Key": "scope-1"}})
+		res.wantCodes(t, "insufficient_scope")
+		ok := send("scope-1", placeMutation, map[string]any{"in": map[string]any{"companyId": co}})
+		if len(ok.Errors) > 0 {
+			t.Fatalf("the key was taken by a refused request: %s", ok.HTTP.Body)
+		}
+	})
+	t.Run("queries ignore the key", func(t *testing.T) {
+		for i := 0; i < 2; i++ {
+			res := doGQL(t, f.env, gqlRequest{Key: f.readCredit, Query: `{ companies { edges { cursor } } }`, Header: map[string]string{"Idempotency-Key": "query-1"}})
+			if len(res.Errors) > 0 || res.HTTP.Header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("query with a key: %v %s", res.HTTP.Header, res.HTTP.Body)
+			}
+		}
+	})
+}
