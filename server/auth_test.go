@@ -141,3 +141,77 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 		t.Errorf("unauthenticated writes changed the company: %+v", c)
 	}
 }
+
+// TestReadsDoNotWriteTheDatabase checks that a key's last use is written on its first use and
+// then at most once a minute, so reads cost no database write: SQLite's data_version, seen
+// from a connection of its own, moves only when another connection commits.
+func TestReadsDoNotWriteTheDatabase(t *testing.T) {
+	t.Parallel()
+	credittest.RequireSQLite(t)
+	env := newAuthEnv(t)
+	s := mustStoreWithData(t, env, "Store")
+	key := env.MustIssuedKey(t, s.id, "reader", credit.ScopeReadCredit, credit.ScopeReadApplications)
+	lastUsed := func() string {
+		t.Helper()
+		keys, err := env.Service.ListKeys(credittest.Admin(), s.id, credit.DefaultStaleAfter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if k.ID == key.ID {
+				if k.LastUsedAt == nil {
+					return "never"
+				}
+				return k.LastUsedAt.String()
+			}
+		}
+		t.Fatalf("key %s not listed", key.ID)
+		return ""
+	}
+	conn, err := env.DB.SQL.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dataVersion := func() int64 {
+		t.Helper()
+		var v int64
+		if err := conn.QueryRowContext(t.Context(), "PRAGMA data_version").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	reads := []string{"/v1/companies", "/v1/companies/" + s.company, "/v1/companies/" + s.company + "/ledger", "/v1/applications", "/v1/applications/" + s.application}
+
+	if got := lastUsed(); got != "never" {
+		t.Fatalf("a new key's last use: %s", got)
+	}
+	before := dataVersion()
+	env.Clock.Advance(time.Hour)
+	env.Get(t, key.Secret, "/v1/companies").WantStatus(t, 200)
+	first := env.Clock.Now().Format(credit.TimestampLayout)
+	if got := lastUsed(); got != first {
+		t.Fatalf("last use after the first request: %s, want %s", got, first)
+	}
+	if dataVersion() == before {
+		t.Fatal("the first use was not written")
+	}
+
+	quiet := dataVersion()
+	for i := range 30 {
+		env.Clock.Advance(59 * time.Second / 30) // the last read 59 s after the first use
+		env.Get(t, key.Secret, reads[i%len(reads)]).WantStatus(t, 200)
+	}
+	if v := dataVersion(); v != quiet {
+		t.Errorf("30 reads within the minute wrote the database (data_version %d → %d)", quiet, v)
+	}
+	if got := lastUsed(); got != first {
+		t.Errorf("last use moved within the minute: %s, want %s", got, first)
+	}
+
+	env.Clock.Advance(2 * time.Second) // more than a minute after the first use
+	env.Get(t, key.Secret, "/v1/companies").WantStatus(t, 200)
+	if got, want := lastUsed(), env.Clock.Now().Format(credit.TimestampLayout); got != want {
+		t.Errorf("last use a minute later: %s, want %s", got, want)
+	}
+}
