@@ -720,3 +720,40 @@ func readFileIfExists(path string) ([]byte, error) {
 	}
 	return raw, err
 }
+
+// TestCLIChangesAreSeenByARunningServer writes through the command line while the server runs
+// on the same SQLite file: the next request sees each change.
+func TestCLIChangesAreSeenByARunningServer(t *testing.T) {
+	t.Parallel()
+	credittest.RequireSQLite(t)
+	env := credittest.New(t)
+	st := env.MustStore(t, "Store", "EUR")
+	key := env.MustKey(t, st, "dashboard", credit.ScopeReadCredit, credit.ScopeReadApplications)
+	d := &cliDB{path: env.DBPath, store: st}
+
+	co := d.json(t, "company", "create", "--store", st, "--name", "Buyer", "--platform-company-gid", "gid://platform/Company/5",
+		"--payment-terms", "NET_30", "--credit-limit", "1000")["id"].(string)
+	env.Get(t, key, "/v1/companies/"+co).WantStatus(t, 200)
+	entry := d.json(t, "ledger", "record", "--company", co, "--kind", "order_placed", "--amount", "250", "--order", "gid://platform/Order/1")["ledger_entry"].(map[string]any)["id"].(string)
+	var ledger struct{ Data []credit.LedgerEntry }
+	env.Get(t, key, "/v1/companies/"+co+"/ledger").WantStatus(t, 200).Decode(t, &ledger)
+	if len(ledger.Data) != 1 || ledger.Data[0].ID != entry {
+		t.Errorf("the server's ledger %+v lacks the entry %s", ledger.Data, entry)
+	}
+	var company credit.Company
+	env.Get(t, key, "/v1/companies/"+co).WantStatus(t, 200).Decode(t, &company)
+	if company.Outstanding.Amount != "250.00" || company.AvailableCredit.Amount != "700.00" {
+		t.Errorf("the server shows %+v after the entry", company)
+	}
+	app := d.json(t, "application", "create", "--store", st, "--business-name", "B", "--vat-number", "X", "--contact-name", "N", "--contact-email", "n@example.com")["id"].(string)
+	d.json(t, "application", "set-status", app, "--status", "in_review")
+	var a credit.Application
+	env.Get(t, key, "/v1/applications/"+app).WantStatus(t, 200).Decode(t, &a)
+	if a.Status != credit.AppInReview {
+		t.Errorf("the server shows the application %s", a.Status)
+	}
+	other := d.json(t, "key", "create", "--store", st, "--label", "new", "--scopes", "read_credit")
+	env.Get(t, other["secret"].(string), "/v1/companies").WantStatus(t, 200)
+	d.json(t, "key", "revoke", other["id"].(string))
+	env.Get(t, other["secret"].(string), "/v1/companies").WantError(t, 401, "unauthenticated", "")
+}
