@@ -172,3 +172,30 @@ func (r *recordingTB) Helper() {}
 func (r *recordingTB) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, strings.TrimSpace(fmt.Sprintf(format, args...)))
 }
+
+// BenchmarkCheck measures what the check adds to each exchange of the test suite.
+func BenchmarkCheck(b *testing.B) {
+	v, err := conformance.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := credittest.New(b)
+	st := env.MustStore(b, "Acme", "EUR")
+	key := env.MustKey(b, st, "erp", credit.ScopeReadCredit)
+	for i := 0; i < 50; i++ {
+		env.MustCompany(b, st, fmt.Sprintf("Buyer %d", i), "1000.00")
+	}
+	var x exchange
+	previous := credittest.Observe
+	credittest.Observe = func(tb testing.TB, r *http.Request, resp *credittest.Response) {
+		x = exchange{req: r, status: resp.Status, header: resp.Header, body: resp.Body}
+	}
+	env.Get(b, key, "/v1/companies")
+	credittest.Observe = previous
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.Check(x.req, x.status, x.header, x.body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
