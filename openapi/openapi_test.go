@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	speakeasy "github.com/speakeasy-api/openapi/openapi"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/creditd/creditd/credit"
@@ -36,6 +37,24 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 		if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestDocumentPassesASecondValidator validates the document with a second, independent
+// OpenAPI 3.1 implementation (Speakeasy's, which checks each object against the 3.1 structure
+// and each schema against JSON Schema 2020-12), since kin-openapi accepts some invalid input.
+func TestDocumentPassesASecondValidator(t *testing.T) {
+	ctx := context.Background()
+	doc, problems, err := speakeasy.Unmarshal(ctx, bytes.NewReader(openapi.YAML()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems = append(problems, doc.Validate(ctx)...)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q, want 3.1.0", doc.OpenAPI)
 	}
 }
 
