@@ -27,8 +27,11 @@ const (
 type AdjustmentInput struct {
 	CompanyID string
 	Amount    *string
-	Note      *string
-	Currency  *string
+	// AmountNotString is set when the caller sent the amount as a JSON number: refused with
+	// invalid_amount, in the same place as every other amount check.
+	AmountNotString bool
+	Note            *string
+	Currency        *string
 }
 
 // AdjustmentResult is what an adjustment returns.
@@ -39,10 +42,11 @@ type AdjustmentResult struct {
 
 // CreditLimitInput is the body of PUT /companies/{id}/credit-limit.
 type CreditLimitInput struct {
-	CompanyID string
-	Amount    *string
-	Reason    *string
-	Currency  *string
+	CompanyID       string
+	Amount          *string
+	AmountNotString bool
+	Reason          *string
+	Currency        *string
 }
 
 // CreditLimitResult is what a limit change returns.
@@ -78,7 +82,7 @@ func (s *Service) CreateAdjustment(ctx context.Context, in AdjustmentInput) (Adj
 			return err
 		}
 		cur := c.Edges.Store.Currency
-		amount, err := requiredAmount(in.Amount, in.Currency, cur)
+		amount, err := requiredAmount(in.Amount, in.AmountNotString, in.Currency, cur)
 		if err != nil {
 			return err
 		}
@@ -123,7 +127,7 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 			return err
 		}
 		cur := c.Edges.Store.Currency
-		amount, err := requiredAmount(in.Amount, in.Currency, cur)
+		amount, err := requiredAmount(in.Amount, in.AmountNotString, in.Currency, cur)
 		if err != nil {
 			return err
 		}
@@ -259,7 +263,10 @@ func clearHold(ctx context.Context, tx *ent.Tx, c *ent.Company, now time.Time) (
 // optional currency first.
 //
 // Errors: validation_failed (missing), currency_mismatch, invalid_amount.
-func requiredAmount(amount, currency *string, companyCurrency string) (decimal.Decimal, error) {
+func requiredAmount(amount *string, notString bool, currency *string, companyCurrency string) (decimal.Decimal, error) {
+	if notString {
+		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, "amount", "amount must be a decimal string such as \"1500.00\", not a JSON number")
+	}
 	if amount == nil {
 		return decimal.Decimal{}, ParamErrorf(CodeValidationFailed, "amount", "amount is required")
 	}

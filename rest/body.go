@@ -16,12 +16,14 @@ import (
 const MaxBodyBytes = 64 << 10
 
 // field is one accepted member of a JSON request body. Every accepted member is a string;
-// an amount given as a JSON number is answered with invalid_amount, any other wrong type
-// with invalid_request.
+// an amount given as a JSON number is passed on as such (the domain answers invalid_amount),
+// any other wrong type is answered with invalid_request.
 type field struct {
-	name   string
-	amount bool
-	dst    **string
+	name string
+	dst  **string
+	// number, when set, accepts a JSON number too and records that one was sent; the domain
+	// refuses it with invalid_amount in its own validation order (after the company lookup).
+	number *bool
 }
 
 // ReadBody reads a request body of at most MaxBodyBytes after checking its media type.
@@ -121,8 +123,10 @@ func decodeString(raw json.RawMessage, f *field) error {
 		}
 		*f.dst = &s
 		return nil
-	case f.amount && len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
-		return credit.ParamErrorf(credit.CodeInvalidAmount, f.name, "%s must be a decimal string such as \"1500.00\", not a JSON number", f.name)
+	case f.number != nil && len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
+		*f.dst = nil
+		*f.number = true
+		return nil
 	}
 	return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q must be a string", f.name)
 }

@@ -74,7 +74,7 @@ func (a *API) createAdjustment(w http.ResponseWriter, r *http.Request) {
 	in := credit.AdjustmentInput{CompanyID: r.PathValue("id")}
 	a.write(w, r, func(body []byte) error {
 		return decodeObject(body,
-			field{name: "amount", amount: true, dst: &in.Amount},
+			field{name: "amount", dst: &in.Amount, number: &in.AmountNotString},
 			field{name: "note", dst: &in.Note},
 			field{name: "currency", dst: &in.Currency})
 	}, func(ctx context.Context) (int, any, error) {
@@ -88,7 +88,7 @@ func (a *API) setCreditLimit(w http.ResponseWriter, r *http.Request) {
 	in := credit.CreditLimitInput{CompanyID: r.PathValue("id")}
 	a.write(w, r, func(body []byte) error {
 		return decodeObject(body,
-			field{name: "amount", amount: true, dst: &in.Amount},
+			field{name: "amount", dst: &in.Amount, number: &in.AmountNotString},
 			field{name: "reason", dst: &in.Reason},
 			field{name: "currency", dst: &in.Currency})
 	}, func(ctx context.Context) (int, any, error) {

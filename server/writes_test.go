@@ -310,3 +310,23 @@ func TestManualHold(t *testing.T) {
 		}
 	}
 }
+
+// TestAmountAsNumberAfterCompanyLookup keeps the validation order: an unknown company is
+// 404 whatever the body's amount looks like; a known one refuses a JSON number with 422.
+func TestAmountAsNumberAfterCompanyLookup(t *testing.T) {
+	f := newWriteFixture(t)
+	for _, w := range []struct{ method, suffix string }{{"POST", "/adjustments"}, {"PUT", "/credit-limit"}} {
+		body := `{"amount":5,"note":"n"}`
+		if w.method == "PUT" {
+			body = `{"amount":5}`
+		}
+		r := f.env.Do(t, credittest.Request{Method: w.method, Path: "/v1/companies/co_doesnotexist0000000000" + w.suffix, Key: f.full, Body: body})
+		if r.Status != 404 {
+			t.Fatalf("%s unknown company: %d %s", w.suffix, r.Status, r.Body)
+		}
+		r = f.env.Do(t, credittest.Request{Method: w.method, Path: "/v1/companies/" + f.company.ID + w.suffix, Key: f.full, Body: body})
+		if r.Status != 422 || r.ErrorCode() != "invalid_amount" {
+			t.Fatalf("%s known company: %d %s", w.suffix, r.Status, r.Body)
+		}
+	}
+}
