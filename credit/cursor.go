@@ -26,11 +26,14 @@ type cursorPayload struct {
 
 const cursorMACBytes = 16
 
+// cursorEncoding is unpadded URL-safe base64 that refuses non-canonical encodings.
+var cursorEncoding = base64.RawURLEncoding.Strict()
+
 func encodeCursor(secret []byte, p cursorPayload) string {
 	body, _ := json.Marshal(p)
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
-	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:cursorMACBytes])
+	return cursorEncoding.EncodeToString(body) + "." + cursorEncoding.EncodeToString(mac.Sum(nil)[:cursorMACBytes])
 }
 
 // decodeCursor checks a cursor's signature and that it belongs to list.
@@ -45,8 +48,10 @@ func decodeCursor(secret []byte, list, cursor string) (cursorPayload, error) {
 	if !ok {
 		return cursorPayload{}, bad
 	}
-	body, err1 := base64.RawURLEncoding.DecodeString(bodyPart)
-	sum, err2 := base64.RawURLEncoding.DecodeString(macPart)
+	// Strict: a cursor that differs from the one issued in any character, including the unused low
+	// bits of a final base64 character, is refused rather than decoded to the same bytes.
+	body, err1 := cursorEncoding.DecodeString(bodyPart)
+	sum, err2 := cursorEncoding.DecodeString(macPart)
 	if err1 != nil || err2 != nil || len(sum) != cursorMACBytes {
 		return cursorPayload{}, bad
 	}
