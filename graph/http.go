@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -74,7 +75,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	case http.MethodGet:
-		if getOperation(r.URL.Query()) == ast.Mutation {
+		q, err := getParams(r.URL.RawQuery)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if getOperation(q) == ast.Mutation {
 			w.Header().Set("Allow", "POST")
 			WriteError(w, r, credit.Errorf(credit.CodeMethodNotAllowed, "mutations need POST; GET /graphql serves queries only"))
 			return
@@ -134,6 +140,32 @@ func checkEnvelope(body []byte) error {
 		return credit.ParamErrorf(credit.CodeInvalidRequest, "query", "the request body needs a query")
 	}
 	return nil
+}
+
+// getParams reads a GET request's query string and checks what gqlgen's GET transport would
+// otherwise refuse in a bare {"errors":[{"message"}]} without the contract's code: a query
+// string that does not parse, and variables or extensions that do not decode as a JSON object.
+//
+// Errors: invalid_request, naming the parameter at fault.
+func getParams(rawQuery string) (url.Values, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, credit.Errorf(credit.CodeInvalidRequest, "the query string could not be read (%v): separate parameters with & and percent-encode their values", err)
+	}
+	for _, name := range []string{"variables", "extensions"} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		// Decoded exactly as gqlgen's GET transport decodes it, so both accept the same values.
+		var m map[string]any
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a JSON object", name)
+		}
+	}
+	return q, nil
 }
 
 // getOperation is the type of the operation a GET request would run, or "" when the query
