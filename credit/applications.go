@@ -117,17 +117,21 @@ func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (A
 	if in.VATRegistry == "" {
 		in.VATRegistry = "VIES"
 	}
-	switch {
-	case strings.TrimSpace(in.BusinessName) == "" || len(in.BusinessName) > 500:
-		return Application{}, ParamErrorf(CodeValidationFailed, "business_name", "business name must be 1 to 500 characters")
-	case strings.TrimSpace(in.VATNumber) == "" || len(in.VATNumber) > 64:
-		return Application{}, ParamErrorf(CodeValidationFailed, "vat_number", "VAT number must be 1 to 64 characters")
-	case !vatStatuses[in.VATStatus]:
+	for _, f := range []struct {
+		value, param string
+		max          int
+	}{
+		{in.BusinessName, "business_name", 500},
+		{in.VATNumber, "vat_number", 64},
+		{in.VATRegistry, "vat_registry", 32},
+		{in.ContactName, "contact_name", 200},
+	} {
+		if err := checkField(f.value, f.param, f.max); err != nil {
+			return Application{}, err
+		}
+	}
+	if !vatStatuses[in.VATStatus] {
 		return Application{}, ParamErrorf(CodeValidationFailed, "vat_status", "VAT status must be valid, invalid, unverified or unavailable")
-	case len(in.VATRegistry) > 32 || strings.TrimSpace(in.VATRegistry) == "":
-		return Application{}, ParamErrorf(CodeValidationFailed, "vat_registry", "VAT registry must be a short name such as VIES or HMRC")
-	case strings.TrimSpace(in.ContactName) == "" || len(in.ContactName) > 200:
-		return Application{}, ParamErrorf(CodeValidationFailed, "contact_name", "contact name must be 1 to 200 characters")
 	}
 	if addr, err := mail.ParseAddress(in.ContactEmail); err != nil || addr.Address != in.ContactEmail || len(in.ContactEmail) > 254 {
 		return Application{}, ParamErrorf(CodeValidationFailed, "contact_email", "contact email must be a plain address such as buyer@example.com")

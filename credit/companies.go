@@ -178,8 +178,8 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, storeID, name s
 		return nil, nil, notFoundOr(err, "store")
 	}
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 500 {
-		return nil, nil, ParamErrorf(CodeValidationFailed, "name", "name must be 1 to 500 characters")
+	if err := checkField(name, "name", 500); err != nil {
+		return nil, nil, err
 	}
 	if gid != nil && !companyGIDPattern.MatchString(*gid) {
 		return nil, nil, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123")

@@ -173,8 +173,8 @@ func ParseScopes(list string) ([]string, error) {
 // Errors: not_found (store), validation_failed (label, scopes).
 func (s *Service) CreateKey(ctx context.Context, storeID, label string, scopes []string) (IssuedKey, error) {
 	label = strings.TrimSpace(label)
-	if label == "" || len(label) > 100 {
-		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "label", "label must be 1 to 100 characters")
+	if err := checkField(label, "label", 100); err != nil {
+		return IssuedKey{}, err
 	}
 	if len(scopes) == 0 {
 		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")

@@ -25,8 +25,8 @@ const DefaultBufferPercent = 5
 // Errors: validation_failed (name, currency, buffer_percent).
 func (s *Service) CreateStore(ctx context.Context, name, currency string, bufferPercent int) (StoreInfo, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 200 {
-		return StoreInfo{}, ParamErrorf(CodeValidationFailed, "name", "name must be 1 to 200 characters")
+	if err := checkField(name, "name", 200); err != nil {
+		return StoreInfo{}, err
 	}
 	if _, ok := MinorDigits(currency); !ok {
 		return StoreInfo{}, ParamErrorf(CodeValidationFailed, "currency", "currency must be an ISO 4217 code the service knows, such as EUR, USD, JPY or KWD")
