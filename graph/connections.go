@@ -3,6 +3,7 @@ package graph
 import (
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/model"
+	"github.com/creditd/creditd/graph/scalar"
 )
 
 // Relay connections over the domain's pages. A page already carries a cursor after each item,
@@ -55,6 +56,15 @@ func applicationConnection(p credit.Page[credit.Application]) *model.Application
 	return &model.ApplicationConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c string, n *credit.Application) model.ApplicationEdge {
 		return model.ApplicationEdge{Cursor: c, Node: n}
 	})}
+}
+
+// amountText is a Decimal input's text for the domain, nil when a number was sent instead (the
+// domain then answers invalid_amount, as for a REST body).
+func amountText(d scalar.DecimalInput) *string {
+	if d.Number {
+		return nil
+	}
+	return &d.Value
 }
 
 // found returns a domain read's view as the pointer gqlgen expects, nil on error.

@@ -5989,7 +5989,7 @@ func (ec *executionContext) unmarshalInputCreateAdjustmentInput(ctx context.Cont
 			it.CompanyID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalNDecimal2string(ctx, v)
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6098,7 +6098,7 @@ func (ec *executionContext) unmarshalInputSetCreditLimitInput(ctx context.Contex
 			it.CompanyID = data
 		case "amount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
-			data, err := ec.unmarshalNDecimal2string(ctx, v)
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -8095,6 +8095,22 @@ func (ec *executionContext) unmarshalNDateTime2githubᚗcomᚋcreditdᚋcreditd�
 func (ec *executionContext) marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx context.Context, sel ast.SelectionSet, v credit.Timestamp) graphql.Marshaler {
 	_ = sel
 	res := scalar.MarshalDateTime(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx context.Context, v any) (scalar.DecimalInput, error) {
+	res, err := scalar.UnmarshalDecimalInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDecimal2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx context.Context, sel ast.SelectionSet, v scalar.DecimalInput) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalDecimalInput(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			ec.Errorf(ctx, "the requested element is null which the schema does not allow")

@@ -64,10 +64,11 @@ func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, fir
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
 	res, err := r.svc.CreateAdjustment(ctx, credit.AdjustmentInput{
-		CompanyID: input.CompanyID,
-		Amount:    &input.Amount,
-		Note:      &input.Note,
-		Currency:  input.Currency,
+		CompanyID:       input.CompanyID,
+		Amount:          amountText(input.Amount),
+		AmountNotString: input.Amount.Number,
+		Note:            &input.Note,
+		Currency:        input.Currency,
 	})
 	if err != nil {
 		return nil, err
@@ -78,10 +79,11 @@ func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.Cre
 // SetCreditLimit is the setCreditLimit mutation.
 func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error) {
 	res, err := r.svc.SetCreditLimit(ctx, credit.CreditLimitInput{
-		CompanyID: input.CompanyID,
-		Amount:    &input.Amount,
-		Reason:    input.Reason,
-		Currency:  input.Currency,
+		CompanyID:       input.CompanyID,
+		Amount:          amountText(input.Amount),
+		AmountNotString: input.Amount.Number,
+		Reason:          input.Reason,
+		Currency:        input.Currency,
 	})
 	if err != nil {
 		return nil, err

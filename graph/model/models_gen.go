@@ -4,6 +4,7 @@ package model
 
 import (
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/graph/scalar"
 )
 
 // A page of applications.
@@ -34,7 +35,7 @@ type CreateAdjustmentInput struct {
 	// The company's ID.
 	CompanyID string `json:"companyId"`
 	// The signed amount, not zero, with at most the currency's minor digits.
-	Amount string `json:"amount"`
+	Amount scalar.DecimalInput `json:"amount"`
 	// Why: 1 to 500 characters.
 	Note string `json:"note"`
 	// Optional; when given it must be the company's currency.
@@ -91,7 +92,7 @@ type SetCreditLimitInput struct {
 	// The company's ID.
 	CompanyID string `json:"companyId"`
 	// The new limit, zero or greater.
-	Amount string `json:"amount"`
+	Amount scalar.DecimalInput `json:"amount"`
 	// Why, up to 500 characters.
 	Reason *string `json:"reason,omitempty"`
 	// Optional; when given it must be the company's currency.

@@ -26,20 +26,47 @@ func MarshalDecimal(s string) graphql.ContextMarshaler {
 	})
 }
 
-// UnmarshalDecimal reads a Decimal input. Only a string is accepted, as in REST bodies; its
-// format is checked by the domain, which knows the currency's minor digits.
+// UnmarshalDecimal reads a Decimal where only its text matters.
 //
-// Errors: invalid_amount for a number (it may already have lost digits to floating point),
-// invalid_request for any other non-string value.
+// Errors: as UnmarshalDecimalInput, with a number refused at once with invalid_amount.
 func UnmarshalDecimal(ctx context.Context, v any) (string, error) {
-	name := inputName(ctx, "amount")
+	d, err := UnmarshalDecimalInput(ctx, v)
+	if err == nil && d.Number {
+		name := inputName(ctx, "amount")
+		err = credit.ParamErrorf(credit.CodeInvalidAmount, name, "%s must be a decimal string such as \"1500.00\", not a JSON number", name)
+	}
+	return d.Value, err
+}
+
+// DecimalInput is a Decimal argument as the client sent it. Mutation inputs bind to it, so
+// that a number sent instead of a string reaches the domain, which refuses it with
+// invalid_amount in its own order of checks (an unknown company is not_found first), exactly
+// as for a REST body.
+type DecimalInput struct {
+	// Value is the decimal string; empty when a number was sent.
+	Value string
+	// Number is set when the client sent a number (a JSON number in variables, or an Int or
+	// Float literal in the query).
+	Number bool
+}
+
+// MarshalDecimalInput writes the decimal string.
+func MarshalDecimalInput(d DecimalInput) graphql.ContextMarshaler { return MarshalDecimal(d.Value) }
+
+// UnmarshalDecimalInput reads a Decimal input: a string, or a number, which is recorded as such
+// for the domain to refuse. Its format is checked by the domain, which knows the currency's
+// minor digits.
+//
+// Errors: invalid_request for any other value.
+func UnmarshalDecimalInput(ctx context.Context, v any) (DecimalInput, error) {
 	switch v := v.(type) {
 	case string:
-		return v, nil
+		return DecimalInput{Value: v}, nil
 	case json.Number, int, int32, int64, float32, float64:
-		return "", credit.ParamErrorf(credit.CodeInvalidAmount, name, "%s must be a decimal string such as \"1500.00\", not a number", name)
+		return DecimalInput{Number: true}, nil
 	}
-	return "", credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a decimal string such as \"1500.00\"", name)
+	name := inputName(ctx, "amount")
+	return DecimalInput{}, credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a decimal string such as \"1500.00\"", name)
 }
 
 // MarshalDateTime writes a timestamp in the service's one timestamp format.
