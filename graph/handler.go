@@ -56,7 +56,7 @@ func NewHandler(opts Options) *Handler {
 	srv.SetErrorPresenter(h.present.presentError)
 	srv.SetRecoverFunc(h.present.recoverPanic)
 	srv.AroundOperations(h.aroundMutation)
-	srv.AroundFields(countMutations)
+	srv.AroundFields(aroundFields)
 	h.srv = srv
 	return h
 }

@@ -29,6 +29,10 @@ type request struct {
 	w                *responseWriter
 	// mutationsSucceeded counts the mutation fields whose resolver returned without error.
 	mutationsSucceeded atomic.Int32
+	// inTx is set while the request runs in an Idempotency-Key's transaction; txMu then lets
+	// one resolver at a time use it.
+	inTx atomic.Bool
+	txMu sync.Mutex
 
 	mu sync.Mutex
 	// logged holds the internal errors already logged, by text.

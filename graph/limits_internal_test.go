@@ -59,7 +59,7 @@ func TestComplexityOfRealQueries(t *testing.T) {
 	es := NewExecutableSchema(Config{Resolvers: &Resolver{}, Complexity: complexityRoot()})
 	for _, n := range []int{50, 250} {
 		doc := mustParse(t, dashboard)
-		if errs := validator.Validate(es.Schema(), doc); len(errs) > 0 {
+		if errs := validator.ValidateWithRules(es.Schema(), doc, nil); len(errs) > 0 {
 			t.Fatal(errs)
 		}
 		vars, err := validator.VariableValues(es.Schema(), doc.Operations[0], map[string]any{"n": n})

@@ -44,6 +44,8 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	return func(ctx context.Context) *graphql.Response {
 		var resp *graphql.Response
 		out, replayed, err := h.svc.Idempotent(ctx, credit.ScopeWriteCredit, req.key, req.fingerprint, func(ctx context.Context) (credit.Outcome, error) {
+			req.inTx.Store(true)
+			defer req.inTx.Store(false)
 			resp = respond(ctx)
 			body, err := json.Marshal(resp)
 			if err != nil {
@@ -98,14 +100,20 @@ func allStored(errs gqlerror.List) bool {
 	return true
 }
 
-// countMutations is field middleware that counts the mutation fields that succeeded.
-func countMutations(ctx context.Context, next graphql.Resolver) (any, error) {
+// aroundFields is field middleware. It counts the mutation fields that succeeded, and while the
+// request runs in a transaction it lets one resolver at a time use it: gqlgen resolves sibling
+// fields concurrently, and a transaction is one database connection, which PostgreSQL's
+// driver cannot share between queries in flight.
+func aroundFields(ctx context.Context, next graphql.Resolver) (any, error) {
+	req := requestFrom(ctx)
+	if req != nil && req.inTx.Load() {
+		req.txMu.Lock()
+		defer req.txMu.Unlock()
+	}
 	res, err := next(ctx)
 	if err == nil {
-		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Object == "Mutation" {
-			if req := requestFrom(ctx); req != nil {
-				req.mutationsSucceeded.Add(1)
-			}
+		if fc := graphql.GetFieldContext(ctx); req != nil && fc != nil && fc.Object == "Mutation" {
+			req.mutationsSucceeded.Add(1)
 		}
 	}
 	return res, err

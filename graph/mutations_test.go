@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -201,6 +202,19 @@ func TestIdempotentMutations(t *testing.T) {
 		ok := send("scope-1", placeMutation, map[string]any{"in": map[string]any{"companyId": co}})
 		if len(ok.Errors) > 0 {
 			t.Fatalf("the key was taken by a refused request: %s", ok.HTTP.Body)
+		}
+	})
+	t.Run("payload fields read the transaction one at a time", func(t *testing.T) {
+		// Sibling fields resolve concurrently; inside the key's transaction (one connection)
+		// they must take turns, or PostgreSQL's driver refuses the second query in flight.
+		for i := 0; i < 5; i++ {
+			res := send(fmt.Sprint("payload-", i), `mutation($in: CreateAdjustmentInput!) { createAdjustment(input: $in) { company {
+			  a: ledger(first: 3) { edges { node { id } } } b: timeline(first: 3) { edges { node { id } } }
+			  c: ledger(first: 2) { edges { node { id } } } d: timeline(first: 1) { edges { node { id } } } } } }`,
+				in("companyId", f.brau.ID, "amount", "1.00", "note", "concurrent"))
+			if len(res.Errors) > 0 {
+				t.Fatalf("%s", res.HTTP.Body)
+			}
 		}
 	})
 	t.Run("queries ignore the key", func(t *testing.T) {
