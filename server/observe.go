@@ -34,10 +34,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// requestInfo collects what inner handlers learn about a request (its route, the key's store)
+// requestInfo collects what inner handlers learn about a request (the key and its store)
 // for the access log and metrics written by the outer middleware.
 type requestInfo struct {
-	route   string
 	storeID string
 	keyID   string
 }

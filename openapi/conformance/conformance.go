@@ -233,6 +233,7 @@ func (v *Validator) checkUnrouted(req *http.Request, status int, header http.Hea
 		}
 		slices.Sort(allow)
 		if !slices.Equal(allow, methods) {
+			//lint:ignore ST1005 the message starts with the header's name, Allow
 			return fmt.Errorf("Allow %q, but the document has %s for this path", header.Get("Allow"), strings.Join(methods, ", "))
 		}
 	}
