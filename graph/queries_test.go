@@ -170,7 +170,7 @@ func TestTimelineQuery(t *testing.T) {
 	if at(t, hold, "data", "note") != "audit" || at(t, limit, "data", "credit_limit", "amount") != "30000.00" || at(t, limit, "data", "reason") != "annual review" {
 		t.Errorf("data %v / %v", at(t, hold, "data"), at(t, limit, "data"))
 	}
-	// The same events as REST's company timeline would show, refetchable by ID.
+	// Each event can be refetched by its ID.
 	id := at(t, hold, "id").(string)
 	node := query(t, f.env, f.readCredit, `query($id: ID!) { node(id: $id) { __typename id ... on TimelineEvent { type } } }`, map[string]any{"id": id})
 	if at(t, node, "node", "type") != credit.EventHoldPlaced {
