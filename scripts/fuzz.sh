@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module (each `func FuzzXxx` in a _test.go file) for a bounded
+# time, one after the other: FUZZ_BUDGET (default 90s) shared equally, at least 5 s each and,
+# with the default budget, at most 15 s each, so CI spends at most 90 s fuzzing. A target that finds a failing input stops the script; go test writes the
+# input to testdata/fuzz/<FuzzName>/ beside the test, where it becomes a seed once committed.
+# `go test ./...` already runs every target's seeds (f.Add and testdata) as plain tests.
+#
+#   scripts/fuzz.sh                  # every target
+#   scripts/fuzz.sh FuzzGraphQL      # the targets whose name matches
+#   FUZZ_BUDGET=10m scripts/fuzz.sh  # a longer session
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+budget="${FUZZ_BUDGET:-90s}"
+filter="${1:-}"
+
+# "package-dir FuzzName" for every fuzz target.
+mapfile -t targets < <(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . |
+	sed -E 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)$#\1 \2#' | sort | grep -E " .*${filter}" || true)
+if [[ ${#targets[@]} -eq 0 ]]; then
+	echo "no fuzz targets match '${filter}'" >&2
+	exit 1
+fi
+
+to_seconds() { # 90s, 2m, 1h → seconds
+	local v="$1"
+	case "$v" in
+	*h) echo $((${v%h} * 3600)) ;;
+	*m) echo $((${v%m} * 60)) ;;
+	*s) echo "${v%s}" ;;
+	*) echo "$v" ;;
+	esac
+}
+each=$(($(to_seconds "$budget") / ${#targets[@]}))
+if [[ -z "${FUZZ_BUDGET:-}" ]]; then
+	((each > 15)) && each=15
+fi
+((each < 5)) && each=5
+echo "fuzzing ${#targets[@]} targets for ${each}s each"
+
+for t in "${targets[@]}"; do
+	read -r dir name <<<"$t"
+	log="$(mktemp)"
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "${each}s" "${dir}" >"$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		echo "FAIL ${name} (${dir}): the failing input is in ${dir#./}/testdata/fuzz/${name}/" >&2
+		exit 1
+	fi
+	# The last progress line carries the totals: elapsed time, executions, new interesting inputs.
+	summary="$(grep -E '^fuzz: elapsed' "$log" | tail -n 1 || true)"
+	printf 'ok  %-22s %-14s %s\n' "$name" "$dir" "${summary#fuzz: }"
+	rm -f "$log"
+done
