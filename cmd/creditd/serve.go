@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ func serveCommand() command {
 		ttl := fs.Duration("idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
 		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys purged")
 		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
+		pprofAddr := fs.String("pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -61,6 +64,14 @@ func serveCommand() command {
 			}
 			srv := server.New(cfg)
 			defer srv.Close()
+			if *pprofAddr != "" {
+				stop, err := servePprof(*pprofAddr, log)
+				if err != nil {
+					l.Close()
+					return err
+				}
+				defer stop()
+			}
 			go runSweeps(ctx, env, log, *sweep)
 			log.Info("listening", "addr", l.Addr().String())
 			if env.m.Ready != nil {
@@ -69,6 +80,25 @@ func serveCommand() command {
 			return srv.Serve(ctx, l)
 		}
 	}}
+}
+
+// servePprof serves net/http/pprof on its own listener, never on the API's: profiles reveal
+// internals and cost CPU, so they are only there when an operator asks with --pprof.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(l) }()
+	log.Info("pprof listening", "addr", l.Addr().String())
+	return func() { _ = hs.Close() }, nil
 }
 
 func seedDemo(ctx context.Context, env *cmdEnv, base string) error {

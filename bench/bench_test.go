@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/database"
+)
+
+// TestSeedKeepsTheModel checks that the seeded data is what the service itself would have
+// written: balances equal ledger sums, gapless sequence numbers, an invoice per order, no
+// invoice overdue, and a schema the server accepts.
+func TestSeedKeepsTheModel(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bench.db")
+	ds, err := Seed(ctx, path, TinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Companies) != TinySize.LargeCompanies || ds.Secret == "" || len(ds.BigAfter) == 0 || len(ds.MediumAfter) == 0 {
+		t.Fatalf("dataset = %+v", ds)
+	}
+	if again, ok := LoadDataset(path, TinySize); !ok || again.Secret != ds.Secret {
+		t.Fatal("the dataset saved beside the database does not load back")
+	}
+	if _, ok := LoadDataset(path, FullSize); ok {
+		t.Fatal("a dataset of another size was reused")
+	}
+
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Prepare(ctx); err != nil {
+		t.Fatalf("serve would refuse the seeded database: %v", err)
+	}
+	type ledger struct {
+		sum  decimal.Decimal
+		seqs []int64
+	}
+	ledgers := map[string]*ledger{}
+	rows, err := db.SQL.QueryContext(ctx, "SELECT company_id, seq, amount FROM ledger_entries ORDER BY company_id, seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, amount string
+		var seq int64
+		if err := rows.Scan(&id, &seq, &amount); err != nil {
+			t.Fatal(err)
+		}
+		l := ledgers[id]
+		if l == nil {
+			l = &ledger{}
+			ledgers[id] = l
+		}
+		l.sum = l.sum.Add(decimal.RequireFromString(amount))
+		l.seqs = append(l.seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	companies, err := db.SQL.QueryContext(ctx, "SELECT id, outstanding, ledger_seq FROM companies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for companies.Next() {
+		var id, outstanding string
+		var seq int64
+		if err := companies.Scan(&id, &outstanding, &seq); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		l := ledgers[id]
+		if l == nil {
+			l = &ledger{}
+		}
+		if !l.sum.Equal(decimal.RequireFromString(outstanding)) {
+			t.Errorf("company %s: outstanding %s, ledger sums to %s", id, outstanding, l.sum)
+		}
+		if int64(len(l.seqs)) != seq {
+			t.Errorf("company %s: ledger_seq %d, %d entries", id, seq, len(l.seqs))
+		}
+		for i, s := range l.seqs {
+			if s != int64(i+1) {
+				t.Fatalf("company %s: entry %d has seq %d", id, i+1, s)
+			}
+		}
+	}
+	companies.Close()
+	wantCompanies := TinySize.LargeCompanies + (TinySize.Stores-1)*TinySize.SmallCompanies
+	if n != wantCompanies {
+		t.Errorf("%d companies, want %d", n, wantCompanies)
+	}
+	var orders, invoices, overdue int
+	mustScan(t, db.SQL, "SELECT count(*) FROM ledger_entries WHERE kind = 'order_placed'", &orders)
+	mustScan(t, db.SQL, "SELECT count(*) FROM invoices i JOIN ledger_entries e ON e.id = i.ledger_entry_id AND e.platform_order_gid = i.platform_order_gid AND e.seq = i.seq", &invoices)
+	mustScan(t, db.SQL, "SELECT count(*) FROM invoices WHERE open AND due_at < ?", &overdue, time.Now())
+	if orders == 0 || invoices != orders || overdue != 0 {
+		t.Errorf("%d orders, %d matching invoices, %d overdue", orders, invoices, overdue)
+	}
+}
+
+func mustScan(tb testing.TB, db *sql.DB, q string, dst any, args ...any) {
+	tb.Helper()
+	if err := db.QueryRow(q, args...).Scan(dst); err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+}
+
+func TestBaselineServesTheSavedBytes(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeBaselineResponse(dir, "adjustments", http.StatusCreated, []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := BaselineHandler(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/adjustments", strings.NewReader(`{"amount":"1.00"}`)))
+	if rec.Code != http.StatusCreated || rec.Body.String() != `{"ok":true}` {
+		t.Fatalf("got %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// TestRunSmoke runs the whole harness on a tiny dataset with very short loads: it builds
+// creditd and this harness, and checks that every scenario answers without errors.
+func TestRunSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds creditd and runs it under load")
+	}
+	dir := t.TempDir()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"creditd", "creditbench"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	var progress bytes.Buffer
+	rep, err := Run(context.Background(), Config{
+		Creditd: filepath.Join(dir, "creditd"), Self: filepath.Join(dir, "creditbench"),
+		DB: filepath.Join(dir, "bench.db"), Size: TinySize, WorkDir: dir,
+		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Concurrency: 2,
+		Progress: &progress,
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(rep.Results) != 6 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	for _, res := range rep.Results {
+		if res.Skipped != "" {
+			t.Errorf("%s skipped: %s", res.Name, res.Skipped)
+			continue
+		}
+		if res.Saturated.Requests == 0 || res.Saturated.Errors > 0 || res.Baseline.Requests == 0 || res.PeakRSS == 0 {
+			t.Errorf("%s: %+v", res.Name, res)
+		}
+	}
+	var md bytes.Buffer
+	rep.WriteMarkdown(&md)
+	if !strings.Contains(md.String(), "peak RSS") {
+		t.Errorf("report:\n%s", md.String())
+	}
+	if os.Getenv("CREDITBENCH_VERBOSE") != "" {
+		t.Log(md.String())
+	}
+}

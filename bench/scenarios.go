@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Scenario is one kind of request the harness sends, again and again.
+type Scenario struct {
+	// Name identifies the scenario on the command line and in results; Title describes it.
+	Name, Title string
+	// Status is the only status that counts as success.
+	Status int
+	// Write marks a scenario that changes the database.
+	Write bool
+	// request returns the n-th request's method, path (with query), header and body.
+	request func(n uint64) (method, path string, header http.Header, body []byte)
+}
+
+// DashboardQuery is scenario 4's GraphQL query: a page of companies with their hold, their
+// credit figures and their last entries, as a credit dashboard polls it.
+const DashboardQuery = `query Dashboard($first: Int!, $entries: Int!) {
+  companies(first: $first) {
+    edges {
+      node {
+        id
+        name
+        status
+        paymentTerms
+        creditLimit { amount currency }
+        outstanding { amount currency }
+        availableCredit { amount currency }
+        hold { kind note placedAt placedBy platformOrderGid dueAt }
+        updatedAt
+        ledger(first: $entries) {
+          edges { node { id kind amount { amount currency } platformOrderGid note occurredAt } }
+        }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}`
+
+// DashboardBody is the JSON body of the dashboard query for first companies with entries
+// entries each.
+func DashboardBody(first, entries int) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"query":         DashboardQuery,
+		"operationName": "Dashboard",
+		"variables":     map[string]int{"first": first, "entries": entries},
+	})
+	return b
+}
+
+// pick spreads request numbers over n items: consecutive requests land far apart, so they do
+// not hit the same database pages, yet every run asks for the same sequence.
+func pick(i uint64, n int) int { return int((i * 2654435761) % uint64(n)) }
+
+// Scenarios returns the scenarios of issue #8 on ds, in the order they run. runID makes the
+// Idempotency-Keys of the write scenario unique across runs on one database.
+func Scenarios(ds Dataset, runID string) []Scenario {
+	auth := func() http.Header {
+		return http.Header{"Authorization": {"Bearer " + ds.Secret}}
+	}
+	get := func(path func(n uint64) string) func(n uint64) (string, string, http.Header, []byte) {
+		return func(n uint64) (string, string, http.Header, []byte) { return http.MethodGet, path(n), auth(), nil }
+	}
+	dashboard := DashboardBody(50, 5)
+	return []Scenario{
+		{Name: "company", Title: "1. GET /v1/companies/{id}", Status: http.StatusOK,
+			request: get(func(n uint64) string { return "/v1/companies/" + ds.Companies[pick(n, len(ds.Companies))] })},
+		{Name: "ledger-big", Title: fmt.Sprintf("2. GET /v1/companies/{id}/ledger?after=… (%s entries)", count(ds.Size.BigLedger)), Status: http.StatusOK,
+			request: get(func(n uint64) string {
+				return "/v1/companies/" + ds.BigCompany + "/ledger?after=" + ds.BigAfter[pick(n, len(ds.BigAfter))]
+			})},
+		{Name: "ledger-medium", Title: fmt.Sprintf("2. GET /v1/companies/{id}/ledger?after=… (%s entries)", count(ds.Size.MediumLedger)), Status: http.StatusOK,
+			request: get(func(n uint64) string {
+				return "/v1/companies/" + ds.MediumLedger + "/ledger?after=" + ds.MediumAfter[pick(n, len(ds.MediumAfter))]
+			})},
+		{Name: "companies", Title: "3. GET /v1/companies?limit=250", Status: http.StatusOK,
+			request: get(func(uint64) string { return "/v1/companies?limit=250" })},
+		{Name: "dashboard", Title: "4. POST /graphql dashboard (50 companies, hold, figures, last 5 entries)", Status: http.StatusOK,
+			request: func(uint64) (string, string, http.Header, []byte) {
+				h := auth()
+				h.Set("Content-Type", "application/json")
+				return http.MethodPost, "/graphql", h, dashboard
+			}},
+		{Name: "adjustments", Title: "5. POST /v1/companies/{id}/adjustments (distinct Idempotency-Keys)", Status: http.StatusCreated, Write: true,
+			request: func(n uint64) (string, string, http.Header, []byte) {
+				h := auth()
+				h.Set("Content-Type", "application/json")
+				h.Set("Idempotency-Key", "creditbench-"+runID+"-"+strconv.FormatUint(n, 10))
+				return http.MethodPost, "/v1/companies/" + ds.Companies[pick(n, len(ds.Companies))] + "/adjustments", h,
+					[]byte(`{"amount":"1.00","note":"creditbench"}`)
+			}},
+	}
+}
+
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+// targeter turns a scenario into vegeta targets against base (http://host:port), numbering
+// requests from start. With baselinePath set, every request goes to that path instead, with
+// the same method, headers and body.
+func (s Scenario) targeter(base string, start *atomic.Uint64, baselinePath string) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		n := start.Add(1)
+		method, path, header, body := s.request(n)
+		if baselinePath != "" {
+			path = baselinePath
+		}
+		t.Method, t.URL, t.Header, t.Body = method, base+path, header, body
+		return nil
+	}
+}
+
+// Measurement is one load run's outcome.
+type Measurement struct {
+	// Rate is the requested rate (0 for as fast as the workers go).
+	Rate float64 `json:"rate"`
+	// Requests counts responses, Errors those without the scenario's status (or failed).
+	Requests uint64 `json:"requests"`
+	Errors   uint64 `json:"errors"`
+	// Throughput is successful responses per second.
+	Throughput float64 `json:"throughput"`
+	// Latencies over all responses.
+	P50 time.Duration `json:"p50"`
+	P90 time.Duration `json:"p90"`
+	P99 time.Duration `json:"p99"`
+	Max time.Duration `json:"max"`
+	// FirstError describes one failure, if any.
+	FirstError string `json:"first_error,omitempty"`
+}

@@ -1,0 +1,128 @@
+// Command creditbench measures creditd against the targets of issue #8 (see BENCHMARKS.md).
+//
+// It seeds a large SQLite dataset (or reuses one seeded earlier with the same size), starts
+// `creditd serve` on it as a separate process with the rate limit raised, loads it over
+// loopback with vegeta, and measures, in the same run, a bare net/http server returning the
+// same response bytes. Run it from the repository root:
+//
+//	go run ./cmd/creditbench [--db PATH] [--duration 10s] [--concurrency 8] [--profile]
+//
+// `creditbench baseline --dir DIR --addr ADDR` is the baseline server it starts.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creditd/creditd/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "creditbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "baseline" {
+		fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
+		dir := fs.String("dir", "", "directory of <scenario>.body and <scenario>.status files")
+		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return bench.ServeBaseline(ctx, *addr, *dir, os.Stdout)
+	}
+
+	fs := flag.NewFlagSet("creditbench", flag.ContinueOnError)
+	work := fs.String("work", filepath.Join(os.TempDir(), "creditbench"), "directory for logs, baseline responses and profiles")
+	dbPath := fs.String("db", "", "SQLite file to seed and serve (default <work>/bench.db); keep it on the disk you want to measure, not tmpfs")
+	size := fs.String("size", "full", "dataset: full (1,000 stores, 10,000 companies, 1M-entry ledger) or tiny")
+	reseed := fs.Bool("reseed", false, "seed afresh even when the database holds a dataset of this size")
+	creditd := fs.String("creditd", "", "creditd binary (default: built from ./cmd/creditd into <work>)")
+	duration := fs.Duration("duration", 10*time.Second, "length of each measured run")
+	warmup := fs.Duration("warmup", 2*time.Second, "length of the warm-up before each scenario")
+	concurrency := fs.Int("concurrency", 8, "requests in flight during saturated runs")
+	only := fs.String("only", "", "comma-separated scenarios to run (company, ledger-big, ledger-medium, companies, dashboard, adjustments)")
+	profile := fs.Bool("profile", false, "take a CPU profile of creditd (serve --pprof) during each saturated run, into <work>")
+	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := bench.Config{
+		WorkDir: *work, DB: *dbPath, Reseed: *reseed, Creditd: *creditd,
+		Duration: *duration, Warmup: *warmup, Concurrency: *concurrency, Profile: *profile,
+		Progress: os.Stderr,
+	}
+	switch *size {
+	case "full":
+		cfg.Size = bench.FullSize
+	case "tiny":
+		cfg.Size = bench.TinySize
+	default:
+		return fmt.Errorf("--size must be full or tiny")
+	}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
+	if cfg.DB == "" {
+		cfg.DB = filepath.Join(cfg.WorkDir, "bench-"+*size+".db")
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg.Self = self
+	if cfg.Creditd == "" {
+		cfg.Creditd = filepath.Join(cfg.WorkDir, "creditd")
+		fmt.Fprintln(os.Stderr, "building ./cmd/creditd")
+		build := exec.CommandContext(ctx, "go", "build", "-o", cfg.Creditd, "./cmd/creditd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build creditd (run from the repository root, or pass --creditd): %w", err)
+		}
+	}
+	rep, err := bench.Run(ctx, cfg)
+	if rep != nil {
+		fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s.\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+		fmt.Printf("Command: creditbench %s\n", strings.Join(args, " "))
+		fmt.Printf("Dataset: %+v; %s (seeding took %.0f s).\n\n", cfg.Size, map[bool]string{true: "reused", false: "seeded in this run"}[rep.Reused], rep.SeedSeconds)
+		rep.WriteMarkdown(os.Stdout)
+		if *jsonOut != "" {
+			b, _ := json.MarshalIndent(rep, "", "  ")
+			if werr := os.WriteFile(*jsonOut, b, 0o644); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return err
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return runtime.GOARCH
+}
