@@ -7,10 +7,10 @@
   var starterQuery = [
     "# Welcome to creditd's GraphQL playground.",
     "#",
-    "# 1. Open the Headers tab below and replace <your API key> with a key of this store.",
+    "# 1. In the Headers tab below, put in your API key.",
     "# 2. Press the run button (or Ctrl-Enter).",
     "#",
-    "# The Docs button on the left documents every type and field.",
+    "# The docs (top left) describe every type and field.",
     "",
     "query Dashboard {",
     "  companies(first: 10) {",
