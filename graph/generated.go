@@ -989,20 +989,20 @@ type Query {
   """
   The store's companies, ordered by ` + "`" + `updatedAt` + "`" + ` then ID, ascending. Needs scope read_credit.
   ` + "`" + `first` + "`" + ` is 1 to 250 (default 50). ` + "`" + `updatedSince` + "`" + ` keeps companies updated at or after that
-  instant, for incremental sync. Nullable so that a key without read_credit still gets the rest
-  of its query.
+  instant, for incremental sync. A key without read_credit gets an empty connection and an
+  ` + "`" + `insufficient_scope` + "`" + ` error for this field; the rest of its query still runs.
   """
-  companies(first: Int, after: String, status: CompanyStatus, updatedSince: DateTime): CompanyConnection
+  companies(first: Int, after: String, status: CompanyStatus, updatedSince: DateTime): CompanyConnection!
 
   "A wholesale application by ID. Needs scope read_applications. Null with a ` + "`" + `not_found` + "`" + ` error when the store has no such application."
   application(id: ID!): Application
 
   """
   The store's wholesale applications, newest ` + "`" + `submittedAt` + "`" + ` first. Needs scope read_applications.
-  ` + "`" + `first` + "`" + ` is 1 to 250 (default 50). Nullable so that a key without read_applications still gets
-  the rest of its query.
+  ` + "`" + `first` + "`" + ` is 1 to 250 (default 50). A key without read_applications gets an empty connection and
+  an ` + "`" + `insufficient_scope` + "`" + ` error for this field; the rest of its query still runs.
   """
-  applications(first: Int, after: String, status: ApplicationStatus): ApplicationConnection
+  applications(first: Int, after: String, status: ApplicationStatus): ApplicationConnection!
 }
 
 "A company's credit status, derived from its hold."
@@ -3773,9 +3773,9 @@ func (ec *executionContext) _Query_companies(ctx context.Context, field graphql.
 			return ec.resolvers.Query().Companies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string), fc.Args["updatedSince"].(*credit.Timestamp))
 		},
 		nil,
-		ec.marshalOCompanyConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection,
+		ec.marshalNCompanyConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection,
 		true,
-		false,
+		true,
 	)
 }
 
@@ -3875,9 +3875,9 @@ func (ec *executionContext) _Query_applications(ctx context.Context, field graph
 			return ec.resolvers.Query().Applications(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string))
 		},
 		nil,
-		ec.marshalOApplicationConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationConnection,
+		ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationConnection,
 		true,
-		false,
+		true,
 	)
 }
 
@@ -7218,13 +7218,16 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		case "companies":
 			field := field
 
-			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
 				res = ec._Query_companies(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
 				return res
 			}
 
@@ -7256,13 +7259,16 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		case "applications":
 			field := field
 
-			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
 				res = ec._Query_applications(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
 				return res
 			}
 
@@ -7910,6 +7916,20 @@ func (ec *executionContext) marshalNApplication2ᚖgithubᚗcomᚋcreditdᚋcred
 	return ec._Application(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApplicationConnection2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v model.ApplicationConnection) graphql.Marshaler {
+	return ec._ApplicationConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApplicationConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApplicationEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationEdge(ctx context.Context, sel ast.SelectionSet, v model.ApplicationEdge) graphql.Marshaler {
 	return ec._ApplicationEdge(ctx, sel, &v)
 }
@@ -8002,6 +8022,20 @@ func (ec *executionContext) marshalNCompany2ᚖgithubᚗcomᚋcreditdᚋcreditd�
 		return graphql.Null
 	}
 	return ec._Company(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCompanyConnection2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection(ctx context.Context, sel ast.SelectionSet, v model.CompanyConnection) graphql.Marshaler {
+	return ec._CompanyConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCompanyConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection(ctx context.Context, sel ast.SelectionSet, v *model.CompanyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompanyConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCompanyEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyEdge(ctx context.Context, sel ast.SelectionSet, v model.CompanyEdge) graphql.Marshaler {
@@ -8704,13 +8738,6 @@ func (ec *executionContext) marshalOApplication2ᚖgithubᚗcomᚋcreditdᚋcred
 	return ec._Application(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOApplicationConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._ApplicationConnection(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalOApplicationStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -8764,13 +8791,6 @@ func (ec *executionContext) marshalOCompany2ᚖgithubᚗcomᚋcreditdᚋcreditd�
 		return graphql.Null
 	}
 	return ec._Company(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOCompanyConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection(ctx context.Context, sel ast.SelectionSet, v *model.CompanyConnection) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._CompanyConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOCompanyStatus2ᚖstring(ctx context.Context, v any) (*string, error) {

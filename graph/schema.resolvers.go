@@ -7,6 +7,7 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/model"
 	"github.com/creditd/creditd/ids"
@@ -146,6 +147,10 @@ func (r *queryResolver) Companies(ctx context.Context, first *int, after *string
 		Status:       deref(status),
 		UpdatedSince: updatedSince,
 	})
+	if credit.ErrorCode(err) == credit.CodeInsufficientScope {
+		graphql.AddError(ctx, err)
+		return &model.CompanyConnection{Edges: []model.CompanyEdge{}, PageInfo: &model.PageInfo{}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +169,10 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 		ListParams: listParams(first, after),
 		Status:     deref(status),
 	})
+	if credit.ErrorCode(err) == credit.CodeInsufficientScope {
+		graphql.AddError(ctx, err)
+		return &model.ApplicationConnection{Edges: []model.ApplicationEdge{}, PageInfo: &model.PageInfo{}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
