@@ -53,7 +53,7 @@ func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams)
 	if err != nil {
 		return Page[Application]{}, err
 	}
-	q := s.client.Application.Query()
+	q := s.reader(ctx).Application.Query()
 	if p.Status != "" {
 		if err := application.StatusValidator(application.Status(p.Status)); err != nil {
 			return Page[Application]{}, ParamErrorf(CodeInvalidParameter, "status", "status must be one of submitted, in_review, needs_info, approved, rejected")
@@ -88,7 +88,7 @@ func (s *Service) GetApplication(ctx context.Context, id string) (Application, e
 	if !ids.HasPrefix(id, "app") {
 		return Application{}, errNotFound("application")
 	}
-	a, err := s.client.Application.Get(ctx, id)
+	a, err := s.reader(ctx).Application.Get(ctx, id)
 	if err != nil {
 		return Application{}, notFoundOr(err, "application")
 	}

@@ -125,13 +125,3 @@ func (s *Service) LatestTimelineEvents(ctx context.Context, companyIDs []string,
 	}
 	return out, nil
 }
-
-// reader is the client for a read: the transaction in ctx when there is one, so that what a
-// GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
-// transaction) includes its own writes, else the service's client.
-func (s *Service) reader(ctx context.Context) *ent.Client {
-	if tx := ent.TxFromContext(ctx); tx != nil {
-		return tx.Client()
-	}
-	return s.client
-}

@@ -65,7 +65,7 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 	if err != nil {
 		return Page[Company]{}, err
 	}
-	q := s.client.Company.Query()
+	q := s.reader(ctx).Company.Query()
 	switch p.Status {
 	case "":
 	case StatusApproved:
@@ -124,7 +124,7 @@ func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Company{}, err
 	}
-	c, err := s.loadCompany(ctx, s.client, id)
+	c, err := s.loadCompany(ctx, s.reader(ctx), id)
 	if err != nil {
 		return Company{}, err
 	}

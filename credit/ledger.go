@@ -46,12 +46,12 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
-	c, err := s.loadCompany(ctx, s.client, companyID)
+	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
 	st := c.Edges.Store
-	q := s.client.LedgerEntry.Query().Where(ledgerentry.CompanyID(c.ID))
+	q := s.reader(ctx).LedgerEntry.Query().Where(ledgerentry.CompanyID(c.ID))
 	list := "ledger|" + c.ID
 	if p.After != "" {
 		afterName := p.AfterName
@@ -60,7 +60,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 		}
 		var after *ent.LedgerEntry
 		if ids.HasPrefix(p.After, "le") {
-			after, err = s.client.LedgerEntry.Query().
+			after, err = s.reader(ctx).LedgerEntry.Query().
 				Where(ledgerentry.ID(p.After), ledgerentry.CompanyID(c.ID)).
 				Select(ledgerentry.FieldSeq).Only(ctx)
 			if err != nil && !ent.IsNotFound(err) {

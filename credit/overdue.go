@@ -246,13 +246,13 @@ func (s *Service) ListTimeline(ctx context.Context, companyID string, p ListPara
 	if err != nil {
 		return Page[TimelineEvent]{}, err
 	}
-	c, err := s.loadCompany(ctx, s.client, companyID)
+	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
 	if err != nil {
 		return Page[TimelineEvent]{}, err
 	}
 	secret := c.Edges.Store.CursorSecret
 	list := "timeline|" + c.ID
-	q := s.client.TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
+	q := s.reader(ctx).TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
 	if p.Cursor != "" {
 		cur, err := decodeCursor(secret, list, p.Cursor)
 		if err != nil {

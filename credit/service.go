@@ -104,6 +104,16 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) (err erro
 	return nil
 }
 
+// reader is the client for a read: the transaction in ctx when there is one, so that what a
+// GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
+// transaction) includes its own writes, else the service's client.
+func (s *Service) reader(ctx context.Context) *ent.Client {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return tx.Client()
+	}
+	return s.client
+}
+
 // requireScope checks that the viewer may use an operation needing scope.
 //
 // Errors: unauthenticated without a viewer, insufficient_scope without the scope.
@@ -128,7 +138,7 @@ func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
 	if !ok || v.StoreID == "" {
 		return nil, Errorf(CodeUnauthenticated, "authentication required")
 	}
-	st, err := s.client.Store.Get(ctx, v.StoreID)
+	st, err := s.reader(ctx).Store.Get(ctx, v.StoreID)
 	if err != nil {
 		return nil, fmt.Errorf("load viewer's store: %w", err)
 	}
