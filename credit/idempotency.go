@@ -68,6 +68,25 @@ func CheckIdempotencyKey(key string) error {
 	return nil
 }
 
+// IdempotencyFingerprint checks the Idempotency-Key header of a write (sent tells whether the
+// header was present at all, even empty) and returns the fingerprint of the request it names:
+// method, path and canonical body. Without the header it returns "" and no error.
+//
+// Errors: invalid_request (a malformed key, or a body that is not JSON).
+func IdempotencyFingerprint(sent bool, key, method, path string, body []byte) (string, error) {
+	if !sent {
+		return "", nil
+	}
+	if err := CheckIdempotencyKey(key); err != nil {
+		return "", err
+	}
+	canonical, err := CanonicalJSON(body)
+	if err != nil {
+		return "", Errorf(CodeInvalidRequest, "the request body is not valid JSON")
+	}
+	return Fingerprint(method, path, canonical), nil
+}
+
 // Fingerprint identifies a request for idempotency: its method, path and canonical body.
 func Fingerprint(method, path string, canonicalBody []byte) string {
 	h := sha256.New()

@@ -115,14 +115,7 @@ func refusal(format string, args ...any) *gqlerror.Error {
 // too large, wrong media type) with the contract's status and headers and a GraphQL error body.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	d := rest.Describe(r, err)
-	switch d.Code {
-	case credit.CodeUnauthenticated:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="credit"`)
-	case credit.CodeUnavailable:
-		if w.Header().Get("Retry-After") == "" {
-			w.Header().Set("Retry-After", "5")
-		}
-	}
+	rest.SetErrorHeaders(w, d.Code)
 	writeResponse(w, rest.Status(d.Code), &graphql.Response{Errors: gqlerror.List{{
 		Message:    d.Message,
 		Extensions: extensions(d.Code, d.Param),

@@ -64,18 +64,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, r, err)
 			return
 		}
-		if _, sent := r.Header["Idempotency-Key"]; sent {
-			key := r.Header.Get("Idempotency-Key")
-			if err := credit.CheckIdempotencyKey(key); err != nil {
-				WriteError(w, r, err)
-				return
-			}
-			canonical, err := credit.CanonicalJSON(body)
-			if err != nil {
-				WriteError(w, r, credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON"))
-				return
-			}
-			req.key, req.fingerprint = key, credit.Fingerprint(r.Method, r.URL.Path, canonical)
+		_, sent := r.Header["Idempotency-Key"]
+		req.key = r.Header.Get("Idempotency-Key")
+		if req.fingerprint, err = credit.IdempotencyFingerprint(sent, req.key, r.Method, r.URL.Path, body); err != nil {
+			WriteError(w, r, err)
+			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	case http.MethodGet:

@@ -75,8 +75,14 @@ func Describe(r *http.Request, err error) ErrorDetail {
 // WriteError writes err as the contract's error JSON with its status and headers.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	d := Describe(r, err)
-	status := Status(d.Code)
-	switch d.Code {
+	SetErrorHeaders(w, d.Code)
+	WriteJSON(w, Status(d.Code), ErrorBody{Error: d})
+}
+
+// SetErrorHeaders sets the headers an error code carries in every transport: the bearer
+// challenge of a 401 and the Retry-After of a 503 (a 429's is set by the rate limiter).
+func SetErrorHeaders(w http.ResponseWriter, code credit.Code) {
+	switch code {
 	case credit.CodeUnauthenticated:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="credit"`)
 	case credit.CodeUnavailable:
@@ -84,7 +90,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", "5")
 		}
 	}
-	WriteJSON(w, status, ErrorBody{Error: d})
 }
 
 // WriteJSON writes v as a JSON response with status.

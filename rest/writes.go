@@ -17,11 +17,10 @@ func (a *API) write(w http.ResponseWriter, r *http.Request, decode func(body []b
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if _, sent := r.Header["Idempotency-Key"]; sent {
-		if err := credit.CheckIdempotencyKey(key); err != nil {
-			WriteError(w, r, err)
-			return
-		}
+	_, keySent := r.Header["Idempotency-Key"]
+	if err := credit.CheckIdempotencyKey(key); keySent && err != nil {
+		WriteError(w, r, err)
+		return
 	}
 	body, err := ReadBody(w, r)
 	if err != nil {
@@ -32,14 +31,10 @@ func (a *API) write(w http.ResponseWriter, r *http.Request, decode func(body []b
 		WriteError(w, r, err)
 		return
 	}
-	var fingerprint string
-	if key != "" {
-		canonical, err := credit.CanonicalJSON(body)
-		if err != nil {
-			WriteError(w, r, credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON"))
-			return
-		}
-		fingerprint = credit.Fingerprint(r.Method, r.URL.Path, canonical)
+	fingerprint, err := credit.IdempotencyFingerprint(keySent, key, r.Method, r.URL.Path, body)
+	if err != nil {
+		WriteError(w, r, err)
+		return
 	}
 	out, replayed, err := a.svc.Idempotent(r.Context(), credit.ScopeWriteCredit, key, fingerprint, func(ctx context.Context) (credit.Outcome, error) {
 		status, result, err := op(ctx)
