@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -66,6 +67,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Keep every connection open: database/sql keeps only two idle ones by default, so under
+	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
+	// pragmas and a cold page cache each time. Reads run on the CPU, so more connections than
+	// twice the cores only add page caches (about 2 MB each).
+	conns := max(4, 2*runtime.GOMAXPROCS(0))
+	raw.SetMaxOpenConns(conns)
+	raw.SetMaxIdleConns(conns)
 	if err := raw.PingContext(ctx); err != nil {
 		raw.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
