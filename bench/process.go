@@ -171,6 +171,27 @@ func (p *Process) ReadMemory() (Memory, error) {
 	return m, nil
 }
 
+// CPUTime is the CPU time the process used so far, user and system, from /proc/<pid>/stat.
+func (p *Process) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces; the fields after it are fixed.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", p.Pid())
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", p.Pid())
+	}
+	// Linux reports clock ticks of 1/100 s (USER_HZ) on every supported architecture.
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
 // ResetPeak resets the process's VmHWM to its current resident set (Linux's clear_refs "5"),
 // so the next ReadMemory reports the peak of what ran in between.
 func (p *Process) ResetPeak() error {

@@ -24,6 +24,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond))
 }
 
+func us(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Microsecond)) }
+
 func mb(b int64) string { return fmt.Sprintf("%.0f", float64(b)/1e6) }
 
 func (r *Report) result(name string) (Result, bool) {
@@ -41,11 +43,11 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Run %s; load average before %s, after %s.\n", r.Started.Format(time.RFC3339), r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(w, "Each run: %s warm-up, then %s saturated with %d requests in flight, then %s at a constant rate of half the saturated throughput; the baseline is saturated the same way.\n\n",
 		c.Warmup, c.Duration, c.Concurrency, c.Duration)
-	fmt.Fprintln(w, "| Scenario | req/s | p50 ms | p99 ms | ½-load req/s | ½-load p50 ms | ½-load p99 ms | baseline req/s | share of baseline | peak RSS MB | SQL/req |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| Scenario | req/s | p50 ms | p99 ms | CPU µs/req | ½-load req/s | ½-load p50 ms | ½-load p99 ms | baseline req/s | baseline CPU µs/req | share of baseline | peak RSS MB | SQL/req |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, res := range r.Results {
 		if res.Skipped != "" {
-			fmt.Fprintf(w, "| %s | skipped: %s |||||||||| \n", res.Title, strings.ReplaceAll(res.Skipped, "|", "/"))
+			fmt.Fprintf(w, "| %s | skipped: %s |||||||||||| \n", res.Title, strings.ReplaceAll(res.Skipped, "|", "/"))
 			continue
 		}
 		share := "–"
@@ -56,10 +58,10 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		if n := res.Saturated.Errors + res.Half.Errors; n > 0 {
 			errs = fmt.Sprintf(" (%d errors: %s)", n, res.Saturated.FirstError+res.Half.FirstError)
 		}
-		fmt.Fprintf(w, "| %s%s | %.0f | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %s |\n", res.Title, errs,
-			res.Saturated.Throughput, ms(res.Saturated.P50), ms(res.Saturated.P99),
+		fmt.Fprintf(w, "| %s%s | %.0f | %s | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %s | %s |\n", res.Title, errs,
+			res.Saturated.Throughput, ms(res.Saturated.P50), ms(res.Saturated.P99), us(res.Saturated.CPUPerRequest),
 			res.Half.Throughput, ms(res.Half.P50), ms(res.Half.P99),
-			res.Baseline.Throughput, share, mb(res.PeakRSS), queries(res.Queries))
+			res.Baseline.Throughput, us(res.Baseline.CPUPerRequest), share, mb(res.PeakRSS), queries(res.Queries))
 	}
 	fmt.Fprintln(w)
 	if len(r.DashboardQueries) > 0 {

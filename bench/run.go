@@ -192,11 +192,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.Profile {
 			stopProfile = profile(ctx, srv.PprofAddr, cfg.Duration, filepath.Join(cfg.WorkDir, s.Name+".cpu.pprof"))
 		}
-		res.Saturated = attack(s.targeter(base, &counter, ""), 0, cfg.Concurrency, cfg.Duration, s.Status)
+		res.Saturated = measureCPU(srv, func() Measurement {
+			return attack(s.targeter(base, &counter, ""), 0, cfg.Concurrency, cfg.Duration, s.Status)
+		})
 		if err := stopProfile(); err != nil {
 			cfg.logf("%s: profile: %v", s.Name, err)
 		}
-		cfg.logf("%s: saturated %.0f/s p50 %s p99 %s errors %d", s.Name, res.Saturated.Throughput, res.Saturated.P50, res.Saturated.P99, res.Saturated.Errors)
+		cfg.logf("%s: saturated %.0f/s p50 %s p99 %s cpu/req %s errors %d", s.Name, res.Saturated.Throughput, res.Saturated.P50, res.Saturated.P99, res.Saturated.CPUPerRequest, res.Saturated.Errors)
 		if half := res.Saturated.Throughput / 2; half >= 1 {
 			res.Half = attack(s.targeter(base, &counter, ""), half, cfg.Concurrency, cfg.Duration, s.Status)
 			cfg.logf("%s: at %.0f/s p50 %s p99 %s errors %d", s.Name, half, res.Half.P50, res.Half.P99, res.Half.Errors)
@@ -213,8 +215,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		var bc atomic.Uint64
 		bc.Store(1_000_000)
 		attack(s.targeter("http://"+baseline.Addr, &bc, "/"+s.Name), 0, cfg.Concurrency, cfg.Warmup, s.Status)
-		res.Baseline = attack(s.targeter("http://"+baseline.Addr, &bc, "/"+s.Name), 0, cfg.Concurrency, cfg.Duration, s.Status)
-		cfg.logf("%s: baseline %.0f/s p50 %s p99 %s", s.Name, res.Baseline.Throughput, res.Baseline.P50, res.Baseline.P99)
+		res.Baseline = measureCPU(baseline, func() Measurement {
+			return attack(s.targeter("http://"+baseline.Addr, &bc, "/"+s.Name), 0, cfg.Concurrency, cfg.Duration, s.Status)
+		})
+		cfg.logf("%s: baseline %.0f/s p50 %s p99 %s cpu/req %s", s.Name, res.Baseline.Throughput, res.Baseline.P50, res.Baseline.P99, res.Baseline.CPUPerRequest)
 		rep.Results = append(rep.Results, res)
 	}
 	srv.Stop()
@@ -236,6 +240,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// measureCPU runs a measurement and adds the process's CPU time per response to it.
+func measureCPU(p *Process, run func() Measurement) Measurement {
+	before, err1 := p.CPUTime()
+	m := run()
+	after, err2 := p.CPUTime()
+	if err1 == nil && err2 == nil && m.Requests > 0 {
+		m.CPUPerRequest = (after - before) / time.Duration(m.Requests)
+	}
+	return m
 }
 
 // attack sends requests from tr at rate per second (0: as fast as workers requests in flight

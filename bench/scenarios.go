@@ -141,6 +141,9 @@ type Measurement struct {
 	P90 time.Duration `json:"p90"`
 	P99 time.Duration `json:"p99"`
 	Max time.Duration `json:"max"`
+	// CPUPerRequest is the server's CPU time (user and system) divided by the responses: a
+	// cost that other load on the machine skews much less than throughput.
+	CPUPerRequest time.Duration `json:"cpu_per_request"`
 	// FirstError describes one failure, if any.
 	FirstError string `json:"first_error,omitempty"`
 }

@@ -136,9 +136,12 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	c, err := client.Company.Query().Where(company.ID(id)).WithStore().Only(ctx)
+	c, err := client.Company.Query().Where(company.ID(id)).Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
+	}
+	if c.Edges.Store, err = s.storeByID(ctx, client, c.StoreID); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

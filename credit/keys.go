@@ -86,20 +86,19 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 		return nil, errUnauthenticated
 	}
 	sys := tenant.System(ctx)
-	sec, err := s.client.APIKeySecret.Query().
-		Where(apikeysecret.Hash(hashSecret(secret))).
-		WithKey().
+	now := s.Now()
+	// One statement: the key that is not revoked and has this secret, unexpired.
+	key, err := s.client.APIKey.Query().
+		Where(apikey.RevokedAtIsNil(), apikey.HasSecretsWith(
+			apikeysecret.Hash(hashSecret(secret)),
+			apikeysecret.Or(apikeysecret.ExpiresAtIsNil(), apikeysecret.ExpiresAtGT(now)),
+		)).
 		Only(sys)
 	if ent.IsNotFound(err) {
 		return nil, errUnauthenticated
 	}
 	if err != nil {
 		return nil, err
-	}
-	now := s.Now()
-	key := sec.Edges.Key
-	if key == nil || key.RevokedAt != nil || (sec.ExpiresAt != nil && !now.Before(*sec.ExpiresAt)) {
-		return nil, errUnauthenticated
 	}
 	s.touchKey(sys, key, now)
 	return tenant.APIKey(ctx, key.StoreID, key.ID, key.Label, key.Scopes), nil

@@ -237,13 +237,16 @@ func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	q := tx.Company.Query().Where(company.ID(id)).WithStore()
+	q := tx.Company.Query().Where(company.ID(id))
 	if s.dialect == dialect.Postgres {
 		q.ForUpdate()
 	}
 	c, err := q.Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
+	}
+	if c.Edges.Store, err = s.storeByID(ctx, tx.Client(), c.StoreID); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

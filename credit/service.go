@@ -47,6 +47,11 @@ type Service struct {
 	// at a time anyway; waiting here is cheaper and fairer than SQLite's busy-retry sleeps.
 	writeMu sync.Mutex
 
+	// stores caches store rows by ID. A store is never updated or deleted once created (no
+	// operation changes one; adding one must drop it from here), so a cached row cannot go
+	// stale, and reads of a company need one statement instead of two.
+	stores sync.Map // string -> *ent.Store
+
 	// lastUsedWritten remembers when each key's last_used_at was last written by this process,
 	// so a busy key costs at most one write a minute.
 	lastUsedMu      sync.Mutex
@@ -138,9 +143,27 @@ func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
 	if !ok || v.StoreID == "" {
 		return nil, Errorf(CodeUnauthenticated, "authentication required")
 	}
-	st, err := s.reader(ctx).Store.Get(ctx, v.StoreID)
+	st, err := s.storeByID(ctx, s.client, v.StoreID)
 	if err != nil {
 		return nil, fmt.Errorf("load viewer's store: %w", err)
+	}
+	return st, nil
+}
+
+// storeByID returns a store row, from the cache when it was read before. client is the
+// service's client or a transaction's; rows read in a transaction are not cached, since the
+// transaction may yet roll back. Callers pass the ID of the viewer's store or of a row already
+// scoped to it, so the cache never crosses tenants.
+func (s *Service) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
+	if st, ok := s.stores.Load(id); ok {
+		return st.(*ent.Store), nil
+	}
+	st, err := client.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if client == s.client {
+		s.stores.Store(id, st)
 	}
 	return st, nil
 }
