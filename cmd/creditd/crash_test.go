@@ -29,13 +29,13 @@ import (
 // integrity_check with balances equal to ledger sums; at the end, every write that was
 // acknowledged, and every write that was retried, is in the database exactly once, with its
 // timeline event, and a retry of an acknowledged write replays its answer. CRASH_KILLS sets the
-// number of kills (default 24); RELIABILITY_SEED replays a run.
+// number of kills (default 50); RELIABILITY_SEED replays a run.
 func TestCrashSafety(t *testing.T) {
 	credittest.RequireSQLite(t)
 	if testing.Short() {
 		t.Skip("kills a real server repeatedly; skipped with -short")
 	}
-	kills := 24
+	kills := 50
 	if v, err := strconv.Atoi(os.Getenv("CRASH_KILLS")); err == nil && v > 0 {
 		kills = v
 	}
@@ -102,6 +102,9 @@ func TestCrashSafety(t *testing.T) {
 		wg.Wait()
 		c.kills++
 		c.checkDatabase(db, false)
+		if t.Failed() {
+			t.FailNow()
+		}
 		c.expireOrphanedClaims(db)
 	}
 	c.checkDatabase(db, true)
