@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
@@ -87,12 +89,19 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	}
 	sys := tenant.System(ctx)
 	now := s.Now()
-	// One statement: the key that is not revoked and has this secret, unexpired.
+	// One statement: the key that is not revoked and has this secret, unexpired. It is written
+	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
+	// for every key of every store instead of looking the hash up once.
+	hash := hashSecret(secret)
 	key, err := s.client.APIKey.Query().
-		Where(apikey.RevokedAtIsNil(), apikey.HasSecretsWith(
-			apikeysecret.Hash(hashSecret(secret)),
-			apikeysecret.Or(apikeysecret.ExpiresAtIsNil(), apikeysecret.ExpiresAtGT(now)),
-		)).
+		Where(apikey.RevokedAtIsNil(), func(sel *sql.Selector) {
+			t := sql.Table(apikeysecret.Table)
+			secrets := sql.Dialect(sel.Dialect()).Select(t.C(apikeysecret.FieldKeyID)).From(t).Where(sql.And(
+				sql.EQ(t.C(apikeysecret.FieldHash), hash),
+				sql.Or(sql.IsNull(t.C(apikeysecret.FieldExpiresAt)), sql.GT(t.C(apikeysecret.FieldExpiresAt), now)),
+			))
+			sel.Where(sql.In(sel.C(apikey.FieldID), secrets))
+		}).
 		Only(sys)
 	if ent.IsNotFound(err) {
 		return nil, errUnauthenticated
