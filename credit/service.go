@@ -43,9 +43,10 @@ type Service struct {
 	afterErase     func(ctx context.Context) error
 	idempotencyTTL time.Duration
 
-	// writeMu serialises this process's write transactions on SQLite, which admits one writer
-	// at a time anyway; waiting here is cheaper and fairer than SQLite's busy-retry sleeps.
-	writeMu sync.Mutex
+	// commits runs this process's write transactions on SQLite, which admits one writer at a
+	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
+	// writes that wait together commit together (group commit, see groupcommit.go).
+	commits groupCommit
 
 	// stores caches store rows by ID. A store is never updated or deleted once created (no
 	// operation changes one; adding one must drop it from here), so a cached row cannot go
@@ -69,7 +70,8 @@ func NewService(client *ent.Client, dialectName string, opts Options) *Service {
 	if ttl <= 0 {
 		ttl = DefaultIdempotencyTTL
 	}
-	return &Service{client: client, dialect: dialectName, now: now, afterErase: opts.AfterErase, idempotencyTTL: ttl, lastUsedWritten: map[string]time.Time{}}
+	return &Service{client: client, dialect: dialectName, now: now, afterErase: opts.AfterErase, idempotencyTTL: ttl,
+		lastUsedWritten: map[string]time.Time{}, commits: groupCommit{client: client}}
 }
 
 // Client returns the ent client, for tests and for the server's readiness check.
@@ -86,8 +88,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) (err erro
 		return fn(tx)
 	}
 	if s.dialect == dialect.SQLite {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+		return s.commits.run(ctx, fn)
 	}
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
@@ -151,20 +152,22 @@ func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
 }
 
 // storeByID returns a store row, from the cache when it was read before. client is the
-// service's client or a transaction's; rows read in a transaction are not cached, since the
+// service's client or a transaction's: committed rows are read outside it and cached, and a
+// store only the transaction sees (it created it) is read through it and not cached, since the
 // transaction may yet roll back. Callers pass the ID of the viewer's store or of a row already
 // scoped to it, so the cache never crosses tenants.
 func (s *Service) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
 	if st, ok := s.stores.Load(id); ok {
 		return st.(*ent.Store), nil
 	}
-	st, err := client.Store.Get(ctx, id)
+	st, err := s.client.Store.Get(ctx, id)
+	if ent.IsNotFound(err) && client != s.client {
+		return client.Store.Get(ctx, id)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if client == s.client {
-		s.stores.Store(id, st)
-	}
+	s.stores.Store(id, st)
 	return st, nil
 }
 
