@@ -421,8 +421,8 @@ func contractKey(k string) bool {
 	return true
 }
 
-// FuzzIdempotencyKey sends every write twice under an arbitrary Idempotency-Key, the second
-// time with the body re-indented (the same request to the contract). A key the contract refuses
+// FuzzIdempotencyKey sends every write, and GraphQL requests, twice under an arbitrary
+// Idempotency-Key, the second time with the body re-indented (the same request to the contract). A key the contract refuses
 // is refused both times with nothing written; otherwise a stored outcome replays byte for byte
 // with Idempotent-Replayed, and the ledger grows by at most one entry, exactly when the first
 // answer was a fresh 201.
@@ -439,8 +439,23 @@ func FuzzIdempotencyKey(f *testing.F) {
 			}
 		}
 	}
+	// GraphQL applies the header to the whole request (contract §9).
+	writes = append(writes, "POST /graphql")
+	gqlBodies := []string{
+		`{"query":"mutation { createAdjustment(input: {companyId: \"{co}\", amount: \"1.00\", note: \"gql idem\"}) { ledgerEntry { id } } }"}`,
+		`{"query":"mutation { a: createAdjustment(input: {companyId: \"{co}\", amount: \"1.00\", note: \"a\"}) { ledgerEntry { id } } b: createAdjustment(input: {companyId: \"{co2}\", amount: \"0\", note: \"b\"}) { ledgerEntry { id } } }"}`,
+		`{"query":"mutation { placeHold(input: {companyId: \"{co2}\"}) { company { id } } liftHold(input: {companyId: \"{co2}\"}) { company { id } } }"}`,
+		`{"query":"mutation { createAdjustment(input: {companyId: \"{theirco}\", amount: \"1.00\", note: \"x\"}) { ledgerEntry { id } } }"}`,
+		`{"query":"mutation M($in: CreateAdjustmentInput!) { createAdjustment(input: $in) { ledgerEntry { id } } }","variables":{"in":{"companyId":"{co}","amount":"2.00","note":"v"}}}`,
+		`{"query":"{ __typename }"}`, `{"query":"mutation {"}`, ``,
+	}
+	for _, k := range keys {
+		for _, b := range gqlBodies {
+			f.Add(uint8(len(writes)-1), k, b)
+		}
+	}
 	count := func(t *testing.T) int {
-		n, err := w.env.DB.Client.LedgerEntry.Query().Where(ledgerentry.CompanyID(w.mine.company)).Count(credittest.Admin())
+		n, err := w.env.DB.Client.LedgerEntry.Query().Where(ledgerentry.CompanyIDIn(w.mine.company, w.mine.company2)).Count(credittest.Admin())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,6 +469,7 @@ func FuzzIdempotencyKey(f *testing.F) {
 		pattern := writes[int(route)%len(writes)]
 		method, path := routeTarget(pattern, w.mine.company)
 		hdr := http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {key}}
+		body = w.expand(body)
 		again := []byte(body)
 		var indented bytes.Buffer
 		if json.Indent(&indented, again, "", "\t") == nil {
@@ -461,6 +477,10 @@ func FuzzIdempotencyKey(f *testing.F) {
 		}
 		before := count(t)
 		what := pattern + " key " + strings.ToValidUTF8(key, "?") + " body " + strings.ToValidUTF8(body, "?")
+		if path == "/graphql" {
+			w.checkGraphQLIdempotency(t, what, key, []byte(body), again, hdr, count)
+			return
+		}
 		first := serve(w.h, method, path, w.mine.key, hdr, []byte(body))
 		e1 := checkREST(t, what, first)
 		second := serve(w.h, method, path, w.mine.key, hdr, again)
@@ -491,6 +511,60 @@ func FuzzIdempotencyKey(f *testing.F) {
 			t.Fatalf("%s: an outcome that is not stored changed on retry:\nfirst  %d %s\nretry  %d %s", what, first.Code, first.Body, second.Code, second.Body)
 		}
 	})
+}
+
+// checkGraphQLIdempotency sends a GraphQL request twice under key and checks that the ledger
+// moved exactly by the entries the answers report as created, never on a replay, and that a
+// request that created entries is replayed byte for byte.
+func (w *fuzzWorld) checkGraphQLIdempotency(t *testing.T, what, key string, body, again []byte, hdr http.Header, count func(*testing.T) int) {
+	created := func(g gqlResponse) int {
+		n := 0
+		for _, v := range g.Data {
+			var p struct {
+				LedgerEntry *struct{ ID string } `json:"ledgerEntry"`
+			}
+			if json.Unmarshal(v, &p) == nil && p.LedgerEntry != nil {
+				n++
+			}
+		}
+		return n
+	}
+	before := count(t)
+	first := serve(w.h, http.MethodPost, "/graphql", w.mine.key, hdr, body)
+	g1 := checkGraphQL(t, what, first)
+	mid := count(t)
+	second := serve(w.h, http.MethodPost, "/graphql", w.mine.key, hdr, again)
+	g2 := checkGraphQL(t, what+" (retry)", second)
+	after := count(t)
+	w.checkNoLeak(t, what, first.Body.Bytes(), string(body))
+	replayed1, replayed2 := first.Header().Get("Idempotent-Replayed") == "true", second.Header().Get("Idempotent-Replayed") == "true"
+	if !contractKey(key) {
+		if after != before || replayed1 || replayed2 || !slices.Contains(g1.codes(), string(credit.CodeInvalidRequest)) {
+			t.Fatalf("%s: a key the contract refuses gave %d %s then %d %s; ledger +%d", what, first.Code, first.Body, second.Code, second.Body, after-before)
+		}
+		return
+	}
+	for _, c := range append(g1.codes(), g2.codes()...) {
+		if c == string(credit.CodeIdempotencyKeyInUse) {
+			t.Fatalf("%s: key in use with no concurrent request: %s / %s", what, first.Body, second.Body)
+		}
+	}
+	for i, x := range []struct {
+		g        gqlResponse
+		replayed bool
+		delta    int
+	}{{g1, replayed1, mid - before}, {g2, replayed2, after - mid}} {
+		want := created(x.g)
+		if x.replayed {
+			want = 0
+		}
+		if x.delta != want {
+			t.Fatalf("%s: answer %d reports %d new entries (replayed=%v), the ledger grew by %d: %s", what, i+1, created(x.g), x.replayed, x.delta, []*bytes.Buffer{first.Body, second.Body}[i])
+		}
+	}
+	if (replayed2 || created(g1) > 0) && (!replayed2 || second.Code != first.Code || !bytes.Equal(second.Body.Bytes(), first.Body.Bytes())) {
+		t.Fatalf("%s: retry is not a replay:\nfirst  %d %s\nretry  %d %v %s", what, first.Code, first.Body, second.Code, replayed2, second.Body)
+	}
 }
 
 // graphqlSeeds are queries over every root field and the usual ways a GraphQL document goes
