@@ -63,10 +63,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("database path is empty")
 	}
-	raw, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+sqlitePragmas)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas, driver: &sqlite3.SQLiteDriver{}})
 	// Keep every connection open: database/sql keeps only two idle ones by default, so under
 	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
 	// pragmas and a cold page cache each time. Reads run on the CPU, so more connections than
