@@ -85,7 +85,7 @@ func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microseco
 // a transaction (an idempotent write's), fn joins it and the owner commits.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 	if tx := ent.TxFromContext(ctx); tx != nil {
-		return fn(tx)
+		return inSavepoint(ctx, tx, fn)
 	}
 	if s.dialect == dialect.SQLite {
 		return s.commits.run(ctx, fn)
@@ -118,6 +118,26 @@ func (s *Service) reader(ctx context.Context) *ent.Client {
 		return tx.Client()
 	}
 	return s.client
+}
+
+// inSavepoint runs fn inside a savepoint of an enclosing transaction, so that an operation
+// joining an idempotent request's transaction is still all-or-nothing: when fn fails, its own
+// writes are undone and the request's other operations are kept.
+func inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT credit_operation"); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT credit_operation"); rerr != nil {
+			return fmt.Errorf("%w (and rolling back to the savepoint failed: %v)", err, rerr)
+		}
+		_, _ = tx.ExecContext(ctx, "RELEASE SAVEPOINT credit_operation")
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT credit_operation"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
 }
 
 // requireScope checks that the viewer may use an operation needing scope.
