@@ -105,13 +105,12 @@ func makePage[R any, T any](rows []R, n int, view func(R) T, cursor func(R) stri
 		rows = rows[:n]
 		p.HasMore = true
 	}
-	p.cursors = make([]string, len(rows))
-	for i, r := range rows {
+	for _, r := range rows {
 		p.Data = append(p.Data, view(r))
-		p.cursors[i] = cursor(r)
 	}
+	p.cursor = func(i int) string { return cursor(rows[i]) }
 	if p.HasMore {
-		next := p.cursors[len(rows)-1]
+		next := p.cursor(len(rows) - 1)
 		p.NextCursor = &next
 	}
 	return p

@@ -70,7 +70,8 @@ func ParseAmount(s, currency, param string) (decimal.Decimal, error) {
 // minus the safety buffer (bufferPercent of the limit, rounded half up to the minor unit),
 // never below zero.
 func availableCredit(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
-	buffer := limit.Mul(decimal.NewFromInt(int64(bufferPercent))).Div(decimal.NewFromInt(100)).Round(minorDigits[currency])
+	// Shift(-2) divides by 100 exactly, without Div's long division.
+	buffer := limit.Mul(decimal.NewFromInt(int64(bufferPercent))).Shift(-2).Round(minorDigits[currency])
 	avail := limit.Sub(outstanding).Sub(buffer)
 	if avail.IsNegative() {
 		return decimal.Zero

@@ -86,12 +86,13 @@ type Page[T any] struct {
 	Data       []T     `json:"data"`
 	HasMore    bool    `json:"has_more"`
 	NextCursor *string `json:"next_cursor"`
-	// cursors[i] resumes the list after Data[i]; GraphQL edges use them.
-	cursors []string
+	// cursor returns the cursor that resumes the list after Data[i], for GraphQL edges. It is
+	// computed on demand: each is a signed JSON payload, and REST needs only NextCursor.
+	cursor func(i int) string
 }
 
 // Cursor returns the cursor that resumes the list after item i.
-func (p Page[T]) Cursor(i int) string { return p.cursors[i] }
+func (p Page[T]) Cursor(i int) string { return p.cursor(i) }
 
 // PaymentTerms formats a number of days as the API's NET_<days> code.
 func PaymentTerms(days int) string { return fmt.Sprintf("NET_%d", days) }
