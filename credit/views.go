@@ -18,6 +18,10 @@ type Company struct {
 	AvailableCredit    Money     `json:"available_credit"`
 	Hold               *Hold     `json:"hold"`
 	UpdatedAt          Timestamp `json:"updated_at"`
+
+	// ledgerSeq is the sequence number of the company's last ledger entry when the view was
+	// made, so that LatestLedgerEntriesOf need not read the company again.
+	ledgerSeq int64
 }
 
 // Hold is a company's hold, manual or automatic (overdue).
@@ -109,6 +113,7 @@ func companyView(c *ent.Company, st *ent.Store) Company {
 		Outstanding:        NewMoney(c.Outstanding, cur),
 		AvailableCredit:    NewMoney(availableCredit(c.CreditLimit, c.Outstanding, st.BufferPercent, cur), cur),
 		UpdatedAt:          At(c.UpdatedAt),
+		ledgerSeq:          c.LedgerSeq,
 	}
 	if c.HoldKind != nil {
 		v.Status = "on_hold"

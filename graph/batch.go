@@ -29,7 +29,10 @@ type loaders struct {
 }
 
 // siblings are the companies of one page, in page order.
-type siblings struct{ ids []string }
+type siblings struct {
+	ids       []string
+	companies []*credit.Company
+}
 
 // batchKey identifies one batched read: a page of companies and the page size asked for.
 type batchKey struct {
@@ -71,11 +74,12 @@ func (l *loaders) addSiblings(page []credit.Company) {
 	if l == nil || len(page) < 2 {
 		return
 	}
-	s := &siblings{ids: make([]string, len(page))}
+	s := &siblings{ids: make([]string, len(page)), companies: make([]*credit.Company, len(page))}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := range page {
 		s.ids[i] = page[i].ID
+		s.companies[i] = &page[i]
 		l.siblings[&page[i]] = s
 	}
 }
@@ -87,7 +91,9 @@ func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p 
 	if l == nil {
 		return p, false, nil
 	}
-	return load(l, l.ledgers, ctx, c, first, l.svc.LatestLedgerEntries)
+	// A page's companies were just read with their last sequence numbers: the batch reads only
+	// the entries (credit.LatestLedgerEntriesOf).
+	return load(l, l.ledgers, ctx, c, first, l.svc.LatestLedgerEntries, l.svc.LatestLedgerEntriesOf)
 }
 
 // timeline is ledger for the timeline.
@@ -95,11 +101,12 @@ func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (
 	if l == nil {
 		return p, false, nil
 	}
-	return load(l, l.timelines, ctx, c, first, l.svc.LatestTimelineEvents)
+	return load(l, l.timelines, ctx, c, first, l.svc.LatestTimelineEvents, nil)
 }
 
 func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int,
 	read func(ctx context.Context, companyIDs []string, limit *int, limitName string) (map[string]credit.Page[T], error),
+	readPage func(ctx context.Context, companies []*credit.Company, limit *int, limitName string) (map[string]credit.Page[T], error),
 ) (credit.Page[T], bool, error) {
 	l.mu.Lock()
 	s := l.siblings[c]
@@ -125,7 +132,13 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 		batches[key] = b
 	}
 	l.mu.Unlock()
-	b.once.Do(func() { b.pages, b.err = read(ctx, s.ids, first, "first") })
+	b.once.Do(func() {
+		if readPage != nil {
+			b.pages, b.err = readPage(ctx, s.companies, first, "first")
+		} else {
+			b.pages, b.err = read(ctx, s.ids, first, "first")
+		}
+	})
 	if b.err != nil {
 		return credit.Page[T]{}, false, b.err
 	}
