@@ -17,9 +17,11 @@ import (
 // statements it compiled, keyed by their SQL text, and runs them again with new arguments.
 // SQLite re-compiles a kept statement by itself when the schema changed.
 //
-// Only queries are kept (statements run with Exec are stepped once and left unreset by
-// go-sqlite3, which would keep the transaction busy), and only single statements with exactly
-// their positional arguments; anything else takes go-sqlite3's own path. A kept
+// Kept are queries, whose rows reset them when closed, and INSERT, UPDATE and DELETE statements
+// without RETURNING run with Exec, which run to completion in one step (go-sqlite3 leaves an
+// Exec'd statement unreset, so one that still had rows to give, a PRAGMA say, would keep the
+// transaction busy). Only single statements with exactly their positional arguments are
+// kept; anything else takes go-sqlite3's own path. A kept
 // statement is reused only once the rows of its previous run are closed, and a statement that
 // failed is dropped rather than reused.
 
@@ -130,6 +132,35 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	}
 	cs.busy.Store(true)
 	return &cachedRows{SQLiteRows: rows.(*sqlite3.SQLiteRows), cs: cs}, nil
+}
+
+// ExecContext runs INSERT, UPDATE and DELETE statements through the cache.
+func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	var cs *cachedStmt
+	if completesInOneStep(query) {
+		cs = c.cached(ctx, query, args)
+	}
+	if cs == nil {
+		return c.SQLiteConn.ExecContext(ctx, query, args)
+	}
+	res, err := cs.stmt.ExecContext(ctx, args)
+	if err != nil {
+		c.drop(query)
+	}
+	return res, err
+}
+
+// completesInOneStep reports whether a statement is a data change that returns no rows.
+func completesInOneStep(query string) bool {
+	q := strings.TrimSpace(query)
+	if len(q) < 6 {
+		return false
+	}
+	switch strings.ToUpper(q[:6]) {
+	case "INSERT", "UPDATE", "DELETE":
+		return !strings.Contains(strings.ToUpper(q), "RETURNING")
+	}
+	return false
 }
 
 // Close finalizes the kept statements, then closes the connection.

@@ -28,6 +28,19 @@ func TestStatementCacheKeepsResultsRight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := db.SQL.ExecContext(ctx, "UPDATE t SET v = v || ? WHERE id = ?", "!", 2); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.SQL.ExecContext(ctx, "UPDATE t SET v = v || ? WHERE id = ?", "!", 3)
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("cached update: %d rows, %v", n, err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "UPDATE t SET v = ? WHERE id = ?", "v2", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "UPDATE t SET v = ? WHERE id = ?", "v3", 3); err != nil {
+		t.Fatal(err)
+	}
 	// A failed run must not poison the next one.
 	if _, err := db.SQL.ExecContext(ctx, insert, 6, "v1"); err == nil {
 		t.Fatal("duplicate value inserted")
