@@ -71,7 +71,7 @@ func loadersFrom(ctx context.Context) *loaders {
 // addSiblings records the companies of one page as one batch. Companies are told apart by
 // address: the edges of the page point into the same slice (see edges).
 func (l *loaders) addSiblings(page []credit.Company) {
-	if l == nil || len(page) < 2 {
+	if l == nil || len(page) == 0 {
 		return
 	}
 	s := &siblings{ids: make([]string, len(page)), companies: make([]*credit.Company, len(page))}
