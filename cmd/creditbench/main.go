@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return err
 	}
+	if onTmpfs(filepath.Dir(cfg.DB)) {
+		fmt.Fprintf(os.Stderr, "creditbench: warning: %s is on tmpfs, where fsync costs nothing: write figures will not be durable ones\n", filepath.Dir(cfg.DB))
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -112,6 +115,13 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// onTmpfs reports whether dir is on a memory file system.
+func onTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	const tmpfsMagic = 0x01021994
+	return syscall.Statfs(dir, &st) == nil && st.Type == tmpfsMagic
 }
 
 func cpuModel() string {
