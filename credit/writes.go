@@ -259,13 +259,19 @@ func clearHold(ctx context.Context, tx *ent.Tx, c *ent.Company, now time.Time) (
 		Save(ctx)
 }
 
+// ErrAmountNotString is the answer to an amount sent as a JSON number: amounts are decimal
+// strings, so that no client ever rounds them through a float.
+func ErrAmountNotString(param string) error {
+	return ParamErrorf(CodeInvalidAmount, param, "%s must be a decimal string such as \"1500.00\", not a JSON number", param)
+}
+
 // requiredAmount parses a write body's amount in the company's currency, checking the
 // optional currency first.
 //
 // Errors: validation_failed (missing), currency_mismatch, invalid_amount.
 func requiredAmount(amount *string, notString bool, currency *string, companyCurrency string) (decimal.Decimal, error) {
 	if notString {
-		return decimal.Decimal{}, ParamErrorf(CodeInvalidAmount, "amount", "amount must be a decimal string such as \"1500.00\", not a JSON number")
+		return decimal.Decimal{}, ErrAmountNotString("amount")
 	}
 	if amount == nil {
 		return decimal.Decimal{}, ParamErrorf(CodeValidationFailed, "amount", "amount is required")

@@ -88,52 +88,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.ServeHTTP(req.w, r.WithContext(ctx))
 }
 
-// envelopeMembers are the members of a GraphQL-over-HTTP POST body and the JSON type each
-// must have ('s' string, 'o' object); null counts as absent.
-var envelopeMembers = map[string]byte{"query": 's', "operationName": 's', "variables": 'o', "extensions": 'o'}
-
 // checkEnvelope checks that a POST body is one JSON object with a query and nothing but the
-// envelope's members, each once and of its type.
+// envelope's members (query, operationName, variables, extensions), each once and of its
+// type, by the same strict rules as REST bodies.
 //
 // Errors: invalid_request, naming the member at fault.
 func checkEnvelope(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return credit.Errorf(credit.CodeInvalidRequest, `the request body must be a JSON object such as {"query": "{ companies { edges { node { id } } } }"}`)
+	var query, operationName *string
+	var variables, extensions json.RawMessage
+	if err := rest.DecodeObject(body,
+		rest.StringField("query", &query),
+		rest.StringField("operationName", &operationName),
+		rest.ObjectField("variables", &variables),
+		rest.ObjectField("extensions", &extensions),
+	); err != nil {
+		return err
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
-		}
-		name, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
-		}
-		kind, known := envelopeMembers[name]
-		switch {
-		case !known:
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "unknown field %q; a GraphQL request has query, operationName, variables and extensions", name)
-		case seen[name]:
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q appears more than once", name)
-		case string(raw) == "null":
-		case kind == 's' && raw[0] != '"':
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q must be a string", name)
-		case kind == 'o' && raw[0] != '{':
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q must be a JSON object", name)
-		}
-		seen[name] = string(raw) != "null"
-	}
-	if _, err := dec.Token(); err != nil {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body must be a single JSON object")
-	}
-	if !seen["query"] {
+	if query == nil {
 		return credit.ParamErrorf(credit.CodeInvalidRequest, "query", "the request body needs a query")
 	}
 	return nil

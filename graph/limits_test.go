@@ -144,6 +144,8 @@ func TestTransportRefusals(t *testing.T) {
 		{"no query", post(`{"variables":{}}`, nil), http.StatusBadRequest, "invalid_request", "query"},
 		{"unknown member", post(`{"query":"{ companies { edges { cursor } } }","querry":1}`, nil), http.StatusBadRequest, "invalid_request", "querry"},
 		{"query not a string", post(`{"query":5}`, nil), http.StatusBadRequest, "invalid_request", "query"},
+		{"duplicated member", post(`{"query":"{ __typename }","query":"{ __typename }"}`, nil), http.StatusBadRequest, "invalid_request", "query"},
+		{"variables not an object", post(`{"query":"{ __typename }","variables":[1]}`, nil), http.StatusBadRequest, "invalid_request", "variables"},
 		{"syntax error", post(map[string]any{"query": "{ companies { "}, nil), http.StatusBadRequest, "invalid_request", ""},
 		{"unknown field", post(map[string]any{"query": "{ companys { edges { cursor } } }"}, nil), http.StatusBadRequest, "invalid_request", ""},
 		{"bad Idempotency-Key", post(map[string]any{"query": "{ __typename }"}, map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}), http.StatusBadRequest, "invalid_request", "Idempotency-Key"},
@@ -159,6 +161,12 @@ func TestTransportRefusals(t *testing.T) {
 		})
 	}
 
+	t.Run("null members count as absent", func(t *testing.T) {
+		res := post(`{"query":"{ __typename }","variables":null,"operationName":null}`, nil)
+		if res.HTTP.Status != http.StatusOK || len(res.Errors) != 0 {
+			t.Fatalf("null members: %d %s", res.HTTP.Status, res.HTTP.Body)
+		}
+	})
 	t.Run("GET serves queries", func(t *testing.T) {
 		res := decodeGQL(t, f.env.Get(t, f.readCredit, "/graphql?query="+urlQuery(`{ company(id: "`+f.alpen.ID+`") { name } }`)))
 		if res.HTTP.Status != http.StatusOK || at(t, res.Data, "company", "name") != f.alpen.Name {

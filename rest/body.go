@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/creditd/creditd/credit"
@@ -15,16 +16,28 @@ import (
 // MaxBodyBytes bounds request bodies (contract §1).
 const MaxBodyBytes = 64 << 10
 
-// field is one accepted member of a JSON request body. Every accepted member is a string;
-// an amount given as a JSON number is passed on as such (the domain answers invalid_amount),
-// any other wrong type is answered with invalid_request.
-type field struct {
-	name string
-	dst  **string
-	// number, when set, accepts a JSON number too and records that one was sent; the domain
-	// refuses it with invalid_amount in its own validation order (after the company lookup).
+// Field is one accepted member of a JSON request body: a string, an amount (a string, or a
+// JSON number passed on so that the domain refuses it with invalid_amount in its own
+// validation order, after the company lookup), or a JSON object kept raw. Any other JSON type
+// is answered with invalid_request naming the member; null counts as absent.
+type Field struct {
+	name   string
+	str    **string
 	number *bool
+	object *json.RawMessage
 }
+
+// StringField accepts a string member into dst.
+func StringField(name string, dst **string) Field { return Field{name: name, str: dst} }
+
+// AmountField accepts an amount member into dst, recording in number whether it was sent as a
+// JSON number instead of a string.
+func AmountField(name string, dst **string, number *bool) Field {
+	return Field{name: name, str: dst, number: number}
+}
+
+// ObjectField accepts a JSON object member, kept raw in dst.
+func ObjectField(name string, dst *json.RawMessage) Field { return Field{name: name, object: dst} }
 
 // ReadBody reads a request body of at most MaxBodyBytes after checking its media type.
 // An empty body is allowed (bodies whose members are all optional).
@@ -52,12 +65,12 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeObject reads body as one JSON object whose members are exactly among fields (names are
-// case-sensitive), each at most once, and stores each string member in its destination.
-// A null member counts as absent. An empty body counts as {}.
+// DecodeObject reads body as one JSON object whose members are exactly among fields (names are
+// case-sensitive), each at most once, and stores each member in its destination. An empty
+// body counts as {}. REST write bodies and GraphQL's POST envelope both go through it.
 //
 // Errors: invalid_request, invalid_amount.
-func decodeObject(body []byte, fields ...field) error {
+func DecodeObject(body []byte, fields ...Field) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
@@ -85,7 +98,7 @@ func decodeObject(body []byte, fields ...field) error {
 			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q appears more than once", name)
 		}
 		seen[name] = true
-		var f *field
+		var f *Field
 		for i := range fields {
 			if fields[i].name == name {
 				f = &fields[i]
@@ -94,7 +107,7 @@ func decodeObject(body []byte, fields ...field) error {
 		if f == nil {
 			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "unknown field %q%s", name, didYouMean(name, fields))
 		}
-		if err := decodeString(raw, f); err != nil {
+		if err := f.decode(raw); err != nil {
 			return err
 		}
 	}
@@ -110,33 +123,50 @@ func decodeObject(body []byte, fields ...field) error {
 	return nil
 }
 
-func decodeString(raw json.RawMessage, f *field) error {
+func (f *Field) decode(raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
+	isNumber := len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 	switch {
 	case bytes.Equal(raw, []byte("null")):
-		*f.dst = nil
+		if f.object != nil {
+			*f.object = nil
+		} else {
+			*f.str = nil
+		}
+		return nil
+	case f.object != nil:
+		if len(raw) == 0 || raw[0] != '{' {
+			return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q must be a JSON object", f.name)
+		}
+		*f.object = raw
 		return nil
 	case len(raw) > 0 && raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q is not a valid string", f.name)
 		}
-		*f.dst = &s
+		*f.str = &s
 		return nil
-	case f.number != nil && len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
-		*f.dst = nil
+	case f.number != nil && isNumber:
+		*f.str = nil
 		*f.number = true
 		return nil
 	}
 	return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q must be a string", f.name)
 }
 
-// didYouMean hints at the accepted field a wrongly-cased name meant.
-func didYouMean(name string, fields []field) string {
-	for _, f := range fields {
-		if bytes.EqualFold([]byte(f.name), []byte(name)) {
+// didYouMean hints at the accepted field a wrongly-cased name meant, or lists the accepted
+// fields.
+func didYouMean(name string, fields []Field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		if strings.EqualFold(f.name, name) {
 			return "; field names are case-sensitive: did you mean \"" + f.name + "\"?"
 		}
+		names[i] = f.name
 	}
-	return ""
+	if len(names) == 0 {
+		return "; this request takes no body"
+	}
+	return "; accepted fields: " + strings.Join(names, ", ")
 }

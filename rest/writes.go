@@ -68,10 +68,10 @@ func (a *API) write(w http.ResponseWriter, r *http.Request, decode func(body []b
 func (a *API) createAdjustment(w http.ResponseWriter, r *http.Request) {
 	in := credit.AdjustmentInput{CompanyID: r.PathValue("id")}
 	a.write(w, r, func(body []byte) error {
-		return decodeObject(body,
-			field{name: "amount", dst: &in.Amount, number: &in.AmountNotString},
-			field{name: "note", dst: &in.Note},
-			field{name: "currency", dst: &in.Currency})
+		return DecodeObject(body,
+			AmountField("amount", &in.Amount, &in.AmountNotString),
+			StringField("note", &in.Note),
+			StringField("currency", &in.Currency))
 	}, func(ctx context.Context) (int, any, error) {
 		res, err := a.svc.CreateAdjustment(ctx, in)
 		return http.StatusCreated, res, err
@@ -82,10 +82,10 @@ func (a *API) createAdjustment(w http.ResponseWriter, r *http.Request) {
 func (a *API) setCreditLimit(w http.ResponseWriter, r *http.Request) {
 	in := credit.CreditLimitInput{CompanyID: r.PathValue("id")}
 	a.write(w, r, func(body []byte) error {
-		return decodeObject(body,
-			field{name: "amount", dst: &in.Amount, number: &in.AmountNotString},
-			field{name: "reason", dst: &in.Reason},
-			field{name: "currency", dst: &in.Currency})
+		return DecodeObject(body,
+			AmountField("amount", &in.Amount, &in.AmountNotString),
+			StringField("reason", &in.Reason),
+			StringField("currency", &in.Currency))
 	}, func(ctx context.Context) (int, any, error) {
 		res, err := a.svc.SetCreditLimit(ctx, in)
 		return http.StatusOK, res, err
@@ -96,7 +96,7 @@ func (a *API) setCreditLimit(w http.ResponseWriter, r *http.Request) {
 func (a *API) placeHold(w http.ResponseWriter, r *http.Request) {
 	in := credit.HoldInput{CompanyID: r.PathValue("id")}
 	a.write(w, r, func(body []byte) error {
-		return decodeObject(body, field{name: "note", dst: &in.Note})
+		return DecodeObject(body, StringField("note", &in.Note))
 	}, func(ctx context.Context) (int, any, error) {
 		res, err := a.svc.PlaceHold(ctx, in)
 		return http.StatusOK, res, err
@@ -107,7 +107,7 @@ func (a *API) placeHold(w http.ResponseWriter, r *http.Request) {
 func (a *API) liftHold(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a.write(w, r, func(body []byte) error {
-		return decodeObject(body)
+		return DecodeObject(body)
 	}, func(ctx context.Context) (int, any, error) {
 		res, err := a.svc.LiftHold(ctx, id)
 		return http.StatusOK, res, err

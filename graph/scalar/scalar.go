@@ -32,8 +32,7 @@ func MarshalDecimal(s string) graphql.ContextMarshaler {
 func UnmarshalDecimal(ctx context.Context, v any) (string, error) {
 	d, err := UnmarshalDecimalInput(ctx, v)
 	if err == nil && d.Number {
-		name := inputName(ctx, "amount")
-		err = credit.ParamErrorf(credit.CodeInvalidAmount, name, "%s must be a decimal string such as \"1500.00\", not a JSON number", name)
+		err = credit.ErrAmountNotString(inputName(ctx, "amount"))
 	}
 	return d.Value, err
 }
