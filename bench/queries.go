@@ -38,7 +38,6 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 	})
 	svc := credit.NewService(ent.NewClient(ent.Driver(drv)), db.Dialect, credit.Options{})
 	srv := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000})
-	defer srv.Close()
 
 	run := func(method, path string, header http.Header, body []byte, want int) int {
 		// Twice: the first request of a key writes its last-used time, which no later one does.

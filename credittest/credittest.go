@@ -164,7 +164,6 @@ func New(tb testing.TB, opts ...Options) *Env {
 	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
 	tb.Cleanup(func() {
 		ts.Close()
-		h.Close()
 		db.Close()
 	})
 	return env

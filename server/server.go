@@ -87,10 +87,6 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Close releases what the server holds beyond its database (nothing yet; kept so callers
-// need not change when it does).
-func (s *Server) Close() {}
-
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 

@@ -63,7 +63,6 @@ func serveCommand() command {
 				cfg.Limiter = rl
 			}
 			srv := server.New(cfg)
-			defer srv.Close()
 			if *pprofAddr != "" {
 				stop, err := servePprof(*pprofAddr, log)
 				if err != nil {
