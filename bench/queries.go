@@ -12,11 +12,9 @@ import (
 	"sync/atomic"
 
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
-	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/server"
 )
 
@@ -31,12 +29,14 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 	}
 	defer db.Close()
 	var n atomic.Int64
-	drv := dialect.DebugWithContext(entsql.OpenDB(db.Dialect, db.SQL), func(_ context.Context, args ...any) {
-		if strings.Contains(fmt.Sprint(args...), "query=") {
-			n.Add(1)
-		}
+	counted := db.WithDriver(func(d dialect.Driver) dialect.Driver {
+		return dialect.DebugWithContext(d, func(_ context.Context, args ...any) {
+			if strings.Contains(fmt.Sprint(args...), "query=") {
+				n.Add(1)
+			}
+		})
 	})
-	svc := credit.NewService(ent.NewClient(ent.Driver(drv)), db.Dialect, credit.Options{})
+	svc := credit.New(counted, credit.Options{})
 	srv := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000})
 
 	run := func(method, path string, header http.Header, body []byte, want int) int {

@@ -138,8 +138,8 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 		return Dataset{}, err
 	}
 	defer db.Close()
-	svc := credit.NewService(db.Client, db.Dialect, credit.Options{})
-	key, err := svc.CreateKey(tenant.System(ctx), ds.StoreID, "bench", credit.AllScopes)
+	svc := credit.New(db, credit.Options{})
+	key, err := svc.CreateKey(tenant.Staff(ctx, ds.StoreID, "creditbench"), "bench", credit.AllScopes)
 	if err != nil {
 		return Dataset{}, err
 	}

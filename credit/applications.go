@@ -31,6 +31,48 @@ var applicationTransitions = map[string][]string{
 // vatStatuses are the values vat.status may take (contract §5).
 var vatStatuses = map[string]bool{"valid": true, "invalid": true, "unverified": true, "unavailable": true}
 
+// Application is a wholesale application as the API shows it, contact included.
+type Application struct {
+	ID           string    `json:"id"`
+	Status       string    `json:"status"`
+	BusinessName string    `json:"business_name"`
+	VAT          VAT       `json:"vat"`
+	Contact      Contact   `json:"contact"`
+	SubmittedAt  Timestamp `json:"submitted_at"`
+}
+
+// VAT is an application's VAT number and the result of checking it against a registry.
+type VAT struct {
+	Number    string     `json:"number"`
+	Status    string     `json:"status"`
+	Registry  string     `json:"registry"`
+	CheckedAt *Timestamp `json:"checked_at"`
+}
+
+// Contact is an application's contact person: personal data. After the person's erasure both
+// fields are null and Redacted is true.
+type Contact struct {
+	Name     *string `json:"name"`
+	Email    *string `json:"email"`
+	Redacted bool    `json:"redacted"`
+}
+
+func applicationView(a *ent.Application) Application {
+	return Application{
+		ID:           a.ID,
+		Status:       string(a.Status),
+		BusinessName: a.BusinessName,
+		VAT: VAT{
+			Number:    a.VatNumber,
+			Status:    a.VatStatus,
+			Registry:  a.VatRegistry,
+			CheckedAt: atPtr(a.VatCheckedAt),
+		},
+		Contact:     Contact{Name: a.ContactName, Email: a.ContactEmail, Redacted: a.ContactRedacted},
+		SubmittedAt: At(a.SubmittedAt),
+	}
+}
+
 // ApplicationListParams are the inputs of ListApplications.
 type ApplicationListParams struct {
 	ListParams
@@ -45,7 +87,7 @@ func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams)
 	if err := requireScope(ctx, ScopeReadApplications); err != nil {
 		return Page[Application]{}, err
 	}
-	n, err := pageSize(p.Limit, p.limitName())
+	n, err := pageSize(p.Limit)
 	if err != nil {
 		return Page[Application]{}, err
 	}
@@ -64,7 +106,7 @@ func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams)
 	if p.Cursor != "" {
 		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
 		if err != nil {
-			return Page[Application]{}, p.renameCursorErr(err)
+			return Page[Application]{}, err
 		}
 		t := time.UnixMicro(c.Time).UTC()
 		q.Where(application.Or(application.SubmittedAtLT(t), application.And(application.SubmittedAtEQ(t), application.IDLT(c.ID))))
@@ -95,9 +137,8 @@ func (s *Service) GetApplication(ctx context.Context, id string) (Application, e
 	return applicationView(a), nil
 }
 
-// ApplicationInput creates an application from the admin side.
+// ApplicationInput records an application from the admin side.
 type ApplicationInput struct {
-	StoreID      string
 	BusinessName string
 	VATNumber    string
 	VATStatus    string
@@ -107,10 +148,17 @@ type ApplicationInput struct {
 	SubmittedAt  *Timestamp
 }
 
-// CreateApplication records a wholesale application (admin side).
+// CreateApplication records a wholesale application in the staff member's store.
 //
-// Errors: not_found (store), validation_failed.
+// Errors: insufficient_scope (not staff), not_found (store), validation_failed.
 func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (Application, error) {
+	v, err := requireStaff(ctx)
+	if err != nil {
+		return Application{}, err
+	}
+	if _, err := s.viewerStore(ctx); err != nil {
+		return Application{}, err
+	}
 	if in.VATStatus == "" {
 		in.VATStatus = "unverified"
 	}
@@ -146,12 +194,9 @@ func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (A
 		checkedAt = &now
 	}
 	var out Application
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		if _, err := tx.Store.Get(ctx, in.StoreID); err != nil {
-			return notFoundOr(err, "store")
-		}
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		a, err := tx.Application.Create().
-			SetStoreID(in.StoreID).
+			SetStoreID(v.StoreID).
 			SetBusinessName(strings.TrimSpace(in.BusinessName)).
 			SetVatNumber(strings.TrimSpace(in.VATNumber)).
 			SetVatStatus(in.VATStatus).
@@ -182,11 +227,15 @@ type StatusChange struct {
 }
 
 // SetApplicationStatus changes an application's status along the contract's transitions; on
-// approval it creates the company in the same transaction and returns it.
+// approval it creates the company in the same transaction and returns it. Only staff may:
+// "Approval and rejection are not available through the API".
 //
-// Errors: not_found, validation_failed (status, a refused transition, approval terms),
-// invalid_amount, limit_below_zero.
+// Errors: insufficient_scope (not staff), not_found, validation_failed (status, a refused
+// transition, approval terms), invalid_amount, limit_below_zero.
 func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Application, *Company, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return Application{}, nil, err
+	}
 	var out Application
 	var created *Company
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
@@ -221,7 +270,11 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 			if in.PlatformCompanyGID != "" {
 				gid = &in.PlatformCompanyGID
 			}
-			c, st, err := s.createCompany(ctx, tx, a.StoreID, a.BusinessName, gid, in.PaymentTerms, in.CreditLimit)
+			st, err := s.storeByID(ctx, tx.Client(), a.StoreID)
+			if err != nil {
+				return err
+			}
+			c, err := s.createCompany(ctx, tx, st, a.BusinessName, gid, in.PaymentTerms, in.CreditLimit)
 			if err != nil {
 				return err
 			}
@@ -239,24 +292,28 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 	return out, created, err
 }
 
-// ErasePerson carries out a data-protection erasure of the person with this email in a store:
-// their contact name and email are overwritten with nulls on every application, which then
-// shows as redacted. It returns how many applications were changed.
+// ErasePerson carries out a data-protection erasure of the person with this email in the staff
+// member's store: their contact name and email are overwritten with nulls on every
+// application, which then shows as redacted, and the overwritten values are purged from the
+// database files. It returns how many applications were changed.
 //
-// Errors: not_found (store), validation_failed (email).
-func (s *Service) ErasePerson(ctx context.Context, storeID, email string) (int, error) {
+// Errors: insufficient_scope (not staff), not_found (store), validation_failed (email).
+func (s *Service) ErasePerson(ctx context.Context, email string) (int, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return 0, err
+	}
+	if _, err := s.viewerStore(ctx); err != nil {
+		return 0, err
+	}
 	email = strings.TrimSpace(email)
 	if email == "" {
 		return 0, ParamErrorf(CodeValidationFailed, "email", "email must not be empty")
 	}
 	var n int
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		if _, err := tx.Store.Get(ctx, storeID); err != nil {
-			return notFoundOr(err, "store")
-		}
 		var err error
 		n, err = tx.Application.Update().
-			Where(application.StoreID(storeID), application.ContactEmailEqualFold(email)).
+			Where(application.ContactEmailEqualFold(email)).
 			ClearContactName().
 			ClearContactEmail().
 			SetContactRedacted(true).
@@ -267,10 +324,8 @@ func (s *Service) ErasePerson(ctx context.Context, storeID, email string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	if s.afterErase != nil {
-		if err := s.afterErase(ctx); err != nil {
-			return n, err
-		}
+	if err := s.db.PurgeErased(ctx); err != nil {
+		return n, err
 	}
 	return n, nil
 }

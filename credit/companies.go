@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,17 +15,61 @@ import (
 	"github.com/creditd/creditd/ids"
 )
 
+// Companies on credit terms: their figures, their listing and reading, creating one (admin
+// side, or by approving an application) and changing its credit limit.
+
 // Company statuses, derived from the hold (contract §5).
 const (
 	StatusApproved = "approved"
 	StatusOnHold   = "on_hold"
 )
 
+// Company is a company as the API shows it.
+type Company struct {
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	PlatformCompanyGID *string   `json:"platform_company_gid"`
+	Status             string    `json:"status"`
+	PaymentTerms       string    `json:"payment_terms"`
+	CreditLimit        Money     `json:"credit_limit"`
+	Outstanding        Money     `json:"outstanding"`
+	AvailableCredit    Money     `json:"available_credit"`
+	Hold               *Hold     `json:"hold"`
+	UpdatedAt          Timestamp `json:"updated_at"`
+
+	// ledgerSeq is the sequence number of the company's last ledger entry when the view was
+	// made, so that LatestLedgerEntriesOf need not read the company again.
+	ledgerSeq int64
+}
+
+func companyView(c *ent.Company, st *ent.Store) Company {
+	cur := st.Currency
+	v := Company{
+		ID:                 c.ID,
+		Name:               c.Name,
+		PlatformCompanyGID: c.PlatformCompanyGid,
+		Status:             StatusApproved,
+		PaymentTerms:       PaymentTerms(c.PaymentTermsDays),
+		CreditLimit:        NewMoney(c.CreditLimit, cur),
+		Outstanding:        NewMoney(c.Outstanding, cur),
+		AvailableCredit:    NewMoney(availableCredit(c.CreditLimit, c.Outstanding, st.BufferPercent, cur), cur),
+		UpdatedAt:          At(c.UpdatedAt),
+		ledgerSeq:          c.LedgerSeq,
+	}
+	if c.HoldKind != nil {
+		v.Status = StatusOnHold
+		v.Hold = holdView(c)
+	}
+	return v
+}
+
 var (
 	companyGIDPattern = regexp.MustCompile(`^gid://platform/Company/[0-9]{1,20}$`)
-	orderGIDPattern   = regexp.MustCompile(`^gid://platform/Order/[0-9]{1,20}$`)
 	paymentTerms      = regexp.MustCompile(`^NET_([0-9]{1,3})$`)
 )
+
+// PaymentTerms formats a number of days as the API's NET_<days> code.
+func PaymentTerms(days int) string { return fmt.Sprintf("NET_%d", days) }
 
 // ParsePaymentTerms reads a NET_<days> code with days from 1 to 365.
 //
@@ -57,7 +102,7 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[Company]{}, err
 	}
-	n, err := pageSize(p.Limit, p.limitName())
+	n, err := pageSize(p.Limit)
 	if err != nil {
 		return Page[Company]{}, err
 	}
@@ -83,7 +128,7 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 	if p.Cursor != "" {
 		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
 		if err != nil {
-			return Page[Company]{}, p.renameCursorErr(err)
+			return Page[Company]{}, err
 		}
 		t := time.UnixMicro(c.Time).UTC()
 		q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
@@ -96,24 +141,6 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		func(c *ent.Company) string {
 			return encodeCursor(st.CursorSecret, cursorPayload{List: list, Time: c.UpdatedAt.UnixMicro(), ID: c.ID})
 		}), nil
-}
-
-// makePage turns up to n+1 rows into a page of n items, with a cursor after each.
-func makePage[R any, T any](rows []R, n int, view func(R) T, cursor func(R) string) Page[T] {
-	p := Page[T]{Data: make([]T, 0, min(len(rows), n))}
-	if len(rows) > n {
-		rows = rows[:n]
-		p.HasMore = true
-	}
-	for _, r := range rows {
-		p.Data = append(p.Data, view(r))
-	}
-	p.cursor = func(i int) string { return cursor(rows[i]) }
-	if p.HasMore {
-		next := p.cursor(len(rows) - 1)
-		p.NextCursor = &next
-	}
-	return p
 }
 
 // GetCompany returns one company of the viewer's store.
@@ -131,6 +158,8 @@ func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
 }
 
 // loadCompany reads a company with its store, scoped by the data layer to the viewer's store.
+//
+// Errors: not_found.
 func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
@@ -145,26 +174,66 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 	return c, nil
 }
 
+// lockCompany reads a company with its store for update, so that writes to one company take
+// turns: its ledger sequence numbers then follow commit order.
+//
+// Errors: not_found.
+func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
+	if !ids.HasPrefix(id, "co") {
+		return nil, errNotFound("company")
+	}
+	c, err := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate).Only(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, "company")
+	}
+	if c.Edges.Store, err = s.storeByID(ctx, tx.Client(), c.StoreID); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// saveCompany runs an update of a company read with its store and returns the updated row
+// with the same store: an update loads no edges, and every view of a company needs its
+// store's currency and buffer.
+func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.CompanyUpdateOne)) (*ent.Company, error) {
+	st := c.Edges.Store
+	u := c.Update()
+	update(u)
+	updated, err := u.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	updated.Edges.Store = st
+	return updated, nil
+}
+
 // CompanyInput creates a company from the admin side.
 type CompanyInput struct {
-	StoreID            string
 	Name               string
 	PlatformCompanyGID string
 	PaymentTerms       string
 	CreditLimit        string
 }
 
-// CreateCompany creates a company on credit terms in a store (admin side).
+// CreateCompany creates a company on credit terms in the staff member's store.
 //
-// Errors: not_found (store), validation_failed, invalid_amount, limit_below_zero.
+// Errors: insufficient_scope (not staff), not_found (store), validation_failed,
+// invalid_amount, limit_below_zero.
 func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return Company{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return Company{}, err
+	}
 	var out Company
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		var gid *string
 		if in.PlatformCompanyGID != "" {
 			gid = &in.PlatformCompanyGID
 		}
-		c, st, err := s.createCompany(ctx, tx, in.StoreID, in.Name, gid, in.PaymentTerms, in.CreditLimit)
+		c, err := s.createCompany(ctx, tx, st, in.Name, gid, in.PaymentTerms, in.CreditLimit)
 		if err != nil {
 			return err
 		}
@@ -174,25 +243,24 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 	return out, err
 }
 
-func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, storeID, name string, gid *string, terms, limit string) (*ent.Company, *ent.Store, error) {
-	st, err := tx.Store.Get(ctx, storeID)
-	if err != nil {
-		return nil, nil, notFoundOr(err, "store")
-	}
+// createCompany creates a company in st within tx.
+//
+// Errors: validation_failed, invalid_amount, limit_below_zero.
+func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 500); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if gid != nil && !companyGIDPattern.MatchString(*gid) {
-		return nil, nil, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123")
+		return nil, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123")
 	}
 	days, err := ParsePaymentTerms(terms, "payment_terms")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	amount, err := parseCreditLimit(limit, st.Currency)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	now := s.Now()
 	c, err := tx.Company.Create().
@@ -207,21 +275,67 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, storeID, name s
 		SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return c, st, nil
+	c.Edges.Store = st
+	return c, nil
 }
 
-// parseCreditLimit reads a credit limit: a decimal amount of zero or more.
+// CreditLimitInput is the body of PUT /companies/{id}/credit-limit.
+type CreditLimitInput struct {
+	CompanyID string
+	Amount    AmountInput
+	Reason    *string
+	Currency  *string
+}
+
+// CreditLimitResult is what a limit change returns.
+type CreditLimitResult struct {
+	Company             Company `json:"company"`
+	PreviousCreditLimit Money   `json:"previous_credit_limit"`
+}
+
+// SetCreditLimit replaces a company's credit limit, attributed to the viewer.
 //
-// Errors: invalid_amount, limit_below_zero.
-func parseCreditLimit(s, currency string) (decimal.Decimal, error) {
-	amount, err := ParseAmount(s, currency, "amount")
-	if err != nil {
-		return decimal.Decimal{}, err
+// Errors: insufficient_scope, not_found, validation_failed (reason), invalid_amount,
+// currency_mismatch, limit_below_zero.
+func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (CreditLimitResult, error) {
+	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
+		return CreditLimitResult{}, err
 	}
-	if amount.IsNegative() {
-		return decimal.Decimal{}, ParamErrorf(CodeLimitBelowZero, "amount", "credit limit must be zero or greater")
-	}
-	return amount, nil
+	var out CreditLimitResult
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		c, err := s.lockCompany(ctx, tx, in.CompanyID)
+		if err != nil {
+			return err
+		}
+		cur := c.Edges.Store.Currency
+		amount, err := requiredAmount(in.Amount, in.Currency, cur)
+		if err != nil {
+			return err
+		}
+		if amount.IsNegative() {
+			return errLimitBelowZero
+		}
+		if in.Reason != nil {
+			if err := checkText(*in.Reason, "reason"); err != nil {
+				return err
+			}
+		}
+		previous := c.CreditLimit
+		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
+		if err != nil {
+			return err
+		}
+		if err := s.recordEvent(ctx, tx, c, EventCreditLimitChanged, map[string]any{
+			"previous_credit_limit": NewMoney(previous, cur),
+			"credit_limit":          NewMoney(amount, cur),
+			"reason":                in.Reason,
+		}); err != nil {
+			return err
+		}
+		out = CreditLimitResult{Company: companyView(c, c.Edges.Store), PreviousCreditLimit: NewMoney(previous, cur)}
+		return nil
+	})
+	return out, err
 }

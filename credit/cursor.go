@@ -66,22 +66,3 @@ func decodeCursor(secret []byte, list, cursor string) (cursorPayload, error) {
 	}
 	return p, nil
 }
-
-// Page size bounds (contract §6).
-const (
-	DefaultPageSize = 50
-	MaxPageSize     = 250
-)
-
-// pageSize applies the default and checks the bounds.
-//
-// Errors: invalid_parameter (param "limit", or "first" in GraphQL, passed as param).
-func pageSize(limit *int, param string) (int, error) {
-	if limit == nil {
-		return DefaultPageSize, nil
-	}
-	if *limit < 1 || *limit > MaxPageSize {
-		return 0, ParamErrorf(CodeInvalidParameter, param, "%s must be between 1 and %d", param, MaxPageSize)
-	}
-	return *limit, nil
-}

@@ -1,44 +1,37 @@
-// Package credit is the domain of creditd: money, companies and their ledgers, applications,
-// holds, API keys and the rules that govern them. The REST API, the GraphQL API and the command
-// line all call it, so each rule is written once, here.
 package credit
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent"
 )
 
-// Code is a stable, machine-readable error code from the API contract (§3).
+// Code is a stable, machine-readable error code of the API contract (docs/contract.md §3).
+// The domain uses the codes below; transports add their own (malformed requests, rate
+// limits, outages) in package httpapi, which maps every code to its HTTP status.
 type Code string
 
-// The contract's error codes.
+// The domain's error codes.
 const (
-	CodeInvalidRequest       Code = "invalid_request"
 	CodeInvalidParameter     Code = "invalid_parameter"
 	CodeUnauthenticated      Code = "unauthenticated"
 	CodeInsufficientScope    Code = "insufficient_scope"
 	CodeNotFound             Code = "not_found"
 	CodeHoldNotFound         Code = "hold_not_found"
-	CodeMethodNotAllowed     Code = "method_not_allowed"
 	CodeHoldExists           Code = "hold_exists"
 	CodeHoldNotLiftable      Code = "hold_not_liftable"
 	CodeIdempotencyKeyInUse  Code = "idempotency_key_in_use"
-	CodeRequestTooLarge      Code = "request_too_large"
-	CodeUnsupportedMediaType Code = "unsupported_media_type"
 	CodeValidationFailed     Code = "validation_failed"
 	CodeInvalidAmount        Code = "invalid_amount"
 	CodeCurrencyMismatch     Code = "currency_mismatch"
 	CodeLimitBelowZero       Code = "limit_below_zero"
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
-	CodeRateLimited          Code = "rate_limited"
-	CodeInternal             Code = "internal_error"
-	CodeUnavailable          Code = "unavailable"
 )
 
-// Error is the one error type of the domain: a contract code, a sentence for people, and the
-// input at fault when there is exactly one.
+// Error is the one error type of creditd: a contract code, a sentence for people, and the
+// input at fault when there is exactly one. Param uses the REST API's names (limit, cursor,
+// after, updated_since); a transport with other names renames it when it formats the error.
 type Error struct {
 	Code    Code
 	Message string
@@ -68,21 +61,28 @@ func ParamErrorf(code Code, param, format string, args ...any) *Error {
 	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the contract code of err: its own for an *Error, unavailable when the
-// database could not be reached (the caller may retry), and internal_error for anything else,
-// whose text never reaches callers.
-func ErrorCode(err error) Code {
+// CodeOf returns the code of an *Error in err's chain, and "" for any other error.
+func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if database.IsUnavailable(err) {
-		return CodeUnavailable
-	}
-	return CodeInternal
+	return ""
 }
+
+// IsNotFound reports whether err is the contract's not_found.
+func IsNotFound(err error) bool { return CodeOf(err) == CodeNotFound }
 
 // errNotFound is the one answer for an unknown ID and for another store's ID alike.
 func errNotFound(what string) *Error {
 	return Errorf(CodeNotFound, "no such %s", what)
+}
+
+// notFoundOr turns ent's not-found into the contract's not_found for what, and passes other
+// errors through.
+func notFoundOr(err error, what string) error {
+	if ent.IsNotFound(err) {
+		return errNotFound(what)
+	}
+	return err
 }

@@ -176,10 +176,18 @@ func ParseScopes(list string) ([]string, error) {
 	return out, nil
 }
 
-// CreateKey creates an API key in a store (admin side) and returns its secret.
+// CreateKey creates an API key in the staff member's store (its API settings) and returns
+// its secret, shown only this once.
 //
-// Errors: not_found (store), validation_failed (label, scopes).
-func (s *Service) CreateKey(ctx context.Context, storeID, label string, scopes []string) (IssuedKey, error) {
+// Errors: insufficient_scope (not staff), not_found (store), validation_failed (label, scopes).
+func (s *Service) CreateKey(ctx context.Context, label string, scopes []string) (IssuedKey, error) {
+	v, err := requireStaff(ctx)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	if _, err := s.viewerStore(ctx); err != nil {
+		return IssuedKey{}, err
+	}
 	label = strings.TrimSpace(label)
 	if err := checkField(label, "label", 100); err != nil {
 		return IssuedKey{}, err
@@ -188,17 +196,14 @@ func (s *Service) CreateKey(ctx context.Context, storeID, label string, scopes [
 		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
 	}
 	var out IssuedKey
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		if _, err := tx.Store.Get(ctx, storeID); err != nil {
-			return notFoundOr(err, "store")
-		}
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		now := s.Now()
-		k, err := tx.APIKey.Create().SetStoreID(storeID).SetLabel(label).SetScopes(scopes).SetCreatedAt(now).Save(ctx)
+		k, err := tx.APIKey.Create().SetStoreID(v.StoreID).SetLabel(label).SetScopes(scopes).SetCreatedAt(now).Save(ctx)
 		if err != nil {
 			return err
 		}
 		secret := newSecret()
-		if err := tx.APIKeySecret.Create().SetStoreID(storeID).SetKeyID(k.ID).SetHash(hashSecret(secret)).SetCreatedAt(now).Exec(ctx); err != nil {
+		if err := tx.APIKeySecret.Create().SetStoreID(v.StoreID).SetKeyID(k.ID).SetHash(hashSecret(secret)).SetCreatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
@@ -207,10 +212,15 @@ func (s *Service) CreateKey(ctx context.Context, storeID, label string, scopes [
 	return out, err
 }
 
-// RotateKey issues a new secret for a key; its current secrets keep working for grace.
+// RotateKey issues a new secret for a key of the staff member's store; its current secrets
+// keep working for grace.
 //
-// Errors: not_found (unknown or revoked key), validation_failed (grace).
+// Errors: insufficient_scope (not staff), not_found (unknown, revoked or another store's
+// key), validation_failed (grace).
 func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Duration) (IssuedKey, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return IssuedKey{}, err
+	}
 	if grace < 0 {
 		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
 	}
@@ -236,10 +246,14 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 	return out, err
 }
 
-// RevokeKey stops every secret of a key at once.
+// RevokeKey stops every secret of a key of the staff member's store at once.
 //
-// Errors: not_found (unknown or already revoked key).
+// Errors: insufficient_scope (not staff), not_found (unknown, already revoked or another
+// store's key).
 func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+	if _, err := requireStaff(ctx); err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(tx *ent.Tx) error {
 		k, err := s.activeKey(ctx, tx, keyID)
 		if err != nil {
@@ -263,15 +277,18 @@ func (s *Service) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent
 	return k, nil
 }
 
-// ListKeys lists a store's keys, oldest first, suggesting cleanup for keys unused (or, if never
-// used, created) longer than staleAfter ago.
+// ListKeys lists the staff member's store's keys, oldest first, suggesting cleanup for keys
+// unused (or, if never used, created) longer than staleAfter ago.
 //
-// Errors: not_found (store).
-func (s *Service) ListKeys(ctx context.Context, storeID string, staleAfter time.Duration) ([]KeyInfo, error) {
-	if _, err := s.client.Store.Get(ctx, storeID); err != nil {
-		return nil, notFoundOr(err, "store")
+// Errors: insufficient_scope (not staff), not_found (store).
+func (s *Service) ListKeys(ctx context.Context, staleAfter time.Duration) ([]KeyInfo, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return nil, err
 	}
-	keys, err := s.client.APIKey.Query().Where(apikey.StoreID(storeID)).
+	if _, err := s.viewerStore(ctx); err != nil {
+		return nil, err
+	}
+	keys, err := s.client.APIKey.Query().
 		Order(ent.Asc(apikey.FieldCreatedAt), ent.Asc(apikey.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err

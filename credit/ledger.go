@@ -2,19 +2,24 @@ package credit
 
 import (
 	"context"
-	"strings"
+	"maps"
+	"regexp"
+	"slices"
 	"time"
-	"unicode/utf8"
 
-	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ids"
 )
+
+// Each company's append-only ledger: entries recorded from the platform's side (orders,
+// payments, refunds, cancellations, opening balances), adjustments made through the API, and
+// the reads, including the batched first pages GraphQL asks for a whole page of companies.
 
 // Ledger entry kinds.
 const (
@@ -26,13 +31,35 @@ const (
 	KindOpeningBalance = "opening_balance"
 )
 
+var orderGIDPattern = regexp.MustCompile(`^gid://platform/Order/[0-9]{1,20}$`)
+
+// LedgerEntry is one ledger entry as the API shows it.
+type LedgerEntry struct {
+	ID               string    `json:"id"`
+	Kind             string    `json:"kind"`
+	Amount           Money     `json:"amount"`
+	PlatformOrderGID *string   `json:"platform_order_gid"`
+	Note             *string   `json:"note"`
+	OccurredAt       Timestamp `json:"occurred_at"`
+}
+
+func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
+	return LedgerEntry{
+		ID:               e.ID,
+		Kind:             string(e.Kind),
+		Amount:           NewMoney(e.Amount, currency),
+		PlatformOrderGID: e.PlatformOrderGid,
+		Note:             e.Note,
+		OccurredAt:       At(e.OccurredAt),
+	}
+}
+
 // LedgerListParams are the inputs of ListLedger.
 type LedgerListParams struct {
 	ListParams
-	// After keeps only entries appended after this entry of the same company.
+	// After keeps only entries appended after this entry of the same company. Errors about it
+	// name it "after" (GraphQL renames it "afterEntry").
 	After string
-	// AfterName names After in errors ("after" in REST, "afterEntry" in GraphQL).
-	AfterName string
 }
 
 // ListLedger lists a company's ledger newest first, in append order.
@@ -42,7 +69,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[LedgerEntry]{}, err
 	}
-	n, err := pageSize(p.Limit, p.limitName())
+	n, err := pageSize(p.Limit)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
@@ -54,10 +81,6 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 	q := s.reader(ctx).LedgerEntry.Query().Where(ledgerentry.CompanyID(c.ID))
 	list := "ledger|" + c.ID
 	if p.After != "" {
-		afterName := p.AfterName
-		if afterName == "" {
-			afterName = "after"
-		}
 		var after *ent.LedgerEntry
 		if ids.HasPrefix(p.After, "le") {
 			after, err = s.reader(ctx).LedgerEntry.Query().
@@ -68,7 +91,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 			}
 		}
 		if after == nil {
-			return Page[LedgerEntry]{}, ParamErrorf(CodeInvalidParameter, afterName, "%s must be the ID of an entry in this company's ledger", afterName)
+			return Page[LedgerEntry]{}, ParamErrorf(CodeInvalidParameter, "after", "after must be the ID of an entry in this company's ledger")
 		}
 		q.Where(ledgerentry.SeqGT(after.Seq))
 		list += "|" + p.After
@@ -76,7 +99,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 	if p.Cursor != "" {
 		cur, err := decodeCursor(st.CursorSecret, list, p.Cursor)
 		if err != nil {
-			return Page[LedgerEntry]{}, p.renameCursorErr(err)
+			return Page[LedgerEntry]{}, err
 		}
 		q.Where(ledgerentry.SeqLT(cur.Seq))
 	}
@@ -90,8 +113,87 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 		}), nil
 }
 
-// LedgerEntryInput records an entry from the commerce platform's side (admin command line):
-// orders, payments, refunds, cancellations, adjustments and opening balances.
+// GetLedgerEntry returns one ledger entry of the viewer's store, so that GraphQL's node(id:)
+// can refetch any object it has shown.
+//
+// Errors: insufficient_scope, not_found (unknown ID or another store's).
+func (s *Service) GetLedgerEntry(ctx context.Context, id string) (LedgerEntry, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return LedgerEntry{}, err
+	}
+	if !ids.HasPrefix(id, "le") {
+		return LedgerEntry{}, errNotFound("ledger entry")
+	}
+	e, err := s.reader(ctx).LedgerEntry.Query().Where(ledgerentry.ID(id)).WithStore().Only(ctx)
+	if err != nil {
+		return LedgerEntry{}, notFoundOr(err, "ledger entry")
+	}
+	return ledgerEntryView(e, e.Edges.Store.Currency), nil
+}
+
+// AdjustmentInput is the body of POST /companies/{id}/adjustments.
+type AdjustmentInput struct {
+	CompanyID string
+	Amount    AmountInput
+	// Note is required; nil means the caller left it out.
+	Note     *string
+	Currency *string
+}
+
+// AdjustmentResult is what an adjustment returns.
+type AdjustmentResult struct {
+	LedgerEntry LedgerEntry `json:"ledger_entry"`
+	Company     Company     `json:"company"`
+}
+
+// CreateAdjustment appends a signed adjustment to a company's ledger, attributed to the viewer.
+// The entry, the new balance and the timeline event commit together.
+//
+// Errors: insufficient_scope, not_found, validation_failed (note), invalid_amount,
+// currency_mismatch.
+func (s *Service) CreateAdjustment(ctx context.Context, in AdjustmentInput) (AdjustmentResult, error) {
+	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
+		return AdjustmentResult{}, err
+	}
+	var out AdjustmentResult
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		c, err := s.lockCompany(ctx, tx, in.CompanyID)
+		if err != nil {
+			return err
+		}
+		cur := c.Edges.Store.Currency
+		amount, err := requiredAmount(in.Amount, in.Currency, cur)
+		if err != nil {
+			return err
+		}
+		if amount.IsZero() {
+			return ParamErrorf(CodeInvalidAmount, "amount", "an adjustment must not be zero")
+		}
+		if in.Note == nil {
+			return ParamErrorf(CodeValidationFailed, "note", "note is required")
+		}
+		if err := checkText(*in.Note, "note"); err != nil {
+			return err
+		}
+		e, c, err := s.appendEntry(ctx, tx, c, KindAdjustment, amount, nil, in.Note, s.Now())
+		if err != nil {
+			return err
+		}
+		if err := s.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
+			"ledger_entry_id": e.ID,
+			"amount":          NewMoney(amount, cur),
+			"note":            *in.Note,
+		}); err != nil {
+			return err
+		}
+		out = AdjustmentResult{LedgerEntry: ledgerEntryView(e, cur), Company: companyView(c, c.Edges.Store)}
+		return nil
+	})
+	return out, err
+}
+
+// LedgerEntryInput records an entry from the commerce platform's side (the admin command
+// line): orders, payments, refunds, cancellations, adjustments and opening balances.
 type LedgerEntryInput struct {
 	CompanyID  string
 	Kind       string
@@ -101,11 +203,15 @@ type LedgerEntryInput struct {
 	OccurredAt *Timestamp
 }
 
-// RecordLedgerEntry appends an entry to a company's ledger, enforcing the sign convention of
-// contract §5, and updates the company's balance in the same transaction.
+// RecordLedgerEntry appends an entry to a company of the staff member's store, enforcing the
+// sign convention of contract §5, and updates the company's balance in the same transaction.
 //
-// Errors: not_found (company), validation_failed, invalid_amount.
+// Errors: insufficient_scope (not staff), not_found (company), validation_failed,
+// invalid_amount.
 func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (LedgerEntry, Company, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return LedgerEntry{}, Company{}, err
+	}
 	var entry LedgerEntry
 	var view Company
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
@@ -197,60 +303,6 @@ func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
 	return nil
 }
 
-// maxTextLength bounds notes and reasons (contract §3).
-const maxTextLength = 500
-
-// checkText checks a note or a reason: see checkField.
-//
-// Errors: validation_failed (param).
-func checkText(s, param string) error { return checkField(s, param, maxTextLength) }
-
-// checkField checks a free-text input the service stores: not blank, at most max characters,
-// valid UTF-8, and no control characters other than tab and line breaks (a NUL byte cannot be
-// stored in PostgreSQL text, and no name or note needs one).
-//
-// Errors: validation_failed (param).
-func checkField(s, param string, max int) error {
-	if strings.TrimSpace(s) == "" {
-		return ParamErrorf(CodeValidationFailed, param, "%s must not be empty", param)
-	}
-	if utf8.RuneCountInString(s) > max {
-		return ParamErrorf(CodeValidationFailed, param, "%s must be at most %d characters", param, max)
-	}
-	if !utf8.ValidString(s) {
-		return ParamErrorf(CodeValidationFailed, param, "%s must be valid UTF-8", param)
-	}
-	for _, r := range s {
-		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
-			return ParamErrorf(CodeValidationFailed, param, "%s must not contain control characters", param)
-		}
-	}
-	return nil
-}
-
-// lockCompany reads a company with its store for update: on PostgreSQL it takes the row lock;
-// on SQLite the transaction already holds the database's single write lock (BEGIN IMMEDIATE).
-// Appends therefore serialise per company and sequence numbers follow commit order.
-//
-// Errors: not_found.
-func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
-	if !ids.HasPrefix(id, "co") {
-		return nil, errNotFound("company")
-	}
-	q := tx.Company.Query().Where(company.ID(id))
-	if s.dialect == dialect.Postgres {
-		q.ForUpdate()
-	}
-	c, err := q.Only(ctx)
-	if err != nil {
-		return nil, notFoundOr(err, "company")
-	}
-	if c.Edges.Store, err = s.storeByID(ctx, tx.Client(), c.StoreID); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // appendEntry appends one entry to a locked company's ledger and, in the same transaction,
 // moves its balance, sequence number and updated_at, applies the entry to the company's
 // invoices, and places or lifts the automatic overdue hold. It returns the entry and the
@@ -272,16 +324,12 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 	if err != nil {
 		return nil, nil, err
 	}
-	st := c.Edges.Store
-	updated, err := tx.Company.UpdateOneID(c.ID).
-		SetOutstanding(c.Outstanding.Add(amount)).
-		SetLedgerSeq(seq).
-		SetUpdatedAt(now).
-		Save(ctx)
+	updated, err := saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
+		u.SetOutstanding(c.Outstanding.Add(amount)).SetLedgerSeq(seq).SetUpdatedAt(now)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	updated.Edges.Store = st
 	if updated, err = s.allocate(ctx, tx, updated, e); err != nil {
 		return nil, nil, err
 	}
@@ -289,4 +337,121 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 		return nil, nil, err
 	}
 	return e, updated, nil
+}
+
+// Batched first pages, for GraphQL, where one query asks for the ledgers of a whole page of
+// companies. Each returns, for every company, exactly the first page ListLedger would return
+// (same entries, same cursors, same has-more), in a fixed number of statements whatever the
+// number of companies. They rely on the per-company sequence numbers being gapless and the
+// ledger being append-only (contract §6): a company's newest n+1 entries are then exactly those
+// with a sequence number above its last one minus n+1, which one query can ask for every
+// company at once without window functions.
+
+// LatestLedgerEntries returns the first page of each company's ledger, newest first, keyed by
+// company ID. limit is the page size (nil for the default). Companies that do not exist in the
+// viewer's store are absent from the result, so the caller can ask ListLedger for the
+// not_found answer.
+//
+// Errors: insufficient_scope, invalid_parameter (limit).
+func (s *Service) LatestLedgerEntries(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[LedgerEntry], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	companies, err := client.Company.Query().
+		Where(company.IDIn(companyIDs...)).
+		Select(company.FieldID, company.FieldStoreID, company.FieldLedgerSeq).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The companies are the viewer's, so of one store; grouping keeps admin callers right.
+	byStore := map[string]map[string]int64{}
+	for _, c := range companies {
+		if byStore[c.StoreID] == nil {
+			byStore[c.StoreID] = map[string]int64{}
+		}
+		byStore[c.StoreID][c.ID] = c.LedgerSeq
+	}
+	out := make(map[string]Page[LedgerEntry], len(companies))
+	for storeID, seqs := range byStore {
+		st, err := s.storeByID(ctx, client, storeID)
+		if err != nil {
+			return nil, err
+		}
+		pages, err := s.ledgerWindows(ctx, client, st, seqs, n)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, pages)
+	}
+	return out, nil
+}
+
+// LatestLedgerEntriesOf is LatestLedgerEntries for companies this service has just shown the
+// viewer (a page of ListCompanies, in GraphQL): each view carries the sequence number of the
+// company's last entry, so the companies are not read again. On SQLite that read cost more
+// than the rest of a dashboard query: without statistics the planner prefers the tenant's
+// store_id index (assumed to match 10 rows) to 50 primary-key lookups, and walks every company
+// of the store. An entry appended after the view was made is still included (pages start from
+// the newest entry; the view only bounds how far back the read goes).
+//
+// Errors: insufficient_scope, invalid_parameter (limit).
+func (s *Service) LatestLedgerEntriesOf(ctx context.Context, companies []*Company, limit *int) (map[string]Page[LedgerEntry], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seqs := make(map[string]int64, len(companies))
+	for _, c := range companies {
+		seqs[c.ID] = c.ledgerSeq
+	}
+	return s.ledgerWindows(ctx, s.reader(ctx), st, seqs, n)
+}
+
+// ledgerWindows reads, in one statement, the newest n+1 entries of each company whose last
+// entry has the given sequence number, and returns each company's first page.
+func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
+	// In ID order, so the statement's text repeats and its prepared form is reused.
+	ids := slices.Sorted(maps.Keys(seqs))
+	var window []predicate.LedgerEntry
+	for _, id := range ids {
+		if seq := seqs[id]; seq > 0 {
+			window = append(window, ledgerentry.And(ledgerentry.CompanyID(id), ledgerentry.SeqGT(seq-int64(n)-1)))
+		}
+	}
+	byCompany := map[string][]*ent.LedgerEntry{}
+	if len(window) > 0 {
+		rows, err := client.LedgerEntry.Query().
+			Where(ledgerentry.Or(window...)).
+			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rows {
+			byCompany[e.CompanyID] = append(byCompany[e.CompanyID], e)
+		}
+	}
+	out := make(map[string]Page[LedgerEntry], len(seqs))
+	for id := range seqs {
+		list := "ledger|" + id
+		out[id] = makePage(byCompany[id], n,
+			func(e *ent.LedgerEntry) LedgerEntry { return ledgerEntryView(e, st.Currency) },
+			func(e *ent.LedgerEntry) string {
+				return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
+			})
+	}
+	return out, nil
 }

@@ -78,3 +78,51 @@ func availableCredit(limit, outstanding decimal.Decimal, bufferPercent int, curr
 	}
 	return avail
 }
+
+// AmountInput is an amount as the caller of a write sent it. Text is its decimal text, nil
+// when the caller left it out. Err is set instead when the transport found the value unusable
+// before the domain saw it (a JSON number where amounts are decimal strings); the domain
+// answers it where it checks the amount, after the company lookup, so the order of checks is
+// the same whatever the transport.
+type AmountInput struct {
+	Text *string
+	Err  error
+}
+
+// Amount returns the AmountInput of a decimal text.
+func Amount(text string) AmountInput { return AmountInput{Text: &text} }
+
+// requiredAmount parses a write body's amount in the company's currency, checking the
+// optional currency first.
+//
+// Errors: the transport's error in in.Err, validation_failed (missing), currency_mismatch,
+// invalid_amount.
+func requiredAmount(in AmountInput, currency *string, companyCurrency string) (decimal.Decimal, error) {
+	if in.Err != nil {
+		return decimal.Decimal{}, in.Err
+	}
+	if in.Text == nil {
+		return decimal.Decimal{}, ParamErrorf(CodeValidationFailed, "amount", "amount is required")
+	}
+	if currency != nil && *currency != companyCurrency {
+		return decimal.Decimal{}, ParamErrorf(CodeCurrencyMismatch, "currency", "this company's amounts are in %s, not %q", companyCurrency, *currency)
+	}
+	return ParseAmount(*in.Text, companyCurrency, "amount")
+}
+
+// parseCreditLimit reads a credit limit: a decimal amount of zero or more.
+//
+// Errors: invalid_amount, limit_below_zero.
+func parseCreditLimit(s, currency string) (decimal.Decimal, error) {
+	amount, err := ParseAmount(s, currency, "amount")
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	if amount.IsNegative() {
+		return decimal.Decimal{}, errLimitBelowZero
+	}
+	return amount, nil
+}
+
+// errLimitBelowZero is the specification's answer to a negative credit limit.
+var errLimitBelowZero = ParamErrorf(CodeLimitBelowZero, "amount", "credit limit must be zero or greater")

@@ -73,7 +73,7 @@ func TestParseAmount(t *testing.T) {
 	} {
 		got, err := ParseAmount(tc.in, tc.currency, "amount")
 		if tc.want == "" {
-			if ErrorCode(err) != CodeInvalidAmount {
+			if CodeOf(err) != CodeInvalidAmount {
 				t.Errorf("ParseAmount(%q, %s) = %v, %v; want invalid_amount", tc.in, tc.currency, got, err)
 				continue
 			}

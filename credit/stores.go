@@ -3,9 +3,17 @@ package credit
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/apikey"
+	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
 )
 
 // StoreInfo describes a store.
@@ -20,7 +28,8 @@ type StoreInfo struct {
 // DefaultBufferPercent is the safety buffer a store gets unless told otherwise (contract §5).
 const DefaultBufferPercent = 5
 
-// CreateStore creates a store with its currency and safety buffer (admin side).
+// CreateStore creates a store with its currency and safety buffer. Creating a store is
+// system work: no store's staff exists before it.
 //
 // Errors: validation_failed (name, currency, buffer_percent).
 func (s *Service) CreateStore(ctx context.Context, name, currency string, bufferPercent int) (StoreInfo, error) {
@@ -39,19 +48,112 @@ func (s *Service) CreateStore(ctx context.Context, name, currency string, buffer
 		return StoreInfo{}, err
 	}
 	var out StoreInfo
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.inTx(tenant.System(ctx), func(tx *ent.Tx) error {
 		st, err := tx.Store.Create().
 			SetName(name).
 			SetCurrency(currency).
 			SetBufferPercent(bufferPercent).
 			SetCursorSecret(secret).
 			SetCreatedAt(s.Now()).
-			Save(ctx)
+			Save(tenant.System(ctx))
 		if err != nil {
 			return err
 		}
-		out = StoreInfo{ID: st.ID, Name: st.Name, Currency: st.Currency, BufferPercent: st.BufferPercent, CreatedAt: At(st.CreatedAt)}
+		out = storeInfo(st)
 		return nil
 	})
 	return out, err
+}
+
+// ListStores lists every store, oldest first, for the operator of the service (the command
+// line's `store list`): system work across stores.
+func (s *Service) ListStores(ctx context.Context) ([]StoreInfo, error) {
+	rows, err := s.client.Store.Query().Order(ent.Asc(store.FieldCreatedAt), ent.Asc(store.FieldID)).All(tenant.System(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoreInfo, len(rows))
+	for i, st := range rows {
+		out[i] = storeInfo(st)
+	}
+	return out, nil
+}
+
+func storeInfo(st *ent.Store) StoreInfo {
+	return StoreInfo{ID: st.ID, Name: st.Name, Currency: st.Currency, BufferPercent: st.BufferPercent, CreatedAt: At(st.CreatedAt)}
+}
+
+// OwningStore returns the ID of the store that owns a record, named by its ID alone: a store
+// (itself), a company, a ledger entry, an application or an API key. The admin command line
+// names records without their store and then acts as staff of the store it finds, so that the
+// data layer scopes the operation like any other; this look-up is the one piece of system work
+// in that.
+//
+// Errors: not_found.
+func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
+	sys := tenant.System(ctx)
+	var (
+		storeID string
+		err     error
+		what    string
+	)
+	switch {
+	case ids.HasPrefix(id, "st"):
+		what = "store"
+		storeID, err = s.client.Store.Query().Where(store.ID(id)).OnlyID(sys)
+	case ids.HasPrefix(id, "co"):
+		what = "company"
+		storeID, err = s.client.Company.Query().Where(company.ID(id)).Select(company.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "le"):
+		what = "ledger entry"
+		storeID, err = s.client.LedgerEntry.Query().Where(ledgerentry.ID(id)).Select(ledgerentry.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "app"):
+		what = "application"
+		storeID, err = s.client.Application.Query().Where(application.ID(id)).Select(application.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "key"):
+		what = "key"
+		storeID, err = s.client.APIKey.Query().Where(apikey.ID(id)).Select(apikey.FieldStoreID).String(sys)
+	default:
+		return "", Errorf(CodeNotFound, "no record has the ID %q", id)
+	}
+	if err != nil {
+		return "", notFoundOr(err, what)
+	}
+	return storeID, nil
+}
+
+// viewerStore loads the store of the request's viewer.
+//
+// Errors: unauthenticated without a viewer of a store, not_found when the store does not exist
+// (a staff viewer made up on the command line).
+func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
+	v, ok := tenant.FromContext(ctx)
+	if !ok || v.StoreID == "" {
+		return nil, errNoViewer
+	}
+	st, err := s.storeByID(ctx, s.client, v.StoreID)
+	if err != nil {
+		return nil, fmt.Errorf("load viewer's store: %w", notFoundOr(err, "store"))
+	}
+	return st, nil
+}
+
+// storeByID returns a store row, from the cache when it was read before. client is the
+// service's client or a transaction's: committed rows are read outside it and cached, and a
+// store only the transaction sees (it created it) is read through it and not cached, since the
+// transaction may yet roll back. Callers pass the ID of the viewer's store or of a row already
+// scoped to it, so the cache never crosses tenants.
+func (s *Service) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
+	if st, ok := s.stores.Load(id); ok {
+		return st.(*ent.Store), nil
+	}
+	st, err := s.client.Store.Get(ctx, id)
+	if ent.IsNotFound(err) && client != s.client {
+		return client.Store.Get(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.stores.Store(id, st)
+	return st, nil
 }

@@ -2,7 +2,6 @@ package credit
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 )
@@ -12,7 +11,7 @@ import (
 const TimestampLayout = "2006-01-02T15:04:05.000000Z"
 
 // Timestamp is a UTC instant with microsecond precision, formatted with TimestampLayout in JSON
-// and GraphQL alike.
+// (and in GraphQL, whose DateTime scalar writes String()).
 type Timestamp struct{ time.Time }
 
 // At converts t to a Timestamp, dropping what is below a microsecond.
@@ -38,18 +37,6 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	s, err := strconv.Unquote(string(b))
 	if err != nil {
 		return err
-	}
-	return t.parse(s)
-}
-
-// MarshalGQL writes the timestamp as a GraphQL string.
-func (t Timestamp) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(t.String())) }
-
-// UnmarshalGQL reads an RFC 3339 timestamp from a GraphQL input.
-func (t *Timestamp) UnmarshalGQL(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("DateTime must be an RFC 3339 string")
 	}
 	return t.parse(s)
 }

@@ -150,11 +150,11 @@ func New(tb testing.TB, opts ...Options) *Env {
 		tb.Fatalf("migrate: %v", err)
 	}
 	clock := NewClock(o.Start)
-	so := credit.Options{Now: clock.Now, AfterErase: db.PurgeErased}
+	so := credit.Options{Now: clock.Now}
 	if o.ServiceOptions != nil {
 		o.ServiceOptions(&so)
 	}
-	svc := credit.NewService(db.Client, db.Dialect, so)
+	svc := credit.New(db, so)
 	cfg := server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now}
 	if o.ServerConfig != nil {
 		o.ServerConfig(&cfg)
@@ -169,8 +169,24 @@ func New(tb testing.TB, opts ...Options) *Env {
 	return env
 }
 
-// Admin returns a context for admin-side (command line) work.
+// Admin returns a context for cross-store system work.
 func Admin() context.Context { return tenant.System(context.Background()) }
+
+// Staff returns a context for a member of storeID's staff ("test staff"), who does the
+// admin side's work in that store: keys, companies, applications, ledger entries.
+func Staff(storeID string) context.Context {
+	return tenant.Staff(context.Background(), storeID, "test staff")
+}
+
+// StaffOf returns Staff for the store that owns a record (a company, application, key ...).
+func (e *Env) StaffOf(tb testing.TB, id string) context.Context {
+	tb.Helper()
+	st, err := e.Service.OwningStore(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("store of %s: %v", id, err)
+	}
+	return Staff(st)
+}
 
 // MustStore creates a store.
 func (e *Env) MustStore(tb testing.TB, name, currency string) string {
@@ -185,7 +201,7 @@ func (e *Env) MustStore(tb testing.TB, name, currency string) string {
 // MustKey creates an API key with scopes and returns its secret.
 func (e *Env) MustKey(tb testing.TB, storeID, label string, scopes ...string) string {
 	tb.Helper()
-	k, err := e.Service.CreateKey(Admin(), storeID, label, scopes)
+	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
 	if err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
@@ -195,7 +211,7 @@ func (e *Env) MustKey(tb testing.TB, storeID, label string, scopes ...string) st
 // MustIssuedKey is MustKey returning the key's ID too.
 func (e *Env) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...string) credit.IssuedKey {
 	tb.Helper()
-	k, err := e.Service.CreateKey(Admin(), storeID, label, scopes)
+	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
 	if err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
@@ -209,8 +225,8 @@ func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...s
 	if len(terms) > 0 {
 		pt = terms[0]
 	}
-	c, err := e.Service.CreateCompany(Admin(), credit.CompanyInput{
-		StoreID: storeID, Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit,
+	c, err := e.Service.CreateCompany(Staff(storeID), credit.CompanyInput{
+		Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit,
 	})
 	if err != nil {
 		tb.Fatalf("create company: %v", err)
@@ -221,15 +237,15 @@ func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...s
 // MustRecord appends a ledger entry from the platform side.
 func (e *Env) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.LedgerEntry {
 	tb.Helper()
-	le, _, err := e.Service.RecordLedgerEntry(Admin(), in)
+	le, _, err := e.Service.RecordLedgerEntry(e.StaffOf(tb, in.CompanyID), in)
 	if err != nil {
 		tb.Fatalf("record ledger entry: %v", err)
 	}
 	return le
 }
 
-// MustApplication creates an application.
-func (e *Env) MustApplication(tb testing.TB, in credit.ApplicationInput) credit.Application {
+// MustApplication creates an application in storeID.
+func (e *Env) MustApplication(tb testing.TB, storeID string, in credit.ApplicationInput) credit.Application {
 	tb.Helper()
 	if in.VATNumber == "" {
 		in.VATNumber = "DE123456789"
@@ -240,7 +256,7 @@ func (e *Env) MustApplication(tb testing.TB, in credit.ApplicationInput) credit.
 	if in.ContactEmail == "" {
 		in.ContactEmail = "ada@example.com"
 	}
-	a, err := e.Service.CreateApplication(Admin(), in)
+	a, err := e.Service.CreateApplication(Staff(storeID), in)
 	if err != nil {
 		tb.Fatalf("create application: %v", err)
 	}

@@ -30,6 +30,16 @@ type DB struct {
 	Client  *ent.Client
 	SQL     *sql.DB
 	Dialect string
+
+	// commits runs this process's write transactions on SQLite, which admits one writer at a
+	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
+	// writes that wait together commit together (group commit, see groupcommit.go).
+	commits groupCommit
+}
+
+// newDB wraps an opened handle.
+func newDB(raw *sql.DB, dialectName string) *DB {
+	return (&DB{SQL: raw, Dialect: dialectName}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
 }
 
 // Close closes the database.
@@ -75,8 +85,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	drv := entsql.OpenDB(dialect.SQLite, raw)
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: raw, Dialect: dialect.SQLite}, nil
+	return newDB(raw, dialect.SQLite), nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -93,8 +102,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	drv := entsql.OpenDB(dialect.Postgres, raw)
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: raw, Dialect: dialect.Postgres}, nil
+	return newDB(raw, dialect.Postgres), nil
 }
 
 // PurgeErased makes erased values unrecoverable from the database files. On SQLite,
@@ -128,8 +136,13 @@ func (db *DB) PurgeErased(ctx context.Context) error {
 	}
 }
 
-// Ping reports whether the database answers.
-func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+// Ping reports whether the database answers; its error is marked ErrUnavailable.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.SQL.PingContext(ctx); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}
 
 // TryLock takes a lock named name across every instance on this database, without waiting.
 // It returns ok=false when another holds it. On SQLite, where one machine's processes already
@@ -152,11 +165,19 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 	}, true, nil
 }
 
+// ErrUnavailable marks an error as a database outage: wrap it (fmt.Errorf("...: %w: %v",
+// ErrUnavailable, err)) where a failure is known to be one, such as a failed readiness ping.
+var ErrUnavailable = errors.New("the database is unavailable")
+
 // IsUnavailable reports whether err means the database could not be reached or stayed busy
 // past its timeout, as opposed to refusing a statement: the request may succeed if retried.
+// It is the one place that knows the drivers' error types.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return true
 	}
 	var opErr *net.OpError
 	var connectErr *pgconn.ConnectError
@@ -175,4 +196,12 @@ func IsUnavailable(err error) bool {
 		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0")
 	}
 	return strings.Contains(err.Error(), "database is closed")
+}
+
+// WithDriver returns the database seen through a wrapped driver: the same connections, with
+// every statement of its ent client going through wrap first, and commits of its own. Tests and
+// the benchmarks count statements this way.
+func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
+	client := ent.NewClient(ent.Driver(wrap(entsql.OpenDB(db.Dialect, db.SQL))))
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, commits: groupCommit{client: client}}
 }

@@ -160,7 +160,11 @@ var migrateMu sync.Mutex
 
 // Migrate applies every pending migration, each in its own transaction, and returns how many
 // it applied through the state afterwards.
-func (db *DB) Migrate(ctx context.Context) error {
+func (db *DB) Migrate(ctx context.Context) error { return db.migrateTo(ctx, "") }
+
+// migrateTo applies the pending migrations up to version (all of them for ""), so that a test
+// can build a database as an older binary left it.
+func (db *DB) migrateTo(ctx context.Context, version string) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
 	all, err := Migrations(db.Dialect)
@@ -171,6 +175,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range all {
+		if version != "" && m.Version > version {
+			break
+		}
 		if err := db.apply(ctx, m); err != nil {
 			return fmt.Errorf("migrate %s_%s: %w", m.Version, m.Name, err)
 		}

@@ -3,13 +3,16 @@ package database_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
 )
 
 // openBoth opens an empty SQLite file and, when CREDITD_TEST_POSTGRES is set, an empty
@@ -24,6 +27,7 @@ func openBoth(t *testing.T) map[string]*database.DB {
 	}
 	t.Cleanup(func() { sq.Close() })
 	out["sqlite"] = sq
+	var dropSchema func()
 	t.Run("postgres available", func(t *testing.T) {
 		dsn, drop, err := database.ScratchSchema(ctx, credittest.PostgresURL(t), "m_"+strings.ToLower(ids.Random(10)))
 		if err != nil {
@@ -35,9 +39,13 @@ func openBoth(t *testing.T) map[string]*database.DB {
 			t.Fatal(err)
 		}
 		out["postgres"] = pg
+		dropSchema = drop
 	})
 	if pg := out["postgres"]; pg != nil {
-		t.Cleanup(func() { pg.Close() })
+		t.Cleanup(func() {
+			pg.Close()
+			dropSchema()
+		})
 	}
 	return out
 }
@@ -130,4 +138,55 @@ func rebind(dialect, q string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestStoredResponsesSurviveMigration0003 builds a database as binaries before migration 0003
+// left it, with an Idempotency-Key's response stored in two columns, and checks that the
+// migration carries it into the one opaque response the HTTP layer replays ("<status>
+// <body>"): a retry arriving across the upgrade must still be replayed, never applied again.
+func TestStoredResponsesSurviveMigration0003(t *testing.T) {
+	ctx := tenant.System(context.Background())
+	for name, db := range openBoth(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := db.MigrateTo(ctx, "0002"); err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if db.Dialect == "postgres" {
+					for i := 1; strings.Contains(q, "?"); i++ {
+						q = strings.Replace(q, "?", fmt.Sprintf("$%d", i), 1)
+					}
+				}
+				if _, err := db.SQL.ExecContext(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			now := time.Now().UTC()
+			exec("INSERT INTO stores (id, name, currency, buffer_percent, cursor_secret, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+				"st_old", "old", "EUR", 5, []byte("0123456789abcdef0123456789abcdef"), now)
+			body := `{"ledger_entry":{"id":"le_x","note":"Zürich <&>"}}`
+			exec("INSERT INTO idempotency_records (id, store_id, key, fingerprint, completed, locked_until, claim, response_status, response_body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				"idem_done", "st_old", "k1", "f1", true, now, "c1", 201, []byte(body), now, now.Add(time.Hour))
+			exec("INSERT INTO idempotency_records (id, store_id, key, fingerprint, completed, locked_until, claim, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				"idem_running", "st_old", "k2", "f2", false, now, "c2", now, now.Add(time.Hour))
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			done, err := db.Client.IdempotencyRecord.Get(ctx, "idem_done")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := string(done.Response), "201 "+body; got != want {
+				t.Errorf("completed record's response %q, want %q", got, want)
+			}
+			running, err := db.Client.IdempotencyRecord.Get(ctx, "idem_running")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if running.Response != nil {
+				t.Errorf("unfinished record got a response: %q", running.Response)
+			}
+		})
+	}
 }

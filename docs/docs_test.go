@@ -6,6 +6,7 @@ package docs
 import (
 	"context"
 	"encoding/json"
+	"github.com/creditd/creditd/demo"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,12 +50,12 @@ var variableRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 // data: each must answer without errors.
 func TestGraphQLExamplesRun(t *testing.T) {
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 10_000 }})
-	demo, _, err := env.Service.SeedDemo(context.Background())
+	d, _, err := demo.Seed(context.Background(), env.Service)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dashboard, full string
-	for _, k := range demo.Keys {
+	for _, k := range d.Keys {
 		switch {
 		case slices.Contains(k.Scopes, credit.ScopeWriteCredit):
 			full = k.Secret

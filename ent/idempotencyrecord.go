@@ -30,10 +30,8 @@ type IdempotencyRecord struct {
 	LockedUntil time.Time `json:"locked_until,omitempty"`
 	// Claim holds the value of the "claim" field.
 	Claim string `json:"claim,omitempty"`
-	// ResponseStatus holds the value of the "response_status" field.
-	ResponseStatus int `json:"response_status,omitempty"`
-	// ResponseBody holds the value of the "response_body" field.
-	ResponseBody []byte `json:"response_body,omitempty"`
+	// Response holds the value of the "response" field.
+	Response []byte `json:"response,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
@@ -69,12 +67,10 @@ func (*IdempotencyRecord) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case idempotencyrecord.FieldResponseBody:
+		case idempotencyrecord.FieldResponse:
 			values[i] = new([]byte)
 		case idempotencyrecord.FieldCompleted:
 			values[i] = new(sql.NullBool)
-		case idempotencyrecord.FieldResponseStatus:
-			values[i] = new(sql.NullInt64)
 		case idempotencyrecord.FieldID, idempotencyrecord.FieldStoreID, idempotencyrecord.FieldKey, idempotencyrecord.FieldFingerprint, idempotencyrecord.FieldClaim:
 			values[i] = new(sql.NullString)
 		case idempotencyrecord.FieldLockedUntil, idempotencyrecord.FieldCreatedAt, idempotencyrecord.FieldExpiresAt:
@@ -136,17 +132,11 @@ func (_m *IdempotencyRecord) assignValues(columns []string, values []any) error 
 			} else if value.Valid {
 				_m.Claim = value.String
 			}
-		case idempotencyrecord.FieldResponseStatus:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field response_status", values[i])
-			} else if value.Valid {
-				_m.ResponseStatus = int(value.Int64)
-			}
-		case idempotencyrecord.FieldResponseBody:
+		case idempotencyrecord.FieldResponse:
 			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field response_body", values[i])
+				return fmt.Errorf("unexpected type %T for field response", values[i])
 			} else if value != nil {
-				_m.ResponseBody = *value
+				_m.Response = *value
 			}
 		case idempotencyrecord.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -219,11 +209,8 @@ func (_m *IdempotencyRecord) String() string {
 	builder.WriteString("claim=")
 	builder.WriteString(_m.Claim)
 	builder.WriteString(", ")
-	builder.WriteString("response_status=")
-	builder.WriteString(fmt.Sprintf("%v", _m.ResponseStatus))
-	builder.WriteString(", ")
-	builder.WriteString("response_body=")
-	builder.WriteString(fmt.Sprintf("%v", _m.ResponseBody))
+	builder.WriteString("response=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Response))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

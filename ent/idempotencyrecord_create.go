@@ -68,23 +68,9 @@ func (_c *IdempotencyRecordCreate) SetClaim(v string) *IdempotencyRecordCreate {
 	return _c
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_c *IdempotencyRecordCreate) SetResponseStatus(v int) *IdempotencyRecordCreate {
-	_c.mutation.SetResponseStatus(v)
-	return _c
-}
-
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_c *IdempotencyRecordCreate) SetNillableResponseStatus(v *int) *IdempotencyRecordCreate {
-	if v != nil {
-		_c.SetResponseStatus(*v)
-	}
-	return _c
-}
-
-// SetResponseBody sets the "response_body" field.
-func (_c *IdempotencyRecordCreate) SetResponseBody(v []byte) *IdempotencyRecordCreate {
-	_c.mutation.SetResponseBody(v)
+// SetResponse sets the "response" field.
+func (_c *IdempotencyRecordCreate) SetResponse(v []byte) *IdempotencyRecordCreate {
+	_c.mutation.SetResponse(v)
 	return _c
 }
 
@@ -265,13 +251,9 @@ func (_c *IdempotencyRecordCreate) createSpec() (*IdempotencyRecord, *sqlgraph.C
 		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
 		_node.Claim = value
 	}
-	if value, ok := _c.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
-		_node.ResponseStatus = value
-	}
-	if value, ok := _c.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseBody, field.TypeBytes, value)
-		_node.ResponseBody = value
+	if value, ok := _c.mutation.Response(); ok {
+		_spec.SetField(idempotencyrecord.FieldResponse, field.TypeBytes, value)
+		_node.Response = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(idempotencyrecord.FieldCreatedAt, field.TypeTime, value)
@@ -386,45 +368,21 @@ func (u *IdempotencyRecordUpsert) UpdateClaim() *IdempotencyRecordUpsert {
 	return u
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (u *IdempotencyRecordUpsert) SetResponseStatus(v int) *IdempotencyRecordUpsert {
-	u.Set(idempotencyrecord.FieldResponseStatus, v)
+// SetResponse sets the "response" field.
+func (u *IdempotencyRecordUpsert) SetResponse(v []byte) *IdempotencyRecordUpsert {
+	u.Set(idempotencyrecord.FieldResponse, v)
 	return u
 }
 
-// UpdateResponseStatus sets the "response_status" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsert) UpdateResponseStatus() *IdempotencyRecordUpsert {
-	u.SetExcluded(idempotencyrecord.FieldResponseStatus)
+// UpdateResponse sets the "response" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsert) UpdateResponse() *IdempotencyRecordUpsert {
+	u.SetExcluded(idempotencyrecord.FieldResponse)
 	return u
 }
 
-// AddResponseStatus adds v to the "response_status" field.
-func (u *IdempotencyRecordUpsert) AddResponseStatus(v int) *IdempotencyRecordUpsert {
-	u.Add(idempotencyrecord.FieldResponseStatus, v)
-	return u
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (u *IdempotencyRecordUpsert) ClearResponseStatus() *IdempotencyRecordUpsert {
-	u.SetNull(idempotencyrecord.FieldResponseStatus)
-	return u
-}
-
-// SetResponseBody sets the "response_body" field.
-func (u *IdempotencyRecordUpsert) SetResponseBody(v []byte) *IdempotencyRecordUpsert {
-	u.Set(idempotencyrecord.FieldResponseBody, v)
-	return u
-}
-
-// UpdateResponseBody sets the "response_body" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsert) UpdateResponseBody() *IdempotencyRecordUpsert {
-	u.SetExcluded(idempotencyrecord.FieldResponseBody)
-	return u
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (u *IdempotencyRecordUpsert) ClearResponseBody() *IdempotencyRecordUpsert {
-	u.SetNull(idempotencyrecord.FieldResponseBody)
+// ClearResponse clears the value of the "response" field.
+func (u *IdempotencyRecordUpsert) ClearResponse() *IdempotencyRecordUpsert {
+	u.SetNull(idempotencyrecord.FieldResponse)
 	return u
 }
 
@@ -542,52 +500,24 @@ func (u *IdempotencyRecordUpsertOne) UpdateClaim() *IdempotencyRecordUpsertOne {
 	})
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (u *IdempotencyRecordUpsertOne) SetResponseStatus(v int) *IdempotencyRecordUpsertOne {
+// SetResponse sets the "response" field.
+func (u *IdempotencyRecordUpsertOne) SetResponse(v []byte) *IdempotencyRecordUpsertOne {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.SetResponseStatus(v)
+		s.SetResponse(v)
 	})
 }
 
-// AddResponseStatus adds v to the "response_status" field.
-func (u *IdempotencyRecordUpsertOne) AddResponseStatus(v int) *IdempotencyRecordUpsertOne {
+// UpdateResponse sets the "response" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsertOne) UpdateResponse() *IdempotencyRecordUpsertOne {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.AddResponseStatus(v)
+		s.UpdateResponse()
 	})
 }
 
-// UpdateResponseStatus sets the "response_status" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsertOne) UpdateResponseStatus() *IdempotencyRecordUpsertOne {
+// ClearResponse clears the value of the "response" field.
+func (u *IdempotencyRecordUpsertOne) ClearResponse() *IdempotencyRecordUpsertOne {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.UpdateResponseStatus()
-	})
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (u *IdempotencyRecordUpsertOne) ClearResponseStatus() *IdempotencyRecordUpsertOne {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.ClearResponseStatus()
-	})
-}
-
-// SetResponseBody sets the "response_body" field.
-func (u *IdempotencyRecordUpsertOne) SetResponseBody(v []byte) *IdempotencyRecordUpsertOne {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.SetResponseBody(v)
-	})
-}
-
-// UpdateResponseBody sets the "response_body" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsertOne) UpdateResponseBody() *IdempotencyRecordUpsertOne {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.UpdateResponseBody()
-	})
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (u *IdempotencyRecordUpsertOne) ClearResponseBody() *IdempotencyRecordUpsertOne {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.ClearResponseBody()
+		s.ClearResponse()
 	})
 }
 
@@ -874,52 +804,24 @@ func (u *IdempotencyRecordUpsertBulk) UpdateClaim() *IdempotencyRecordUpsertBulk
 	})
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (u *IdempotencyRecordUpsertBulk) SetResponseStatus(v int) *IdempotencyRecordUpsertBulk {
+// SetResponse sets the "response" field.
+func (u *IdempotencyRecordUpsertBulk) SetResponse(v []byte) *IdempotencyRecordUpsertBulk {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.SetResponseStatus(v)
+		s.SetResponse(v)
 	})
 }
 
-// AddResponseStatus adds v to the "response_status" field.
-func (u *IdempotencyRecordUpsertBulk) AddResponseStatus(v int) *IdempotencyRecordUpsertBulk {
+// UpdateResponse sets the "response" field to the value that was provided on create.
+func (u *IdempotencyRecordUpsertBulk) UpdateResponse() *IdempotencyRecordUpsertBulk {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.AddResponseStatus(v)
+		s.UpdateResponse()
 	})
 }
 
-// UpdateResponseStatus sets the "response_status" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsertBulk) UpdateResponseStatus() *IdempotencyRecordUpsertBulk {
+// ClearResponse clears the value of the "response" field.
+func (u *IdempotencyRecordUpsertBulk) ClearResponse() *IdempotencyRecordUpsertBulk {
 	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.UpdateResponseStatus()
-	})
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (u *IdempotencyRecordUpsertBulk) ClearResponseStatus() *IdempotencyRecordUpsertBulk {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.ClearResponseStatus()
-	})
-}
-
-// SetResponseBody sets the "response_body" field.
-func (u *IdempotencyRecordUpsertBulk) SetResponseBody(v []byte) *IdempotencyRecordUpsertBulk {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.SetResponseBody(v)
-	})
-}
-
-// UpdateResponseBody sets the "response_body" field to the value that was provided on create.
-func (u *IdempotencyRecordUpsertBulk) UpdateResponseBody() *IdempotencyRecordUpsertBulk {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.UpdateResponseBody()
-	})
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (u *IdempotencyRecordUpsertBulk) ClearResponseBody() *IdempotencyRecordUpsertBulk {
-	return u.Update(func(s *IdempotencyRecordUpsert) {
-		s.ClearResponseBody()
+		s.ClearResponse()
 	})
 }
 

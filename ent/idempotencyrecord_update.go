@@ -70,42 +70,15 @@ func (_u *IdempotencyRecordUpdate) SetNillableClaim(v *string) *IdempotencyRecor
 	return _u
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_u *IdempotencyRecordUpdate) SetResponseStatus(v int) *IdempotencyRecordUpdate {
-	_u.mutation.ResetResponseStatus()
-	_u.mutation.SetResponseStatus(v)
+// SetResponse sets the "response" field.
+func (_u *IdempotencyRecordUpdate) SetResponse(v []byte) *IdempotencyRecordUpdate {
+	_u.mutation.SetResponse(v)
 	return _u
 }
 
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_u *IdempotencyRecordUpdate) SetNillableResponseStatus(v *int) *IdempotencyRecordUpdate {
-	if v != nil {
-		_u.SetResponseStatus(*v)
-	}
-	return _u
-}
-
-// AddResponseStatus adds value to the "response_status" field.
-func (_u *IdempotencyRecordUpdate) AddResponseStatus(v int) *IdempotencyRecordUpdate {
-	_u.mutation.AddResponseStatus(v)
-	return _u
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (_u *IdempotencyRecordUpdate) ClearResponseStatus() *IdempotencyRecordUpdate {
-	_u.mutation.ClearResponseStatus()
-	return _u
-}
-
-// SetResponseBody sets the "response_body" field.
-func (_u *IdempotencyRecordUpdate) SetResponseBody(v []byte) *IdempotencyRecordUpdate {
-	_u.mutation.SetResponseBody(v)
-	return _u
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (_u *IdempotencyRecordUpdate) ClearResponseBody() *IdempotencyRecordUpdate {
-	_u.mutation.ClearResponseBody()
+// ClearResponse clears the value of the "response" field.
+func (_u *IdempotencyRecordUpdate) ClearResponse() *IdempotencyRecordUpdate {
+	_u.mutation.ClearResponse()
 	return _u
 }
 
@@ -184,20 +157,11 @@ func (_u *IdempotencyRecordUpdate) sqlSave(ctx context.Context) (_node int, err 
 	if value, ok := _u.mutation.Claim(); ok {
 		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
+	if value, ok := _u.mutation.Response(); ok {
+		_spec.SetField(idempotencyrecord.FieldResponse, field.TypeBytes, value)
 	}
-	if value, ok := _u.mutation.AddedResponseStatus(); ok {
-		_spec.AddField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
-	}
-	if _u.mutation.ResponseStatusCleared() {
-		_spec.ClearField(idempotencyrecord.FieldResponseStatus, field.TypeInt)
-	}
-	if value, ok := _u.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseBody, field.TypeBytes, value)
-	}
-	if _u.mutation.ResponseBodyCleared() {
-		_spec.ClearField(idempotencyrecord.FieldResponseBody, field.TypeBytes)
+	if _u.mutation.ResponseCleared() {
+		_spec.ClearField(idempotencyrecord.FieldResponse, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(idempotencyrecord.FieldExpiresAt, field.TypeTime, value)
@@ -264,42 +228,15 @@ func (_u *IdempotencyRecordUpdateOne) SetNillableClaim(v *string) *IdempotencyRe
 	return _u
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_u *IdempotencyRecordUpdateOne) SetResponseStatus(v int) *IdempotencyRecordUpdateOne {
-	_u.mutation.ResetResponseStatus()
-	_u.mutation.SetResponseStatus(v)
+// SetResponse sets the "response" field.
+func (_u *IdempotencyRecordUpdateOne) SetResponse(v []byte) *IdempotencyRecordUpdateOne {
+	_u.mutation.SetResponse(v)
 	return _u
 }
 
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_u *IdempotencyRecordUpdateOne) SetNillableResponseStatus(v *int) *IdempotencyRecordUpdateOne {
-	if v != nil {
-		_u.SetResponseStatus(*v)
-	}
-	return _u
-}
-
-// AddResponseStatus adds value to the "response_status" field.
-func (_u *IdempotencyRecordUpdateOne) AddResponseStatus(v int) *IdempotencyRecordUpdateOne {
-	_u.mutation.AddResponseStatus(v)
-	return _u
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (_u *IdempotencyRecordUpdateOne) ClearResponseStatus() *IdempotencyRecordUpdateOne {
-	_u.mutation.ClearResponseStatus()
-	return _u
-}
-
-// SetResponseBody sets the "response_body" field.
-func (_u *IdempotencyRecordUpdateOne) SetResponseBody(v []byte) *IdempotencyRecordUpdateOne {
-	_u.mutation.SetResponseBody(v)
-	return _u
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (_u *IdempotencyRecordUpdateOne) ClearResponseBody() *IdempotencyRecordUpdateOne {
-	_u.mutation.ClearResponseBody()
+// ClearResponse clears the value of the "response" field.
+func (_u *IdempotencyRecordUpdateOne) ClearResponse() *IdempotencyRecordUpdateOne {
+	_u.mutation.ClearResponse()
 	return _u
 }
 
@@ -408,20 +345,11 @@ func (_u *IdempotencyRecordUpdateOne) sqlSave(ctx context.Context) (_node *Idemp
 	if value, ok := _u.mutation.Claim(); ok {
 		_spec.SetField(idempotencyrecord.FieldClaim, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
+	if value, ok := _u.mutation.Response(); ok {
+		_spec.SetField(idempotencyrecord.FieldResponse, field.TypeBytes, value)
 	}
-	if value, ok := _u.mutation.AddedResponseStatus(); ok {
-		_spec.AddField(idempotencyrecord.FieldResponseStatus, field.TypeInt, value)
-	}
-	if _u.mutation.ResponseStatusCleared() {
-		_spec.ClearField(idempotencyrecord.FieldResponseStatus, field.TypeInt)
-	}
-	if value, ok := _u.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencyrecord.FieldResponseBody, field.TypeBytes, value)
-	}
-	if _u.mutation.ResponseBodyCleared() {
-		_spec.ClearField(idempotencyrecord.FieldResponseBody, field.TypeBytes)
+	if _u.mutation.ResponseCleared() {
+		_spec.ClearField(idempotencyrecord.FieldResponse, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(idempotencyrecord.FieldExpiresAt, field.TypeTime, value)

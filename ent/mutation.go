@@ -4284,25 +4284,23 @@ func (m *CompanyMutation) ResetEdge(name string) error {
 // IdempotencyRecordMutation represents an operation that mutates the IdempotencyRecord nodes in the graph.
 type IdempotencyRecordMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *string
-	key                *string
-	fingerprint        *string
-	completed          *bool
-	locked_until       *time.Time
-	claim              *string
-	response_status    *int
-	addresponse_status *int
-	response_body      *[]byte
-	created_at         *time.Time
-	expires_at         *time.Time
-	clearedFields      map[string]struct{}
-	store              *string
-	clearedstore       bool
-	done               bool
-	oldValue           func(context.Context) (*IdempotencyRecord, error)
-	predicates         []predicate.IdempotencyRecord
+	op            Op
+	typ           string
+	id            *string
+	key           *string
+	fingerprint   *string
+	completed     *bool
+	locked_until  *time.Time
+	claim         *string
+	response      *[]byte
+	created_at    *time.Time
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	store         *string
+	clearedstore  bool
+	done          bool
+	oldValue      func(context.Context) (*IdempotencyRecord, error)
+	predicates    []predicate.IdempotencyRecord
 }
 
 var _ ent.Mutation = (*IdempotencyRecordMutation)(nil)
@@ -4625,123 +4623,53 @@ func (m *IdempotencyRecordMutation) ResetClaim() {
 	m.claim = nil
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (m *IdempotencyRecordMutation) SetResponseStatus(i int) {
-	m.response_status = &i
-	m.addresponse_status = nil
+// SetResponse sets the "response" field.
+func (m *IdempotencyRecordMutation) SetResponse(b []byte) {
+	m.response = &b
 }
 
-// ResponseStatus returns the value of the "response_status" field in the mutation.
-func (m *IdempotencyRecordMutation) ResponseStatus() (r int, exists bool) {
-	v := m.response_status
+// Response returns the value of the "response" field in the mutation.
+func (m *IdempotencyRecordMutation) Response() (r []byte, exists bool) {
+	v := m.response
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldResponseStatus returns the old "response_status" field's value of the IdempotencyRecord entity.
+// OldResponse returns the old "response" field's value of the IdempotencyRecord entity.
 // If the IdempotencyRecord object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *IdempotencyRecordMutation) OldResponseStatus(ctx context.Context) (v int, err error) {
+func (m *IdempotencyRecordMutation) OldResponse(ctx context.Context) (v []byte, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldResponseStatus is only allowed on UpdateOne operations")
+		return v, errors.New("OldResponse is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldResponseStatus requires an ID field in the mutation")
+		return v, errors.New("OldResponse requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldResponseStatus: %w", err)
+		return v, fmt.Errorf("querying old value for OldResponse: %w", err)
 	}
-	return oldValue.ResponseStatus, nil
+	return oldValue.Response, nil
 }
 
-// AddResponseStatus adds i to the "response_status" field.
-func (m *IdempotencyRecordMutation) AddResponseStatus(i int) {
-	if m.addresponse_status != nil {
-		*m.addresponse_status += i
-	} else {
-		m.addresponse_status = &i
-	}
+// ClearResponse clears the value of the "response" field.
+func (m *IdempotencyRecordMutation) ClearResponse() {
+	m.response = nil
+	m.clearedFields[idempotencyrecord.FieldResponse] = struct{}{}
 }
 
-// AddedResponseStatus returns the value that was added to the "response_status" field in this mutation.
-func (m *IdempotencyRecordMutation) AddedResponseStatus() (r int, exists bool) {
-	v := m.addresponse_status
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (m *IdempotencyRecordMutation) ClearResponseStatus() {
-	m.response_status = nil
-	m.addresponse_status = nil
-	m.clearedFields[idempotencyrecord.FieldResponseStatus] = struct{}{}
-}
-
-// ResponseStatusCleared returns if the "response_status" field was cleared in this mutation.
-func (m *IdempotencyRecordMutation) ResponseStatusCleared() bool {
-	_, ok := m.clearedFields[idempotencyrecord.FieldResponseStatus]
+// ResponseCleared returns if the "response" field was cleared in this mutation.
+func (m *IdempotencyRecordMutation) ResponseCleared() bool {
+	_, ok := m.clearedFields[idempotencyrecord.FieldResponse]
 	return ok
 }
 
-// ResetResponseStatus resets all changes to the "response_status" field.
-func (m *IdempotencyRecordMutation) ResetResponseStatus() {
-	m.response_status = nil
-	m.addresponse_status = nil
-	delete(m.clearedFields, idempotencyrecord.FieldResponseStatus)
-}
-
-// SetResponseBody sets the "response_body" field.
-func (m *IdempotencyRecordMutation) SetResponseBody(b []byte) {
-	m.response_body = &b
-}
-
-// ResponseBody returns the value of the "response_body" field in the mutation.
-func (m *IdempotencyRecordMutation) ResponseBody() (r []byte, exists bool) {
-	v := m.response_body
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldResponseBody returns the old "response_body" field's value of the IdempotencyRecord entity.
-// If the IdempotencyRecord object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *IdempotencyRecordMutation) OldResponseBody(ctx context.Context) (v []byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldResponseBody is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldResponseBody requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldResponseBody: %w", err)
-	}
-	return oldValue.ResponseBody, nil
-}
-
-// ClearResponseBody clears the value of the "response_body" field.
-func (m *IdempotencyRecordMutation) ClearResponseBody() {
-	m.response_body = nil
-	m.clearedFields[idempotencyrecord.FieldResponseBody] = struct{}{}
-}
-
-// ResponseBodyCleared returns if the "response_body" field was cleared in this mutation.
-func (m *IdempotencyRecordMutation) ResponseBodyCleared() bool {
-	_, ok := m.clearedFields[idempotencyrecord.FieldResponseBody]
-	return ok
-}
-
-// ResetResponseBody resets all changes to the "response_body" field.
-func (m *IdempotencyRecordMutation) ResetResponseBody() {
-	m.response_body = nil
-	delete(m.clearedFields, idempotencyrecord.FieldResponseBody)
+// ResetResponse resets all changes to the "response" field.
+func (m *IdempotencyRecordMutation) ResetResponse() {
+	m.response = nil
+	delete(m.clearedFields, idempotencyrecord.FieldResponse)
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -4877,7 +4805,7 @@ func (m *IdempotencyRecordMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyRecordMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 9)
 	if m.store != nil {
 		fields = append(fields, idempotencyrecord.FieldStoreID)
 	}
@@ -4896,11 +4824,8 @@ func (m *IdempotencyRecordMutation) Fields() []string {
 	if m.claim != nil {
 		fields = append(fields, idempotencyrecord.FieldClaim)
 	}
-	if m.response_status != nil {
-		fields = append(fields, idempotencyrecord.FieldResponseStatus)
-	}
-	if m.response_body != nil {
-		fields = append(fields, idempotencyrecord.FieldResponseBody)
+	if m.response != nil {
+		fields = append(fields, idempotencyrecord.FieldResponse)
 	}
 	if m.created_at != nil {
 		fields = append(fields, idempotencyrecord.FieldCreatedAt)
@@ -4928,10 +4853,8 @@ func (m *IdempotencyRecordMutation) Field(name string) (ent.Value, bool) {
 		return m.LockedUntil()
 	case idempotencyrecord.FieldClaim:
 		return m.Claim()
-	case idempotencyrecord.FieldResponseStatus:
-		return m.ResponseStatus()
-	case idempotencyrecord.FieldResponseBody:
-		return m.ResponseBody()
+	case idempotencyrecord.FieldResponse:
+		return m.Response()
 	case idempotencyrecord.FieldCreatedAt:
 		return m.CreatedAt()
 	case idempotencyrecord.FieldExpiresAt:
@@ -4957,10 +4880,8 @@ func (m *IdempotencyRecordMutation) OldField(ctx context.Context, name string) (
 		return m.OldLockedUntil(ctx)
 	case idempotencyrecord.FieldClaim:
 		return m.OldClaim(ctx)
-	case idempotencyrecord.FieldResponseStatus:
-		return m.OldResponseStatus(ctx)
-	case idempotencyrecord.FieldResponseBody:
-		return m.OldResponseBody(ctx)
+	case idempotencyrecord.FieldResponse:
+		return m.OldResponse(ctx)
 	case idempotencyrecord.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case idempotencyrecord.FieldExpiresAt:
@@ -5016,19 +4937,12 @@ func (m *IdempotencyRecordMutation) SetField(name string, value ent.Value) error
 		}
 		m.SetClaim(v)
 		return nil
-	case idempotencyrecord.FieldResponseStatus:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetResponseStatus(v)
-		return nil
-	case idempotencyrecord.FieldResponseBody:
+	case idempotencyrecord.FieldResponse:
 		v, ok := value.([]byte)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetResponseBody(v)
+		m.SetResponse(v)
 		return nil
 	case idempotencyrecord.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -5051,21 +4965,13 @@ func (m *IdempotencyRecordMutation) SetField(name string, value ent.Value) error
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *IdempotencyRecordMutation) AddedFields() []string {
-	var fields []string
-	if m.addresponse_status != nil {
-		fields = append(fields, idempotencyrecord.FieldResponseStatus)
-	}
-	return fields
+	return nil
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *IdempotencyRecordMutation) AddedField(name string) (ent.Value, bool) {
-	switch name {
-	case idempotencyrecord.FieldResponseStatus:
-		return m.AddedResponseStatus()
-	}
 	return nil, false
 }
 
@@ -5074,13 +4980,6 @@ func (m *IdempotencyRecordMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *IdempotencyRecordMutation) AddField(name string, value ent.Value) error {
 	switch name {
-	case idempotencyrecord.FieldResponseStatus:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddResponseStatus(v)
-		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyRecord numeric field %s", name)
 }
@@ -5089,11 +4988,8 @@ func (m *IdempotencyRecordMutation) AddField(name string, value ent.Value) error
 // mutation.
 func (m *IdempotencyRecordMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(idempotencyrecord.FieldResponseStatus) {
-		fields = append(fields, idempotencyrecord.FieldResponseStatus)
-	}
-	if m.FieldCleared(idempotencyrecord.FieldResponseBody) {
-		fields = append(fields, idempotencyrecord.FieldResponseBody)
+	if m.FieldCleared(idempotencyrecord.FieldResponse) {
+		fields = append(fields, idempotencyrecord.FieldResponse)
 	}
 	return fields
 }
@@ -5109,11 +5005,8 @@ func (m *IdempotencyRecordMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *IdempotencyRecordMutation) ClearField(name string) error {
 	switch name {
-	case idempotencyrecord.FieldResponseStatus:
-		m.ClearResponseStatus()
-		return nil
-	case idempotencyrecord.FieldResponseBody:
-		m.ClearResponseBody()
+	case idempotencyrecord.FieldResponse:
+		m.ClearResponse()
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyRecord nullable field %s", name)
@@ -5141,11 +5034,8 @@ func (m *IdempotencyRecordMutation) ResetField(name string) error {
 	case idempotencyrecord.FieldClaim:
 		m.ResetClaim()
 		return nil
-	case idempotencyrecord.FieldResponseStatus:
-		m.ResetResponseStatus()
-		return nil
-	case idempotencyrecord.FieldResponseBody:
-		m.ResetResponseBody()
+	case idempotencyrecord.FieldResponse:
+		m.ResetResponse()
 		return nil
 	case idempotencyrecord.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -105,8 +105,8 @@ func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (
 }
 
 func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int,
-	read func(ctx context.Context, companyIDs []string, limit *int, limitName string) (map[string]credit.Page[T], error),
-	readPage func(ctx context.Context, companies []*credit.Company, limit *int, limitName string) (map[string]credit.Page[T], error),
+	read func(ctx context.Context, companyIDs []string, limit *int) (map[string]credit.Page[T], error),
+	readPage func(ctx context.Context, companies []*credit.Company, limit *int) (map[string]credit.Page[T], error),
 ) (credit.Page[T], bool, error) {
 	l.mu.Lock()
 	s := l.siblings[c]
@@ -115,7 +115,7 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 		// company may be shown again, changed. The batched read also sees the writes of the
 		// transaction an Idempotency-Key runs the request in.
 		l.mu.Unlock()
-		pages, err := read(ctx, []string{c.ID}, first, "first")
+		pages, err := read(ctx, []string{c.ID}, first)
 		if err != nil {
 			return credit.Page[T]{}, false, err
 		}
@@ -134,9 +134,9 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 	l.mu.Unlock()
 	b.once.Do(func() {
 		if readPage != nil {
-			b.pages, b.err = readPage(ctx, s.companies, first, "first")
+			b.pages, b.err = readPage(ctx, s.companies, first)
 		} else {
-			b.pages, b.err = read(ctx, s.ids, first, "first")
+			b.pages, b.err = read(ctx, s.ids, first)
 		}
 	})
 	if b.err != nil {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/graph/model"
 	"github.com/creditd/creditd/graph/scalar"
 )
@@ -9,10 +10,10 @@ import (
 // Relay connections over the domain's pages. A page already carries a cursor after each item,
 // so an edge is an item with its cursor, and endCursor is the cursor after the last edge.
 
-// listParams turns Relay's paging arguments into the domain's, naming them as GraphQL does so
-// that errors carry param "first" or "after".
+// listParams turns Relay's paging arguments into the domain's; errors about them are renamed
+// to first and after by the presenter.
 func listParams(first *int, after *string) credit.ListParams {
-	return credit.ListParams{Limit: first, Cursor: deref(after), LimitName: "first", CursorName: "after"}
+	return credit.ListParams{Limit: first, Cursor: deref(after)}
 }
 
 func pageInfo[T any](p credit.Page[T]) *model.PageInfo {
@@ -58,13 +59,13 @@ func applicationConnection(p credit.Page[credit.Application]) *model.Application
 	})}
 }
 
-// amountText is a Decimal input's text for the domain, nil when a number was sent instead (the
-// domain then answers invalid_amount, as for a REST body).
-func amountText(d scalar.DecimalInput) *string {
+// amount is a Decimal input for the domain: its text, or, when a number was sent instead, the
+// error the domain answers in its own order of checks, as for a REST body.
+func amount(d scalar.DecimalInput) credit.AmountInput {
 	if d.Number {
-		return nil
+		return credit.AmountInput{Err: httpapi.ErrAmountNotString("amount")}
 	}
-	return &d.Value
+	return credit.Amount(d.Value)
 }
 
 // found returns a domain read's view as the pointer gqlgen expects, nil on error.

@@ -3,33 +3,51 @@ package graph
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // Errors in GraphQL form: {"errors": [{"message", "path", "locations", "extensions": {"code",
 // "param"}}]}, with the REST API's codes (contract §3). Every error of a response passes
-// through presentError, the one place that turns an error into its code; HTTP statuses come
-// from REST's table (rest.Status).
+// through presentError, which asks httpapi.Describe, the one place that decides what an error
+// means, and renames the input at fault to its GraphQL name.
 
-// internalMessage is what callers see of an unexpected error.
-const internalMessage = "something went wrong on our side; the request id identifies it in our logs"
+// paramNames are the GraphQL names of the inputs whose REST names the domain uses in errors.
+var paramNames = map[string]string{
+	"limit":         "first",
+	"cursor":        "after",
+	"after":         "afterEntry",
+	"updated_since": "updatedSince",
+}
 
-// presenter builds the error presenter and the panic handler of the GraphQL server.
-type presenter struct{ log *slog.Logger }
+// graphQLProblem is p with the input at fault under its GraphQL name, in param and where the
+// message starts with it ("limit must be between 1 and 250" becomes "first must be ...").
+func graphQLProblem(p httpapi.Problem) httpapi.Problem {
+	name, ok := paramNames[p.Param]
+	if !ok {
+		return p
+	}
+	if rest, found := strings.CutPrefix(p.Message, p.Param+" "); found {
+		p.Message = name + " " + rest
+	}
+	p.Param = name
+	return p
+}
 
 // presentError gives err its contract code: a *credit.Error keeps its code, message and param;
-// a query that does not parse or validate, or that a limit refuses, is invalid_request; anything
-// else is internal_error with a generic message, logged here once with the request id.
-// The original error stays in Err (never serialised) for the idempotency decision.
-func (p presenter) presentError(ctx context.Context, err error) *gqlerror.Error {
+// a query that does not parse or validate, or that a limit refuses, is invalid_request; a
+// database outage is unavailable; anything else is internal_error with a generic message,
+// logged here once with the request id. The original error stays in Err (never serialised)
+// for the idempotency decision.
+func presentError(ctx context.Context, err error) *gqlerror.Error {
 	out := &gqlerror.Error{Err: err}
 	var gqlErr *gqlerror.Error
 	if errors.As(err, &gqlErr) {
@@ -38,20 +56,17 @@ func (p presenter) presentError(ctx context.Context, err error) *gqlerror.Error 
 		out.Path = graphql.GetPath(ctx)
 	}
 	var ce *credit.Error
-	switch {
-	case errors.As(err, &ce):
-		out.Message = ce.Message
-		out.Extensions = extensions(ce.Code, ce.Param)
-	case gqlErr != nil && isRequestError(gqlErr):
+	if gqlErr != nil && !errors.As(err, &ce) && isRequestError(gqlErr) {
 		out.Message = gqlErr.Message
-		out.Extensions = extensions(credit.CodeInvalidRequest, "")
-	default:
-		if firstReport(ctx, err) {
-			p.log.ErrorContext(ctx, "internal error", "request_id", rest.RequestID(ctx), "path", out.Path.String(), "error", err.Error())
-		}
-		out.Message = internalMessage
-		out.Extensions = extensions(credit.CodeInternal, "")
+		out.Extensions = extensions(httpapi.Problem{Code: httpapi.CodeInvalidRequest})
+		return out
 	}
+	problem := graphQLProblem(httpapi.Describe(err))
+	if problem.Status >= http.StatusInternalServerError && firstReport(ctx, err) {
+		httpapi.Log(ctx, problem, err, "path", out.Path.String())
+	}
+	out.Message = problem.Message
+	out.Extensions = extensions(problem)
 	return out
 }
 
@@ -78,10 +93,10 @@ func firstReport(ctx context.Context, err error) bool {
 	return true
 }
 
-// recoverPanic turns a resolver's panic into internal_error, logging it once.
-func (p presenter) recoverPanic(ctx context.Context, v any) error {
-	p.log.ErrorContext(ctx, "panic in GraphQL resolver", "request_id", rest.RequestID(ctx), "path", graphql.GetPath(ctx).String(), "panic", v)
-	return credit.Errorf(credit.CodeInternal, internalMessage)
+// recoverPanic turns a resolver's panic into an error, which the presenter answers with
+// internal_error and logs once, with the panic's value.
+func recoverPanic(ctx context.Context, v any) error {
+	return fmt.Errorf("panic in GraphQL resolver: %v", v)
 }
 
 // isRequestError reports whether gqlgen refused the query itself: it does not parse, does not
@@ -94,18 +109,24 @@ func isRequestError(e *gqlerror.Error) bool {
 	return false
 }
 
-func extensions(code credit.Code, param string) map[string]any {
-	ext := map[string]any{"code": code}
-	if param != "" {
-		ext["param"] = param
+func extensions(p httpapi.Problem) map[string]any {
+	ext := map[string]any{"code": p.Code}
+	if p.Param != "" {
+		ext["param"] = p.Param
 	}
 	return ext
+}
+
+// codeOf is the contract code a presented error carries.
+func codeOf(e *gqlerror.Error) credit.Code {
+	code, _ := e.Extensions["code"].(credit.Code)
+	return code
 }
 
 // refusal is an error for a query refused before execution (a limit): invalid_request, marked
 // as a validation failure so that the transport answers it like one.
 func refusal(format string, args ...any) *gqlerror.Error {
-	ce := credit.Errorf(credit.CodeInvalidRequest, format, args...)
+	ce := credit.Errorf(httpapi.CodeInvalidRequest, format, args...)
 	e := &gqlerror.Error{Message: ce.Message, Err: ce}
 	errcode.Set(e, errcode.ValidationFailed)
 	return e
@@ -114,21 +135,20 @@ func refusal(format string, args ...any) *gqlerror.Error {
 // WriteError answers a request refused before GraphQL runs (authentication, rate limit, body
 // too large, wrong media type) with the contract's status and headers and a GraphQL error body.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	d := rest.Describe(r, err)
-	rest.SetErrorHeaders(w, d.Code)
-	writeResponse(w, rest.Status(d.Code), &graphql.Response{Errors: gqlerror.List{{
-		Message:    d.Message,
-		Extensions: extensions(d.Code, d.Param),
+	p := graphQLProblem(httpapi.Describe(err))
+	httpapi.Log(r.Context(), p, err, "route", r.Pattern)
+	httpapi.SetErrorHeaders(w, p.Code)
+	writeResponse(w, p.Status, &graphql.Response{Errors: gqlerror.List{{
+		Message:    p.Message,
+		Extensions: extensions(p),
 	}}})
 }
 
 func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
-	body, err := rest.Marshal(resp)
+	body, err := httpapi.Marshal(resp)
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"errors":[{"message":"response could not be encoded","extensions":{"code":"internal_error"}}]}`)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	httpapi.WriteBody(w, status, body)
 }

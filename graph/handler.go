@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -13,11 +12,10 @@ import (
 	"github.com/creditd/creditd/credit"
 )
 
-// Options configure the GraphQL handler.
+// Options configure the GraphQL handler. Internal errors and panics are logged once each, with
+// the request id, on the request's logger (httpapi.WithLogger).
 type Options struct {
 	Service *credit.Service
-	// Logger receives internal errors and panics, once each, with the request id.
-	Logger *slog.Logger
 	// ChargeExtra takes n more requests from the caller's store allowance, returning the
 	// rate_limited error when it is spent (server.ChargeExtra). Nil charges nothing.
 	ChargeExtra func(ctx context.Context, n int) error
@@ -28,7 +26,6 @@ type Options struct {
 type Handler struct {
 	svc         *credit.Service
 	srv         *handler.Server
-	present     presenter
 	chargeExtra func(ctx context.Context, n int) error
 }
 
@@ -37,11 +34,7 @@ type Handler struct {
 // contract's error presenter, and the mutation middleware that charges extra mutation fields
 // and applies Idempotency-Key to the whole request.
 func NewHandler(opts Options) *Handler {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	h := &Handler{svc: opts.Service, present: presenter{log: log}, chargeExtra: opts.ChargeExtra}
+	h := &Handler{svc: opts.Service, chargeExtra: opts.ChargeExtra}
 	srv := handler.New(NewExecutableSchema(Config{
 		Resolvers:  &Resolver{svc: opts.Service},
 		Complexity: complexityRoot(),
@@ -53,9 +46,10 @@ func NewHandler(opts Options) *Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(documentLimits{})
 	srv.Use(&queryLimits{})
-	srv.SetErrorPresenter(h.present.presentError)
-	srv.SetRecoverFunc(h.present.recoverPanic)
+	srv.SetErrorPresenter(presentError)
+	srv.SetRecoverFunc(recoverPanic)
 	srv.AroundOperations(h.aroundMutation)
+	srv.AroundResponses(aroundResponse)
 	srv.AroundFields(aroundFields)
 	h.srv = srv
 	return h

@@ -10,11 +10,9 @@ import (
 	"testing"
 
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
-	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
 )
@@ -151,8 +149,8 @@ func newFixture(tb testing.TB, opts ...credittest.Options) *fixture {
 		in.CompanyID = f.alpen.ID
 		f.entries = append(f.entries, env.MustRecord(tb, in))
 	}
-	f.app = env.MustApplication(tb, credit.ApplicationInput{StoreID: f.store, BusinessName: "Café Morgenrot", ContactName: "Ada Buyer", ContactEmail: "ada@example.com"})
-	f.foreignApp = env.MustApplication(tb, credit.ApplicationInput{StoreID: f.other, BusinessName: "Foreign Café"})
+	f.app = env.MustApplication(tb, f.store, credit.ApplicationInput{BusinessName: "Café Morgenrot", ContactName: "Ada Buyer", ContactEmail: "ada@example.com"})
+	f.foreignApp = env.MustApplication(tb, f.other, credit.ApplicationInput{BusinessName: "Foreign Café"})
 	return f
 }
 
@@ -239,8 +237,8 @@ func (t countingTx) Query(ctx context.Context, query string, args, v any) error 
 // Env's own Service (used to set data up) is left alone, so only requests are recorded.
 func withSQLLog(log *sqlLog, adjust ...func(*server.Config)) credittest.Options {
 	return credittest.Options{ServerConfig: func(cfg *server.Config) {
-		drv := countingDriver{Driver: entsql.OpenDB(cfg.DB.Dialect, cfg.DB.SQL), log: log}
-		cfg.Service = credit.NewService(ent.NewClient(ent.Driver(drv)), cfg.DB.Dialect, credit.Options{Now: cfg.Now})
+		db := cfg.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{Driver: d, log: log} })
+		cfg.Service = credit.New(db, credit.Options{Now: cfg.Now})
 		for _, a := range adjust {
 			a(cfg)
 		}
@@ -263,9 +261,10 @@ func touching(statements []string, tables ...string) []string {
 
 func urlQuery(q string) string { return url.QueryEscape(q) }
 
-// viewerOf is an admin context for a store, for checking data behind the API's back.
+// viewerOf is a staff context for a store, for setting up and checking data behind the API's
+// back.
 func viewerOf(store string) context.Context {
-	return tenant.Staff(credittest.Admin(), store, "test")
+	return tenant.Staff(context.Background(), store, "test")
 }
 
 // mutate posts a mutation that must succeed without errors and returns its data.

@@ -15,7 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // The HTTP side of a GraphQL request: what is checked before gqlgen sees it, as for any
@@ -23,10 +23,10 @@ import (
 
 // request is the state of one GraphQL HTTP request.
 type request struct {
-	// key and fingerprint are the Idempotency-Key header and the request's fingerprint; key is
-	// empty when none was sent.
-	key, fingerprint string
-	w                *responseWriter
+	// key is the request's Idempotency-Key, bound to its body; its Key is "" when none was
+	// sent.
+	key httpapi.Idempotency
+	w   *responseWriter
 	// mutationsSucceeded counts the mutation fields whose resolver returned without error.
 	mutationsSucceeded atomic.Int32
 	// inTx is set while the request runs in an Idempotency-Key's transaction; txMu then lets
@@ -55,18 +55,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: &responseWriter{ResponseWriter: w}}
 	switch r.Method {
 	case http.MethodPost:
-		body, err := rest.ReadBody(w, r)
+		body, err := httpapi.ReadBody(w, r)
+		if err == nil {
+			err = checkEnvelope(body)
+		}
+		if err == nil {
+			req.key, err = httpapi.ReadIdempotencyKey(r)
+		}
+		if err == nil {
+			err = req.key.Bind(r, body)
+		}
 		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		if err := checkEnvelope(body); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		_, sent := r.Header["Idempotency-Key"]
-		req.key = r.Header.Get("Idempotency-Key")
-		if req.fingerprint, err = credit.IdempotencyFingerprint(sent, req.key, r.Method, r.URL.Path, body); err != nil {
 			WriteError(w, r, err)
 			return
 		}
@@ -79,7 +78,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if getOperation(q) == ast.Mutation {
 			w.Header().Set("Allow", "POST")
-			WriteError(w, r, credit.Errorf(credit.CodeMethodNotAllowed, "mutations need POST; GET /graphql serves queries only"))
+			WriteError(w, r, credit.Errorf(httpapi.CodeMethodNotAllowed, "mutations need POST; GET /graphql serves queries only"))
 			return
 		}
 	}
@@ -96,16 +95,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func checkEnvelope(body []byte) error {
 	var query, operationName *string
 	var variables, extensions json.RawMessage
-	if err := rest.DecodeObject(body,
-		rest.StringField("query", &query),
-		rest.StringField("operationName", &operationName),
-		rest.ObjectField("variables", &variables),
-		rest.ObjectField("extensions", &extensions),
+	if err := httpapi.DecodeObject(body,
+		httpapi.StringField("query", &query),
+		httpapi.StringField("operationName", &operationName),
+		httpapi.ObjectField("variables", &variables),
+		httpapi.ObjectField("extensions", &extensions),
 	); err != nil {
 		return err
 	}
 	if query == nil {
-		return credit.ParamErrorf(credit.CodeInvalidRequest, "query", "the request body needs a query")
+		return credit.ParamErrorf(httpapi.CodeInvalidRequest, "query", "the request body needs a query")
 	}
 	return nil
 }
@@ -118,7 +117,7 @@ func checkEnvelope(body []byte) error {
 func getParams(rawQuery string) (url.Values, error) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return nil, credit.Errorf(credit.CodeInvalidRequest, "the query string could not be read (%v): separate parameters with & and percent-encode their values", err)
+		return nil, credit.Errorf(httpapi.CodeInvalidRequest, "the query string could not be read (%v): separate parameters with & and percent-encode their values", err)
 	}
 	for _, name := range []string{"variables", "extensions"} {
 		v := q.Get(name)
@@ -130,7 +129,7 @@ func getParams(rawQuery string) (url.Values, error) {
 		dec := json.NewDecoder(strings.NewReader(v))
 		dec.UseNumber()
 		if err := dec.Decode(&m); err != nil {
-			return nil, credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a JSON object", name)
+			return nil, credit.ParamErrorf(httpapi.CodeInvalidRequest, name, "%s must be a JSON object", name)
 		}
 	}
 	return q, nil

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/creditd/creditd/httpapi"
 	"strings"
 	"testing"
 
@@ -10,8 +11,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
-
-	"github.com/creditd/creditd/credit"
 )
 
 // These tests measure queries directly. The schema has no cycles, so no valid query nests
@@ -48,7 +47,7 @@ func TestDepthLimitRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Message, "11 levels deep") {
 		t.Fatalf("an 11-deep query: %v", err)
 	}
-	if code := (presenter{}).presentError(context.Background(), err).Extensions["code"]; code != credit.CodeInvalidRequest {
+	if code := presentError(context.Background(), err).Extensions["code"]; code != httpapi.CodeInvalidRequest {
 		t.Fatalf("code %v, want invalid_request", code)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // Mutation requests: rate limiting of extra mutation fields and Idempotency-Key, both for the
@@ -37,46 +37,76 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	}
 	// A key without write_credit runs the mutations plainly: each field answers
 	// insufficient_scope, and nothing is stored.
-	if req.key == "" || credit.RequireScope(ctx, credit.ScopeWriteCredit) != nil {
+	if req.key.Key == "" || credit.RequireScope(ctx, credit.ScopeWriteCredit) != nil {
 		return next(ctx)
 	}
 	respond := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
 		var resp *graphql.Response
-		out, replayed, err := h.svc.Idempotent(ctx, credit.ScopeWriteCredit, req.key, req.fingerprint, func(ctx context.Context) (credit.Outcome, error) {
+		stored, replayed, err := req.key.Run(ctx, h.svc, func(ctx context.Context) (httpapi.Response, bool, error) {
 			req.inTx.Store(true)
 			defer req.inTx.Store(false)
 			resp = respond(ctx)
 			body, err := json.Marshal(resp)
-			if err != nil {
-				return credit.Outcome{}, err
-			}
-			store := req.mutationsSucceeded.Load() > 0 || allStored(resp.Errors)
-			return credit.Outcome{Status: http.StatusOK, Body: body, Store: store}, nil
+			keep := req.mutationsSucceeded.Load() > 0 || allStored(resp.Errors)
+			return httpapi.Response{Status: http.StatusOK, Body: body}, keep, err
 		})
 		if err != nil {
 			return h.refuse(ctx, req, err)(ctx)
 		}
-		if replayed {
-			var stored graphql.Response
-			if err := json.Unmarshal(out.Body, &stored); err != nil {
-				return h.refuse(ctx, req, err)(ctx)
-			}
-			req.w.Header().Set("Idempotent-Replayed", "true")
-			req.w.force(out.Status)
-			return &stored
+		if !replayed {
+			return resp
 		}
-		return resp
+		var replay graphql.Response
+		if err := json.Unmarshal(stored.Body, &replay); err != nil {
+			return h.refuse(ctx, req, err)(ctx)
+		}
+		httpapi.MarkReplayed(req.w)
+		req.w.force(stored.Status)
+		return &replay
 	}
 }
 
-// refuse answers the whole request with err, with the status REST gives its code.
+// refuse answers the whole request with err, with the status and headers REST gives its code.
 func (h *Handler) refuse(ctx context.Context, req *request, err error) graphql.ResponseHandler {
-	e := h.present.presentError(ctx, err)
-	if code, ok := e.Extensions["code"].(credit.Code); ok {
-		req.w.force(rest.Status(code))
-	}
+	e := presentError(ctx, err)
+	httpapi.SetErrorHeaders(req.w, codeOf(e))
+	req.w.force(httpapi.Status(codeOf(e)))
 	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{e}})
+}
+
+// aroundResponse answers 503 with Retry-After, as REST does, when the whole request failed on
+// a database outage: an error says unavailable and no top-level field has a value. A response
+// with data keeps its 200, its errors saying which fields the outage cost.
+func aroundResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	req := requestFrom(ctx)
+	if resp == nil || req == nil || !failedOnOutage(resp) {
+		return resp
+	}
+	httpapi.SetErrorHeaders(req.w, httpapi.CodeUnavailable)
+	req.w.force(httpapi.Status(httpapi.CodeUnavailable))
+	return resp
+}
+
+func failedOnOutage(resp *graphql.Response) bool {
+	outage := false
+	for _, e := range resp.Errors {
+		outage = outage || codeOf(e) == httpapi.CodeUnavailable
+	}
+	if !outage {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if len(resp.Data) == 0 || json.Unmarshal(resp.Data, &fields) != nil {
+		return true // no data at all ("data": null)
+	}
+	for _, v := range fields {
+		if string(v) != "null" {
+			return false
+		}
+	}
+	return true
 }
 
 // mutationFields counts the mutation fields an operation runs.

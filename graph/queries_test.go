@@ -181,8 +181,8 @@ func TestTimelineQuery(t *testing.T) {
 func TestApplicationQueries(t *testing.T) {
 	f := newFixture(t)
 	f.env.Clock.Advance(60e9)
-	second := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Seeblick Catering", ContactName: "Bo Chef", ContactEmail: "bo@example.com"})
-	if _, _, err := f.env.Service.SetApplicationStatus(credittestAdmin(), credit.StatusChange{ApplicationID: second.ID, Status: credit.AppInReview}); err != nil {
+	second := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Seeblick Catering", ContactName: "Bo Chef", ContactEmail: "bo@example.com"})
+	if _, _, err := f.env.Service.SetApplicationStatus(viewerOf(f.store), credit.StatusChange{ApplicationID: second.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
 	const fields = `id status businessName submittedAt vat { number status registry checkedAt } contact { name email redacted }`

@@ -36,7 +36,6 @@ func (r *companyResolver) Ledger(ctx context.Context, obj *credit.Company, first
 	p, err := r.svc.ListLedger(ctx, obj.ID, credit.LedgerListParams{
 		ListParams: listParams(first, after),
 		After:      deref(afterEntry),
-		AfterName:  "afterEntry",
 	})
 	if err != nil {
 		return nil, err
@@ -65,11 +64,10 @@ func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, fir
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
 	res, err := r.svc.CreateAdjustment(ctx, credit.AdjustmentInput{
-		CompanyID:       input.CompanyID,
-		Amount:          amountText(input.Amount),
-		AmountNotString: input.Amount.Number,
-		Note:            &input.Note,
-		Currency:        input.Currency,
+		CompanyID: input.CompanyID,
+		Amount:    amount(input.Amount),
+		Note:      &input.Note,
+		Currency:  input.Currency,
 	})
 	if err != nil {
 		return nil, err
@@ -80,11 +78,10 @@ func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.Cre
 // SetCreditLimit is the setCreditLimit mutation.
 func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error) {
 	res, err := r.svc.SetCreditLimit(ctx, credit.CreditLimitInput{
-		CompanyID:       input.CompanyID,
-		Amount:          amountText(input.Amount),
-		AmountNotString: input.Amount.Number,
-		Reason:          input.Reason,
-		Currency:        input.Currency,
+		CompanyID: input.CompanyID,
+		Amount:    amount(input.Amount),
+		Reason:    input.Reason,
+		Currency:  input.Currency,
 	})
 	if err != nil {
 		return nil, err
@@ -147,7 +144,7 @@ func (r *queryResolver) Companies(ctx context.Context, first *int, after *string
 		Status:       deref(status),
 		UpdatedSince: updatedSince,
 	})
-	if credit.ErrorCode(err) == credit.CodeInsufficientScope {
+	if credit.CodeOf(err) == credit.CodeInsufficientScope {
 		graphql.AddError(ctx, err)
 		return &model.CompanyConnection{Edges: []model.CompanyEdge{}, PageInfo: &model.PageInfo{}}, nil
 	}
@@ -169,7 +166,7 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 		ListParams: listParams(first, after),
 		Status:     deref(status),
 	})
-	if credit.ErrorCode(err) == credit.CodeInsufficientScope {
+	if credit.CodeOf(err) == credit.CodeInsufficientScope {
 		graphql.AddError(ctx, err)
 		return &model.ApplicationConnection{Edges: []model.ApplicationEdge{}, PageInfo: &model.PageInfo{}}, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/creditd/creditd/httpapi"
 	"maps"
 	"math"
 	"net/http"
@@ -539,7 +540,7 @@ func (w *fuzzWorld) checkGraphQLIdempotency(t *testing.T, what, key string, body
 	w.checkNoLeak(t, what, first.Body.Bytes(), string(body))
 	replayed1, replayed2 := first.Header().Get("Idempotent-Replayed") == "true", second.Header().Get("Idempotent-Replayed") == "true"
 	if !contractKey(key) {
-		if after != before || replayed1 || replayed2 || !slices.Contains(g1.codes(), string(credit.CodeInvalidRequest)) {
+		if after != before || replayed1 || replayed2 || !slices.Contains(g1.codes(), string(httpapi.CodeInvalidRequest)) {
 			t.Fatalf("%s: a key the contract refuses gave %d %s then %d %s; ledger +%d", what, first.Code, first.Body, second.Code, second.Body, after-before)
 		}
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/creditd/creditd/httpapi"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,6 @@ import (
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ids"
-	"github.com/creditd/creditd/rest"
 	"github.com/creditd/creditd/server"
 )
 
@@ -81,8 +81,8 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	k := env.MustIssuedKey(tb, s.id, s.keyLabel, credit.AllScopes...)
 	s.key, s.keyID = k.Secret, k.ID
 	for i, name := range []string{"Company ", "Second "} {
-		c, err := env.Service.CreateCompany(credittest.Admin(), credit.CompanyInput{
-			StoreID: s.id, Name: name + s.tag, PlatformCompanyGID: fmt.Sprintf("gid://platform/Company/%s%d", gidNum, i),
+		c, err := env.Service.CreateCompany(credittest.Staff(s.id), credit.CompanyInput{
+			Name: name + s.tag, PlatformCompanyGID: fmt.Sprintf("gid://platform/Company/%s%d", gidNum, i),
 			PaymentTerms: "NET_30", CreditLimit: "5000.00",
 		})
 		if err != nil {
@@ -105,8 +105,8 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	env.Do(tb, credittest.Request{Method: "PUT", Path: co + "/credit-limit", Key: s.key, Body: map[string]string{"amount": "6000.00", "reason": "reason " + s.tag}}).WantStatus(tb, 200)
 	env.Do(tb, credittest.Request{Method: "POST", Path: co + "/hold", Key: s.key, Body: map[string]string{"note": "hold " + s.tag}}).WantStatus(tb, 200)
 	for i, prefix := range []string{"", "other-"} {
-		app, err := env.Service.CreateApplication(credittest.Admin(), credit.ApplicationInput{
-			StoreID: s.id, BusinessName: prefix + "Business " + s.tag, VATNumber: vatNum, VATStatus: "valid", VATRegistry: "REG" + s.tag,
+		app, err := env.Service.CreateApplication(credittest.Staff(s.id), credit.ApplicationInput{
+			BusinessName: prefix + "Business " + s.tag, VATNumber: vatNum, VATStatus: "valid", VATRegistry: "REG" + s.tag,
 			ContactName: prefix + "Contact " + s.tag, ContactEmail: prefix + email,
 		})
 		if err != nil {
@@ -228,7 +228,7 @@ func checkREST(t testing.TB, what string, rec *httptest.ResponseRecorder) apiErr
 	if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Code == "" || e.Error.Message == "" {
 		t.Fatalf("%s: error body not in the contract's shape: %s", what, body)
 	}
-	if got := rest.Status(credit.Code(e.Error.Code)); got != rec.Code || e.Error.Code == string(credit.CodeInternal) {
+	if got := httpapi.Status(credit.Code(e.Error.Code)); got != rec.Code || e.Error.Code == string(httpapi.CodeInternal) {
 		t.Fatalf("%s: status %d with code %s (whose status is %d): %s", what, rec.Code, e.Error.Code, got, body)
 	}
 	return *e.Error
@@ -275,7 +275,7 @@ func checkGraphQL(t testing.TB, what string, rec *httptest.ResponseRecorder) gql
 		t.Fatalf("%s: neither data nor errors: %s", what, body)
 	}
 	for _, c := range g.codes() {
-		if c == "" || c == string(credit.CodeInternal) || rest.Status(credit.Code(c)) >= 500 {
+		if c == "" || c == string(httpapi.CodeInternal) || httpapi.Status(credit.Code(c)) >= 500 {
 			t.Fatalf("%s: error code %q: %s", what, c, body)
 		}
 	}

@@ -1,3 +1,6 @@
+// Package rest is the /v1 REST transport: it parses requests, calls the credit domain and
+// writes its results or errors through package httpapi, which it shares with GraphQL. It holds
+// no business rule.
 package rest
 
 import (

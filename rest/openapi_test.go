@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"github.com/creditd/creditd/httpapi"
 	"maps"
 	"net/http"
 	"slices"
@@ -15,7 +16,7 @@ import (
 )
 
 // The OpenAPI document must cover what this package serves. The lists below are derived from
-// Routes and from statusByCode, so a route or an error code added here without the document
+// Routes and from httpapi.Codes(), so a route or an error code added here without the document
 // fails these tests.
 
 // specOperations are the nine operations of the specification (seed, "Endpoints"), under /v1.
@@ -167,7 +168,7 @@ func TestDocumentCoversEveryErrorCode(t *testing.T) {
 		enum = append(enum, e.(string))
 	}
 	var table []string
-	for c := range statusByCode {
+	for c := range httpapi.Codes() {
 		table = append(table, string(c))
 	}
 	slices.Sort(enum)
@@ -176,7 +177,7 @@ func TestDocumentCoversEveryErrorCode(t *testing.T) {
 		t.Fatalf("ErrorCode enum %v,\nrest's table has %v", enum, table)
 	}
 	documentedStatus, _ := codeSchema.Extensions["x-status-by-code"].(map[string]any)
-	for c, status := range statusByCode {
+	for c, status := range httpapi.Codes() {
 		if got, _ := documentedStatus[string(c)].(float64); int(got) != status {
 			t.Errorf("x-status-by-code: %s is %v, rest answers %d", c, documentedStatus[string(c)], status)
 		}
@@ -188,7 +189,7 @@ func TestDocumentCoversEveryErrorCode(t *testing.T) {
 	visit := func(where string, status int, resp *openapi3.Response) {
 		for _, c := range conformance.ErrorCodes(resp) {
 			answered[c] = true
-			if s, ok := statusByCode[credit.Code(c)]; !ok || s != status {
+			if s, ok := httpapi.Codes()[credit.Code(c)]; !ok || s != status {
 				t.Errorf("%s: %s listed under %d, rest answers it with %d", where, c, status, s)
 			}
 		}
@@ -210,7 +211,7 @@ func TestDocumentCoversEveryErrorCode(t *testing.T) {
 	}
 	visit("components.responses.RouteNotFound", 404, doc.Components.Responses["RouteNotFound"].Value)
 	visit("components.responses.MethodNotAllowed", 405, doc.Components.Responses["MethodNotAllowed"].Value)
-	for c := range statusByCode {
+	for c := range httpapi.Codes() {
 		if !answered[string(c)] {
 			t.Errorf("no response lists %s in x-error-codes", c)
 		}

@@ -4,112 +4,113 @@ import (
 	"net/http"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // listCompanies serves GET /v1/companies.
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status", "updated_since")
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	p := credit.CompanyListParams{}
 	if p.ListParams, err = listParams(q); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	if p.Status, err = nonEmpty(q, "status"); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	if v, ok := q["updated_since"]; ok {
 		ts, err := credit.ParseTimestamp(v)
 		if err != nil {
-			WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "updated_since", "updated_since must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z"))
+			httpapi.WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "updated_since", "updated_since must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z"))
 			return
 		}
 		p.UpdatedSince = &ts
 	}
 	page, err := a.svc.ListCompanies(r.Context(), p)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 // getCompany serves GET /v1/companies/{id}.
 func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
 	if _, err := queryParams(r.URL.RawQuery); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	c, err := a.svc.GetCompany(r.Context(), r.PathValue("id"))
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, c)
+	httpapi.WriteJSON(w, http.StatusOK, c)
 }
 
 // listLedger serves GET /v1/companies/{id}/ledger.
 func (a *API) listLedger(w http.ResponseWriter, r *http.Request) {
 	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "after")
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	p := credit.LedgerListParams{}
 	if p.ListParams, err = listParams(q); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	if p.After, err = nonEmpty(q, "after"); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	page, err := a.svc.ListLedger(r.Context(), r.PathValue("id"), p)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 // listApplications serves GET /v1/applications.
 func (a *API) listApplications(w http.ResponseWriter, r *http.Request) {
 	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status")
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	p := credit.ApplicationListParams{}
 	if p.ListParams, err = listParams(q); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	if p.Status, err = nonEmpty(q, "status"); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	page, err := a.svc.ListApplications(r.Context(), p)
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 // getApplication serves GET /v1/applications/{id}.
 func (a *API) getApplication(w http.ResponseWriter, r *http.Request) {
 	if _, err := queryParams(r.URL.RawQuery); err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	app, err := a.svc.GetApplication(r.Context(), r.PathValue("id"))
 	if err != nil {
-		WriteError(w, r, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, app)
+	httpapi.WriteJSON(w, http.StatusOK, app)
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // jsonFallbacks answers unknown routes with 404 not_found and known routes called with the
@@ -21,10 +21,10 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", probe.header.Get("Allow"))
-			rest.WriteError(w, r, credit.Errorf(credit.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow")))
+			httpapi.WriteError(w, r, credit.Errorf(httpapi.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow")))
 			return
 		}
-		rest.WriteError(w, r, credit.Errorf(credit.CodeNotFound, "no such route: %s %s", r.Method, r.URL.Path))
+		httpapi.NotFoundRoute(w, r)
 	})
 }
 

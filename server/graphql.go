@@ -14,7 +14,7 @@ import (
 // the first through ChargeExtra. The playground is a static page with its assets, served
 // without authentication: the key is typed into it and sent only to /graphql.
 func (s *Server) mountGraphQL(mux *http.ServeMux) {
-	h := graph.NewHandler(graph.Options{Service: s.svc, Logger: s.log, ChargeExtra: ChargeExtra})
+	h := graph.NewHandler(graph.Options{Service: s.svc, ChargeExtra: ChargeExtra})
 	api := s.authenticate(s.limitStore(h, graph.WriteError), graph.WriteError)
 	mux.Handle("POST /graphql", api)
 	mux.Handle("GET /graphql", api)

@@ -78,7 +78,7 @@ func mustStoreWithData(t *testing.T, env *credittest.Env, name string) storeWith
 		s.entries = append(s.entries, env.MustRecord(t, credit.LedgerEntryInput{CompanyID: s.company, Kind: credit.KindAdjustment, Amount: amount, Note: "n"}).ID)
 	}
 	mustStaffHold(t, env, s.id, s.company, "held")
-	s.application = env.MustApplication(t, credit.ApplicationInput{StoreID: s.id, BusinessName: name + " Applicant", ContactEmail: strings.ToLower(name) + "@example.com"}).ID
+	s.application = env.MustApplication(t, s.id, credit.ApplicationInput{BusinessName: name + " Applicant", ContactEmail: strings.ToLower(name) + "@example.com"}).ID
 	return s
 }
 
@@ -207,13 +207,13 @@ func TestPersonalDataOnlyInApplications(t *testing.T) {
 	t.Parallel()
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 1_000_000 }})
 	st := env.MustStore(t, "Store", "EUR")
-	app := env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Gasthof", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
+	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
 	for _, s := range []string{credit.AppInReview} {
-		if _, _, err := env.Service.SetApplicationStatus(credittest.Admin(), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
+		if _, _, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, co, err := env.Service.SetApplicationStatus(credittest.Admin(), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "1000", PaymentTerms: "NET_30"})
+	_, co, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "1000", PaymentTerms: "NET_30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,16 +252,16 @@ func TestApprovedApplicationBecomesACompany(t *testing.T) {
 	env := credittest.New(t)
 	st := env.MustStore(t, "Store", "EUR")
 	key := env.MustKey(t, st, "reader", credit.ScopeReadCredit)
-	app := env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Weinkontor Rhein"})
+	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Weinkontor Rhein"})
 	if got := env.Get(t, key, "/v1/companies").ListPage(t).IDs(t); len(got) != 0 {
 		t.Fatalf("companies before approval: %v", got)
 	}
 	for _, s := range []string{credit.AppInReview, credit.AppNeedsInfo, credit.AppInReview} {
-		if _, _, err := env.Service.SetApplicationStatus(credittest.Admin(), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
+		if _, _, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, co, err := env.Service.SetApplicationStatus(credittest.Admin(), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "7500.5", PaymentTerms: "NET_45", PlatformCompanyGID: "gid://platform/Company/77"})
+	_, co, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "7500.5", PaymentTerms: "NET_45", PlatformCompanyGID: "gid://platform/Company/77"})
 	if err != nil {
 		t.Fatal(err)
 	}

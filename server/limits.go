@@ -10,7 +10,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/ratelimit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -60,7 +60,7 @@ func errRateLimited(w http.ResponseWriter, d ratelimit.Decision) error {
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return credit.Errorf(credit.CodeRateLimited, "too many requests for this store: at most %d a minute; retry after %d s", d.Limit, secs)
+	return credit.Errorf(httpapi.CodeRateLimited, "too many requests for this store: at most %d a minute; retry after %d s", d.Limit, secs)
 }
 
 // limitStore charges one request to the authenticated store's allowance (REST and GraphQL
@@ -71,7 +71,7 @@ func (s *Server) limitStore(next http.Handler, writeErr func(http.ResponseWriter
 		key := "store:" + v.StoreID
 		d, err := s.limiter.Take(r.Context(), key, 1)
 		if err != nil {
-			s.log.WarnContext(r.Context(), "rate limiter unavailable; request allowed", "request_id", rest.RequestID(r.Context()), "error", err.Error())
+			s.log.WarnContext(r.Context(), "rate limiter unavailable; request allowed", "request_id", httpapi.RequestID(r.Context()), "error", err.Error())
 			next.ServeHTTP(w, r)
 			return
 		}

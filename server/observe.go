@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -84,7 +84,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		start := time.Now()
 		info := &requestInfo{}
 		sw := &statusWriter{ResponseWriter: w}
-		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+		r = r.WithContext(httpapi.WithLogger(context.WithValue(r.Context(), infoKey{}, info), s.log))
 		next.ServeHTTP(sw, r)
 		route := r.Pattern
 		if route == "" {
@@ -97,7 +97,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
 		s.metrics.latency.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
 		s.log.LogAttrs(r.Context(), levelFor(sw.status), "request",
-			slog.String("request_id", rest.RequestID(r.Context())),
+			slog.String("request_id", httpapi.RequestID(r.Context())),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("route", route),

@@ -44,7 +44,7 @@ func TestOverdueHoldLifecycle(t *testing.T) {
 	if r.Status != http.StatusConflict || r.ErrorCode() != "hold_not_liftable" {
 		t.Fatalf("lift overdue hold: %d %s", r.Status, r.Body)
 	}
-	if _, err := env.Service.LiftHold(tenant.Staff(context.Background(), f.storeID, "Ops"), f.company.ID); credit.ErrorCode(err) != credit.CodeHoldNotLiftable {
+	if _, err := env.Service.LiftHold(tenant.Staff(context.Background(), f.storeID, "Ops"), f.company.ID); credit.CodeOf(err) != credit.CodeHoldNotLiftable {
 		t.Fatalf("staff lift: %v", err)
 	}
 	if r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + f.company.ID + "/hold", Key: f.full}); r.ErrorCode() != "hold_exists" {
@@ -171,7 +171,7 @@ func TestLedgerRecordRules(t *testing.T) {
 		{credit.LedgerEntryInput{Kind: "gift", Amount: "1"}, credit.CodeValidationFailed},
 	} {
 		tc.in.CompanyID = f.company.ID
-		if _, _, err := f.env.Service.RecordLedgerEntry(credittest.Admin(), tc.in); credit.ErrorCode(err) != tc.code {
+		if _, _, err := f.env.Service.RecordLedgerEntry(credittest.Staff(f.storeID), tc.in); credit.CodeOf(err) != tc.code {
 			t.Errorf("%+v: got %v, want %s", tc.in, err, tc.code)
 		}
 	}

@@ -196,7 +196,7 @@ func listRoutes(t *testing.T, f *readFixture) map[string]string {
 	co := f.env.MustCompany(t, f.store, "Listed", "1000")
 	for i := range 3 {
 		f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: fmt.Sprint(i + 1), Note: "n"})
-		f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: fmt.Sprintf("Applicant %d", i)})
+		f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: fmt.Sprintf("Applicant %d", i)})
 	}
 	f.env.MustCompany(t, f.store, "Listed too", "1000")
 	return map[string]string{
@@ -243,7 +243,7 @@ func TestCursorParameter(t *testing.T) {
 	f.env.MustCompany(t, other, "Theirs too", "1000")
 	for i := range 2 {
 		f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: otherCo.ID, Kind: credit.KindAdjustment, Amount: fmt.Sprint(i + 1), Note: "n"})
-		f.env.MustApplication(t, credit.ApplicationInput{StoreID: other, BusinessName: "Theirs"})
+		f.env.MustApplication(t, other, credit.ApplicationInput{BusinessName: "Theirs"})
 	}
 	foreign := map[string]string{
 		"companies":    "/v1/companies",
@@ -598,14 +598,14 @@ func TestLedgerPagesStayStableWhileEntriesAreAppended(t *testing.T) {
 func TestApplications(t *testing.T) {
 	t.Parallel()
 	f := newReadFixture(t)
-	older := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Gasthof Zur Linde", VATNumber: "DE123456789", VATStatus: "valid", VATRegistry: "VIES",
+	older := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Gasthof Zur Linde", VATNumber: "DE123456789", VATStatus: "valid", VATRegistry: "VIES",
 		ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com", SubmittedAt: readTS("2026-02-20T10:00:00.25Z")})
-	newer := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Weinkontor Rhein", VATNumber: "GB123456789", VATStatus: "unavailable", VATRegistry: "HMRC",
+	newer := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Weinkontor Rhein", VATNumber: "GB123456789", VATStatus: "unavailable", VATRegistry: "HMRC",
 		ContactName: "Jonas Weber", ContactEmail: "jonas.weber@example.com", SubmittedAt: readTS("2026-02-25T10:00:00Z")})
-	unverified := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Bäckerei", ContactEmail: "lena@example.com", SubmittedAt: readTS("2026-02-10T00:00:00Z")})
+	unverified := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Bäckerei", ContactEmail: "lena@example.com", SubmittedAt: readTS("2026-02-10T00:00:00Z")})
 	move := func(id string, statuses ...string) {
 		for _, s := range statuses {
-			if _, _, err := f.env.Service.SetApplicationStatus(credittest.Admin(), credit.StatusChange{ApplicationID: id, Status: s}); err != nil {
+			if _, _, err := f.env.Service.SetApplicationStatus(credittest.Staff(f.store), credit.StatusChange{ApplicationID: id, Status: s}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -652,7 +652,7 @@ func TestApplicationsPagesStayStableWhileApplicationsArrive(t *testing.T) {
 	for i := range 7 {
 		// Two share a submitted_at: the ID breaks the tie.
 		ts := fmt.Sprintf("2026-02-%02dT12:00:00Z", 10+i/2*2)
-		initial = append(initial, f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: fmt.Sprint("Initial ", i), SubmittedAt: readTS(ts)}).ID)
+		initial = append(initial, f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: fmt.Sprint("Initial ", i), SubmittedAt: readTS(ts)}).ID)
 	}
 	// Expected order: submitted_at descending, then ID descending.
 	want := f.get(t, "/v1/applications", "limit", "250").ListPage(t).IDs(t)
@@ -665,8 +665,8 @@ func TestApplicationsPagesStayStableWhileApplicationsArrive(t *testing.T) {
 			return
 		}
 		// New applications arrive; one is back-dated before everything and belongs at the end.
-		f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "New"})
-		backdated = append(backdated, f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Old",
+		f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "New"})
+		backdated = append(backdated, f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Old",
 			SubmittedAt: readTS(fmt.Sprintf("2026-01-%02dT00:00:00Z", 20-page))}).ID)
 	})
 	var seen []string
@@ -685,7 +685,7 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 	t.Parallel()
 	f := newReadFixture(t)
 	co := f.env.MustCompany(t, f.store, "Buyer", "1000")
-	app := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Applicant"})
+	app := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Applicant"})
 	for _, tc := range []struct{ path, param string }{
 		{"/v1/companies?stauts=on_hold", "stauts"},
 		{"/v1/companies?updatedSince=2026-01-01T00:00:00Z", "updatedSince"},
@@ -708,7 +708,7 @@ func TestMalformedQueryStringsAreRefused(t *testing.T) {
 	t.Parallel()
 	f := newReadFixture(t)
 	co := f.env.MustCompany(t, f.store, "Approved", "1000")
-	app := f.env.MustApplication(t, credit.ApplicationInput{StoreID: f.store, BusinessName: "Applicant"})
+	app := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Applicant"})
 	for _, path := range []string{
 		"/v1/companies?status=on_hold;limit=1",
 		"/v1/companies?status=%zz",

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/openapi"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/rest"
@@ -70,7 +72,7 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
 	for _, rt := range api.Routes() {
-		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, rest.WriteError), rest.WriteError))
+		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, httpapi.WriteError), httpapi.WriteError))
 	}
 	s.mountGraphQL(mux)
 	// The OpenAPI document: unauthenticated and not rate limited, so tools can fetch it first.
@@ -78,12 +80,12 @@ func New(cfg Config) *Server {
 	mux.Handle("GET /v1/openapi.json", docJSON)
 	mux.Handle("GET /v1/openapi.yaml", docYAML)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
-	s.handler = rest.WithRequestID(s.observe(s.recoverPanics(jsonFallbacks(mux))))
+	s.handler = httpapi.WithRequestID(s.observe(s.recoverPanics(jsonFallbacks(mux))))
 	return s
 }
 
@@ -95,11 +97,10 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
-		w.Header().Set("Retry-After", "5")
-		rest.WriteJSON(w, http.StatusServiceUnavailable, rest.ErrorBody{Error: rest.ErrorDetail{Code: credit.CodeUnavailable, Message: "the database is not reachable"}})
+		httpapi.WriteError(w, r, err)
 		return
 	}
-	rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // authenticate resolves the bearer key into the request's viewer, or answers 401 through
@@ -117,7 +118,7 @@ func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWrit
 		}
 		ctx, err := s.svc.Authenticate(r.Context(), secret)
 		if err != nil {
-			if credit.ErrorCode(err) == credit.CodeUnauthenticated {
+			if credit.CodeOf(err) == credit.CodeUnauthenticated {
 				s.chargeAuthFailure(r)
 			}
 			writeErr(w, r, err)
@@ -140,7 +141,7 @@ func bearerToken(h string) (string, bool) {
 	return token, token != ""
 }
 
-// recoverPanics answers a panic with 500 internal_error and logs it once.
+// recoverPanics answers a panic with 500 internal_error, logging it once with its value.
 func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -148,8 +149,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.log.ErrorContext(r.Context(), "panic", "request_id", rest.RequestID(r.Context()), "route", r.Pattern, "panic", p)
-				rest.WriteJSON(w, http.StatusInternalServerError, rest.ErrorBody{Error: rest.ErrorDetail{Code: credit.CodeInternal, Message: "something went wrong on our side; the request id identifies it in our logs"}})
+				httpapi.WriteError(w, r, fmt.Errorf("panic: %v", p))
 			}
 		}()
 		next.ServeHTTP(w, r)

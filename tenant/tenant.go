@@ -1,12 +1,20 @@
 // Package tenant carries the caller's identity (the viewer) through a request's context.
 //
 // The data layer reads it to scope every query and mutation of a store-owned entity to the
-// viewer's store, so no handler has to remember a store filter. Work that must see every store
-// (the command line's admin operations, the overdue sweep, key look-up) asks for it explicitly
-// with System.
+// viewer's store, so no handler has to remember a store filter. API keys and a store's staff
+// (the command line, the staff console) are viewers of one store. Work that must see every
+// store (authenticating a key, the overdue sweep, purges, creating a store) asks for it
+// explicitly with System.
 package tenant
 
 import "context"
+
+// Actor types, recorded on timeline events.
+const (
+	ActorAPIKey = "api_key"
+	ActorStaff  = "staff"
+	ActorSystem = "system"
+)
 
 // Viewer is the identity on whose behalf the data layer runs a query.
 type Viewer struct {
@@ -30,7 +38,7 @@ func (v Viewer) IsSystem() bool { return v.system }
 // HasScope reports whether an API key viewer carries scope s. Staff and system viewers act
 // through the admin side, which is not scope-checked, so they have every scope.
 func (v Viewer) HasScope(s string) bool {
-	if v.ActorType != "api_key" {
+	if v.ActorType != ActorAPIKey {
 		return true
 	}
 	for _, have := range v.Scopes {
@@ -57,15 +65,16 @@ func FromContext(ctx context.Context) (Viewer, bool) {
 // System returns a context for deliberate cross-store work by the service itself, labelled
 // for the timeline as the system actor.
 func System(ctx context.Context) context.Context {
-	return NewContext(ctx, Viewer{ActorType: "system", Label: "system", system: true})
+	return NewContext(ctx, Viewer{ActorType: ActorSystem, Label: "system", system: true})
 }
 
-// Staff returns a context for an admin acting on one store through the command line.
+// Staff returns a context for a member of one store's staff, named name, acting through the
+// admin side (the command line or the staff console).
 func Staff(ctx context.Context, storeID, name string) context.Context {
-	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: "staff", Label: name})
+	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: ActorStaff, Label: name})
 }
 
 // APIKey returns a context for a request authenticated with an API key of storeID.
 func APIKey(ctx context.Context, storeID, keyID, label string, scopes []string) context.Context {
-	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: "api_key", Label: label, KeyID: keyID, Scopes: scopes})
+	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: ActorAPIKey, Label: label, KeyID: keyID, Scopes: scopes})
 }

@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/tenant"
 )
 
 func migrateCommand() command {
-	return command{summary: "bring the database schema up to date", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "bring the database schema up to date", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -31,7 +30,7 @@ func migrateCommand() command {
 }
 
 func storeCreateCommand() command {
-	return command{summary: "create a store", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "create a store", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		name := fs.String("name", "", "store name (required)")
 		currency := fs.String("currency", "", "ISO 4217 currency of all the store's amounts (required)")
 		buffer := fs.Int("buffer-percent", credit.DefaultBufferPercent, "safety buffer, percent of each credit limit (0-50)")
@@ -42,7 +41,7 @@ func storeCreateCommand() command {
 			if err := required("name", *name, "currency", *currency); err != nil {
 				return err
 			}
-			st, err := env.svc.CreateStore(tenant.System(ctx), *name, *currency, *buffer)
+			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer)
 			if err != nil {
 				return err
 			}
@@ -52,7 +51,7 @@ func storeCreateCommand() command {
 }
 
 func keyCreateCommand() command {
-	return command{summary: "create an API key; its secret is shown only now", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "create an API key; its secret is shown only now", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		store := fs.String("store", "", "store ID (required)")
 		label := fs.String("label", "", "label shown on the timeline for the key's writes (required)")
 		scopes := fs.String("scopes", "", "comma-separated: read_credit,read_applications,write_credit (required)")
@@ -67,7 +66,11 @@ func keyCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			k, err := env.svc.CreateKey(tenant.System(ctx), *store, *label, list)
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
+				return err
+			}
+			k, err := env.svc.CreateKey(sctx, *label, list)
 			if err != nil {
 				return err
 			}
@@ -77,13 +80,17 @@ func keyCreateCommand() command {
 }
 
 func keyRotateCommand() command {
-	return command{summary: "issue a new secret for KEY; the old one works for --grace more", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "issue a new secret for KEY; the old one works for --grace more", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		grace := fs.Duration("grace", credit.DefaultRotationGrace, "how long the old secret keeps working")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args, "KEY"); err != nil {
 				return err
 			}
-			k, err := env.svc.RotateKey(tenant.System(ctx), args[0], *grace)
+			sctx, err := env.asStaff(ctx, args[0], cliStaff)
+			if err != nil {
+				return err
+			}
+			k, err := env.svc.RotateKey(sctx, args[0], *grace)
 			if err != nil {
 				return err
 			}
@@ -93,12 +100,16 @@ func keyRotateCommand() command {
 }
 
 func keyRevokeCommand() command {
-	return command{summary: "revoke KEY: every secret of it stops at once", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "revoke KEY: every secret of it stops at once", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args, "KEY"); err != nil {
 				return err
 			}
-			if err := env.svc.RevokeKey(tenant.System(ctx), args[0]); err != nil {
+			sctx, err := env.asStaff(ctx, args[0], cliStaff)
+			if err != nil {
+				return err
+			}
+			if err := env.svc.RevokeKey(sctx, args[0]); err != nil {
 				return err
 			}
 			return env.print(map[string]any{"id": args[0], "revoked": true}, args[0]+" revoked")
@@ -107,7 +118,7 @@ func keyRevokeCommand() command {
 }
 
 func keyListCommand() command {
-	return command{summary: "list a store's keys with last use and cleanup suggestions", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "list a store's keys with last use and cleanup suggestions", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		store := fs.String("store", "", "store ID (required)")
 		stale := fs.Duration("stale-after", credit.DefaultStaleAfter, "suggest cleanup for keys unused this long")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
@@ -117,7 +128,11 @@ func keyListCommand() command {
 			if err := required("store", *store); err != nil {
 				return err
 			}
-			keys, err := env.svc.ListKeys(tenant.System(ctx), *store, *stale)
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
+				return err
+			}
+			keys, err := env.svc.ListKeys(sctx, *stale)
 			if err != nil {
 				return err
 			}
@@ -143,9 +158,9 @@ func keyListCommand() command {
 }
 
 func companyCreateCommand() command {
-	return command{summary: "create a company on credit terms", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "create a company on credit terms", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.CompanyInput{}
-		fs.StringVar(&in.StoreID, "store", "", "store ID (required)")
+		store := fs.String("store", "", "store ID (required)")
 		fs.StringVar(&in.Name, "name", "", "company name (required)")
 		fs.StringVar(&in.PlatformCompanyGID, "platform-company-gid", "", "gid://platform/Company/<number> (required)")
 		fs.StringVar(&in.PaymentTerms, "payment-terms", "", "NET_<days>, 1 to 365 (required)")
@@ -154,10 +169,14 @@ func companyCreateCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			if err := required("store", in.StoreID, "name", in.Name, "platform-company-gid", in.PlatformCompanyGID, "payment-terms", in.PaymentTerms, "credit-limit", in.CreditLimit); err != nil {
+			if err := required("store", *store, "name", in.Name, "platform-company-gid", in.PlatformCompanyGID, "payment-terms", in.PaymentTerms, "credit-limit", in.CreditLimit); err != nil {
 				return err
 			}
-			c, err := env.svc.CreateCompany(tenant.System(ctx), in)
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
+				return err
+			}
+			c, err := env.svc.CreateCompany(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -167,7 +186,7 @@ func companyCreateCommand() command {
 }
 
 func ledgerRecordCommand() command {
-	return command{summary: "append an entry to a company's ledger (orders, payments, refunds, ...)", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "append an entry to a company's ledger (orders, payments, refunds, ...)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.LedgerEntryInput{}
 		fs.StringVar(&in.CompanyID, "company", "", "company ID (required)")
 		fs.StringVar(&in.Kind, "kind", "", "order_placed, payment, refund, cancellation, adjustment or opening_balance (required)")
@@ -186,7 +205,11 @@ func ledgerRecordCommand() command {
 			if in.OccurredAt, err = optionalTimestamp("occurred-at", *occurred); err != nil {
 				return err
 			}
-			e, c, err := env.svc.RecordLedgerEntry(tenant.System(ctx), in)
+			sctx, err := env.asStaff(ctx, in.CompanyID, cliStaff)
+			if err != nil {
+				return err
+			}
+			e, c, err := env.svc.RecordLedgerEntry(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -196,9 +219,9 @@ func ledgerRecordCommand() command {
 }
 
 func applicationCreateCommand() command {
-	return command{summary: "record a wholesale application", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "record a wholesale application", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.ApplicationInput{}
-		fs.StringVar(&in.StoreID, "store", "", "store ID (required)")
+		store := fs.String("store", "", "store ID (required)")
 		fs.StringVar(&in.BusinessName, "business-name", "", "business name (required)")
 		fs.StringVar(&in.VATNumber, "vat-number", "", "VAT number (required)")
 		fs.StringVar(&in.VATStatus, "vat-status", "unverified", "valid, invalid, unverified or unavailable")
@@ -210,14 +233,18 @@ func applicationCreateCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			if err := required("store", in.StoreID, "business-name", in.BusinessName, "vat-number", in.VATNumber, "contact-name", in.ContactName, "contact-email", in.ContactEmail); err != nil {
+			if err := required("store", *store, "business-name", in.BusinessName, "vat-number", in.VATNumber, "contact-name", in.ContactName, "contact-email", in.ContactEmail); err != nil {
 				return err
 			}
 			var err error
 			if in.SubmittedAt, err = optionalTimestamp("submitted-at", *submitted); err != nil {
 				return err
 			}
-			a, err := env.svc.CreateApplication(tenant.System(ctx), in)
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
+				return err
+			}
+			a, err := env.svc.CreateApplication(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -227,7 +254,7 @@ func applicationCreateCommand() command {
 }
 
 func applicationSetStatusCommand() command {
-	return command{summary: "move APP along submitted → in_review → needs_info ↔ in_review → approved | rejected", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "move APP along submitted → in_review → needs_info ↔ in_review → approved | rejected", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.StatusChange{}
 		fs.StringVar(&in.Status, "status", "", "new status (required)")
 		fs.StringVar(&in.CreditLimit, "credit-limit", "", "approval only: the new company's credit limit")
@@ -241,7 +268,11 @@ func applicationSetStatusCommand() command {
 				return err
 			}
 			in.ApplicationID = args[0]
-			a, c, err := env.svc.SetApplicationStatus(tenant.System(ctx), in)
+			sctx, err := env.asStaff(ctx, in.ApplicationID, cliStaff)
+			if err != nil {
+				return err
+			}
+			a, c, err := env.svc.SetApplicationStatus(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -257,7 +288,7 @@ func applicationSetStatusCommand() command {
 }
 
 func personEraseCommand() command {
-	return command{summary: "erase a person's personal data from a store's applications", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "erase a person's personal data from a store's applications", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		store := fs.String("store", "", "store ID (required)")
 		email := fs.String("email", "", "the person's email (required)")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
@@ -267,7 +298,11 @@ func personEraseCommand() command {
 			if err := required("store", *store, "email", *email); err != nil {
 				return err
 			}
-			n, err := env.svc.ErasePerson(tenant.System(ctx), *store, *email)
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
+				return err
+			}
+			n, err := env.svc.ErasePerson(sctx, *email)
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/httpapi"
+	"github.com/creditd/creditd/tenant"
 )
 
 // Exit codes: 0 success, 1 a failure of the service or its database, 2 bad input (nothing
@@ -32,6 +34,10 @@ type Main struct {
 	Now func() time.Time
 	// Ready, when set, receives the address serve listens on once it accepts connections.
 	Ready func(addr string)
+
+	// afterOpen, when set by a test, runs on the database once it is open and prepared, to
+	// inject a fault (closing it, say) before the command runs.
+	afterOpen func(db *database.DB)
 
 	db *database.DB
 }
@@ -61,7 +67,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // command is one subcommand: it declares its flags on fs and runs with the positional args.
 type command struct {
 	summary string
-	flags   func(fs *flag.FlagSet) func(ctx context.Context, env *cmdEnv, args []string) error
+	flags   func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
 }
 
 // cmdEnv is what a running command can use.
@@ -71,6 +77,23 @@ type cmdEnv struct {
 	db   *database.DB
 	json bool
 	out  io.Writer
+}
+
+// cliStaff names the staff member acting for commands that take no --staff: the operator at
+// the command line.
+const cliStaff = "command line"
+
+// asStaff returns ctx acting as a member, named name, of the staff of the store that owns id (a
+// store, company, ledger entry, application or key), so that the data layer scopes the
+// command to that store like any request.
+//
+// Errors: not_found.
+func (e *cmdEnv) asStaff(ctx context.Context, id, name string) (context.Context, error) {
+	storeID, err := e.svc.OwningStore(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return tenant.Staff(ctx, storeID, name), nil
 }
 
 // print writes v as one JSON object with --json, otherwise the human text.
@@ -142,7 +165,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard)
 	dbPath := fs.String("db", envOr("CREDITD_DB", "creditd.db"), "SQLite file path or postgres:// URL (env CREDITD_DB)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	run := cmd.flags(fs)
+	opts := credit.Options{Now: m.Now}
+	run := cmd.flags(fs, &opts)
 	positional, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(m.Stdout)
@@ -168,8 +192,10 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, oneLine(err))
 		return exitFailure
 	}
-	svc := credit.NewService(db.Client, db.Dialect, credit.Options{Now: m.Now, AfterErase: db.PurgeErased})
-	env := &cmdEnv{m: m, svc: svc, db: db, json: *asJSON, out: m.Stdout}
+	if m.afterOpen != nil {
+		m.afterOpen(db)
+	}
+	env := &cmdEnv{m: m, svc: credit.New(db, opts), db: db, json: *asJSON, out: m.Stdout}
 	if err := run(ctx, env, positional); err != nil {
 		fmt.Fprintf(m.Stderr, "creditd %s: %s\n", name, oneLine(describe(err)))
 		return exitCode(err)
@@ -208,27 +234,39 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// exitCode is 2 for bad input (anything the domain refused, or a usage error), 1 otherwise.
+// exitCode is 2 for bad input (a usage error, or anything refused as the caller's mistake) and
+// 1 for a failure of the service or its database (what the API answers with a 5xx: an outage,
+// after which the same command may succeed, or an internal error), as httpapi.Describe decides
+// for every transport.
 func exitCode(err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitBadInput
 	}
-	if credit.ErrorCode(err) != credit.CodeInternal {
-		return exitBadInput
+	if httpapi.Describe(err).Status >= 500 {
+		return exitFailure
 	}
-	return exitFailure
+	return exitBadInput
 }
 
+// describe is the one line the command prints for err. The operator at the command line sees
+// the cause of a failure, which API callers never do.
 func describe(err error) string {
-	var ce *credit.Error
-	if errors.As(err, &ce) {
-		if ce.Param != "" && !strings.Contains(ce.Message, ce.Param) {
-			return fmt.Sprintf("%s (%s)", ce.Message, ce.Param)
-		}
-		return ce.Message
+	var ue usageError
+	if errors.As(err, &ue) {
+		return ue.msg
 	}
-	return err.Error()
+	p := httpapi.Describe(err)
+	switch p.Code {
+	case httpapi.CodeInternal:
+		return err.Error()
+	case httpapi.CodeUnavailable:
+		return "the database is unavailable (" + err.Error() + "); retry when it is back"
+	}
+	if p.Param != "" && !strings.Contains(p.Message, p.Param) {
+		return fmt.Sprintf("%s (%s)", p.Message, p.Param)
+	}
+	return p.Message
 }
 
 func oneLine(s any) string {

@@ -113,7 +113,7 @@ func (d *cliDB) service(t *testing.T) *credit.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return credit.NewService(db.Client, db.Dialect, credit.Options{Now: func() time.Time { return cliStart }})
+	return credit.New(db, credit.Options{Now: func() time.Time { return cliStart }})
 }
 
 // dump returns every row of every table, to tell that a refused command wrote nothing.
@@ -341,30 +341,30 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 	t.Parallel()
 	d := newCLIDB(t)
 	svc := d.service(t)
-	ctx := tenant.System(context.Background())
-	key, err := svc.CreateKey(ctx, d.store, "revoked", []string{credit.ScopeReadCredit})
+	ctx := tenant.Staff(context.Background(), d.store, "test staff")
+	key, err := svc.CreateKey(ctx, "revoked", []string{credit.ScopeReadCredit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := svc.RevokeKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	live, err := svc.CreateKey(ctx, d.store, "live", []string{credit.ScopeReadCredit})
+	live, err := svc.CreateKey(ctx, "live", []string{credit.ScopeReadCredit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	co, err := svc.CreateCompany(ctx, credit.CompanyInput{StoreID: d.store, Name: "Buyer", PlatformCompanyGID: "gid://platform/Company/1", PaymentTerms: "NET_30", CreditLimit: "100"})
+	co, err := svc.CreateCompany(ctx, credit.CompanyInput{Name: "Buyer", PlatformCompanyGID: "gid://platform/Company/1", PaymentTerms: "NET_30", CreditLimit: "100"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.RecordLedgerEntry(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10", OrderGID: "gid://platform/Order/1"}); err != nil {
 		t.Fatal(err)
 	}
-	app, err := svc.CreateApplication(ctx, credit.ApplicationInput{StoreID: d.store, BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+	app, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inReview, err := svc.CreateApplication(ctx, credit.ApplicationInput{StoreID: d.store, BusinessName: "C", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+	inReview, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: "C", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func TestApplicationTransitions(t *testing.T) {
 	t.Parallel()
 	d := newCLIDB(t)
 	svc := d.service(t)
-	ctx := tenant.System(context.Background())
+	ctx := tenant.Staff(context.Background(), d.store, "test staff")
 	paths := map[string][]string{
 		credit.AppSubmitted: nil,
 		credit.AppInReview:  {credit.AppInReview},
@@ -558,7 +558,7 @@ func TestApplicationTransitions(t *testing.T) {
 	statuses := []string{credit.AppSubmitted, credit.AppInReview, credit.AppNeedsInfo, credit.AppApproved, credit.AppRejected}
 	for _, from := range statuses {
 		for _, to := range statuses {
-			a, err := svc.CreateApplication(ctx, credit.ApplicationInput{StoreID: d.store, BusinessName: from + " to " + to, VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+			a, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: from + " to " + to, VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -626,9 +626,9 @@ func TestPersonEraseRemovesEveryTrace(t *testing.T) {
 	// A long name makes the erased row much shorter, so without secure_delete the old bytes
 	// would stay behind as free space in the page.
 	const email, name = "Maria.Huber@Example.com", "Maria Quetzalcoatl Huber von und zu Hohenlinde-Sonnenbergstein, Freifrau, geschäftsführende Gesellschafterin der Gasthof Zur Linde Betriebsgesellschaft mbH und Co. KG, Prokuristin"
-	first := env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Gasthof Zur Linde", ContactName: name, ContactEmail: email})
-	second := env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Linde Catering", ContactName: name, ContactEmail: "maria.huber@example.com"})
-	bystander := env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Weinkontor", ContactName: "Jonas Weber", ContactEmail: "jonas@example.com"})
+	first := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof Zur Linde", ContactName: name, ContactEmail: email})
+	second := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Linde Catering", ContactName: name, ContactEmail: "maria.huber@example.com"})
+	bystander := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Weinkontor", ContactName: "Jonas Weber", ContactEmail: "jonas@example.com"})
 
 	traces := func() []string {
 		t.Helper()
@@ -651,7 +651,7 @@ func TestPersonEraseRemovesEveryTrace(t *testing.T) {
 	if _, err := env.DB.SQL.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		t.Fatal(err)
 	}
-	env.MustApplication(t, credit.ApplicationInput{StoreID: st, BusinessName: "Third", ContactName: name, ContactEmail: email})
+	env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Third", ContactName: name, ContactEmail: email})
 	if found := strings.Join(traces(), ","); !strings.Contains(found, "creditd.db: maria.huber@example.com") || !strings.Contains(found, "creditd.db-wal: maria.huber@example.com") {
 		t.Fatalf("before the erasure the person should be in both files, found %q: the scan would prove nothing", found)
 	}
@@ -695,7 +695,7 @@ func TestPersonEraseStaysInItsStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := svc.CreateApplication(ctx, credit.ApplicationInput{StoreID: other.ID, BusinessName: "B", VATNumber: "X", ContactName: "Ann", ContactEmail: "ann@example.com"})
+	theirs, err := svc.CreateApplication(tenant.Staff(ctx, other.ID, "test staff"), credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "Ann", ContactEmail: "ann@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

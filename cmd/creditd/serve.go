@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
 )
 
 func serveCommand() command {
-	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics)", flags: func(fs *flag.FlagSet) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		addr := fs.String("addr", ":8080", "listen address")
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
-		ttl := fs.Duration("idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
+		fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
 		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys purged")
 		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
 		pprofAddr := fs.String("pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
@@ -32,10 +33,9 @@ func serveCommand() command {
 			if *rateLimit < 1 {
 				return usagef("--rate-limit must be at least 1")
 			}
-			if *ttl <= 0 || *sweep <= 0 {
+			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
 			}
-			env.svc = credit.NewService(env.db.Client, env.db.Dialect, credit.Options{Now: env.m.Now, AfterErase: env.db.PurgeErased, IdempotencyTTL: *ttl})
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
 			l, err := net.Listen("tcp", *addr)
@@ -101,7 +101,7 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 }
 
 func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
-	demo, seeded, err := env.svc.SeedDemo(ctx)
+	demo, seeded, err := demo.Seed(ctx, env.svc)
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}

@@ -25,10 +25,8 @@ const (
 	FieldLockedUntil = "locked_until"
 	// FieldClaim holds the string denoting the claim field in the database.
 	FieldClaim = "claim"
-	// FieldResponseStatus holds the string denoting the response_status field in the database.
-	FieldResponseStatus = "response_status"
-	// FieldResponseBody holds the string denoting the response_body field in the database.
-	FieldResponseBody = "response_body"
+	// FieldResponse holds the string denoting the response field in the database.
+	FieldResponse = "response"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
@@ -55,8 +53,7 @@ var Columns = []string{
 	FieldCompleted,
 	FieldLockedUntil,
 	FieldClaim,
-	FieldResponseStatus,
-	FieldResponseBody,
+	FieldResponse,
 	FieldCreatedAt,
 	FieldExpiresAt,
 }
@@ -125,11 +122,6 @@ func ByLockedUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByClaim orders the results by the claim field.
 func ByClaim(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaim, opts...).ToFunc()
-}
-
-// ByResponseStatus orders the results by the response_status field.
-func ByResponseStatus(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldResponseStatus, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -95,14 +95,9 @@ func Claim(v string) predicate.IdempotencyRecord {
 	return predicate.IdempotencyRecord(sql.FieldEQ(FieldClaim, v))
 }
 
-// ResponseStatus applies equality check predicate on the "response_status" field. It's identical to ResponseStatusEQ.
-func ResponseStatus(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponseStatus, v))
-}
-
-// ResponseBody applies equality check predicate on the "response_body" field. It's identical to ResponseBodyEQ.
-func ResponseBody(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponseBody, v))
+// Response applies equality check predicate on the "response" field. It's identical to ResponseEQ.
+func Response(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponse, v))
 }
 
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
@@ -425,104 +420,54 @@ func ClaimContainsFold(v string) predicate.IdempotencyRecord {
 	return predicate.IdempotencyRecord(sql.FieldContainsFold(FieldClaim, v))
 }
 
-// ResponseStatusEQ applies the EQ predicate on the "response_status" field.
-func ResponseStatusEQ(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponseStatus, v))
+// ResponseEQ applies the EQ predicate on the "response" field.
+func ResponseEQ(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponse, v))
 }
 
-// ResponseStatusNEQ applies the NEQ predicate on the "response_status" field.
-func ResponseStatusNEQ(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNEQ(FieldResponseStatus, v))
+// ResponseNEQ applies the NEQ predicate on the "response" field.
+func ResponseNEQ(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldNEQ(FieldResponse, v))
 }
 
-// ResponseStatusIn applies the In predicate on the "response_status" field.
-func ResponseStatusIn(vs ...int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldIn(FieldResponseStatus, vs...))
+// ResponseIn applies the In predicate on the "response" field.
+func ResponseIn(vs ...[]byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldIn(FieldResponse, vs...))
 }
 
-// ResponseStatusNotIn applies the NotIn predicate on the "response_status" field.
-func ResponseStatusNotIn(vs ...int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNotIn(FieldResponseStatus, vs...))
+// ResponseNotIn applies the NotIn predicate on the "response" field.
+func ResponseNotIn(vs ...[]byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldNotIn(FieldResponse, vs...))
 }
 
-// ResponseStatusGT applies the GT predicate on the "response_status" field.
-func ResponseStatusGT(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldGT(FieldResponseStatus, v))
+// ResponseGT applies the GT predicate on the "response" field.
+func ResponseGT(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldGT(FieldResponse, v))
 }
 
-// ResponseStatusGTE applies the GTE predicate on the "response_status" field.
-func ResponseStatusGTE(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldGTE(FieldResponseStatus, v))
+// ResponseGTE applies the GTE predicate on the "response" field.
+func ResponseGTE(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldGTE(FieldResponse, v))
 }
 
-// ResponseStatusLT applies the LT predicate on the "response_status" field.
-func ResponseStatusLT(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldLT(FieldResponseStatus, v))
+// ResponseLT applies the LT predicate on the "response" field.
+func ResponseLT(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldLT(FieldResponse, v))
 }
 
-// ResponseStatusLTE applies the LTE predicate on the "response_status" field.
-func ResponseStatusLTE(v int) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldLTE(FieldResponseStatus, v))
+// ResponseLTE applies the LTE predicate on the "response" field.
+func ResponseLTE(v []byte) predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldLTE(FieldResponse, v))
 }
 
-// ResponseStatusIsNil applies the IsNil predicate on the "response_status" field.
-func ResponseStatusIsNil() predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldIsNull(FieldResponseStatus))
+// ResponseIsNil applies the IsNil predicate on the "response" field.
+func ResponseIsNil() predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldIsNull(FieldResponse))
 }
 
-// ResponseStatusNotNil applies the NotNil predicate on the "response_status" field.
-func ResponseStatusNotNil() predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNotNull(FieldResponseStatus))
-}
-
-// ResponseBodyEQ applies the EQ predicate on the "response_body" field.
-func ResponseBodyEQ(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldEQ(FieldResponseBody, v))
-}
-
-// ResponseBodyNEQ applies the NEQ predicate on the "response_body" field.
-func ResponseBodyNEQ(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNEQ(FieldResponseBody, v))
-}
-
-// ResponseBodyIn applies the In predicate on the "response_body" field.
-func ResponseBodyIn(vs ...[]byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldIn(FieldResponseBody, vs...))
-}
-
-// ResponseBodyNotIn applies the NotIn predicate on the "response_body" field.
-func ResponseBodyNotIn(vs ...[]byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNotIn(FieldResponseBody, vs...))
-}
-
-// ResponseBodyGT applies the GT predicate on the "response_body" field.
-func ResponseBodyGT(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldGT(FieldResponseBody, v))
-}
-
-// ResponseBodyGTE applies the GTE predicate on the "response_body" field.
-func ResponseBodyGTE(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldGTE(FieldResponseBody, v))
-}
-
-// ResponseBodyLT applies the LT predicate on the "response_body" field.
-func ResponseBodyLT(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldLT(FieldResponseBody, v))
-}
-
-// ResponseBodyLTE applies the LTE predicate on the "response_body" field.
-func ResponseBodyLTE(v []byte) predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldLTE(FieldResponseBody, v))
-}
-
-// ResponseBodyIsNil applies the IsNil predicate on the "response_body" field.
-func ResponseBodyIsNil() predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldIsNull(FieldResponseBody))
-}
-
-// ResponseBodyNotNil applies the NotNil predicate on the "response_body" field.
-func ResponseBodyNotNil() predicate.IdempotencyRecord {
-	return predicate.IdempotencyRecord(sql.FieldNotNull(FieldResponseBody))
+// ResponseNotNil applies the NotNil predicate on the "response" field.
+func ResponseNotNil() predicate.IdempotencyRecord {
+	return predicate.IdempotencyRecord(sql.FieldNotNull(FieldResponse))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -161,8 +161,7 @@ var (
 		{Name: "completed", Type: field.TypeBool, Default: false},
 		{Name: "locked_until", Type: field.TypeTime},
 		{Name: "claim", Type: field.TypeString},
-		{Name: "response_status", Type: field.TypeInt, Nullable: true},
-		{Name: "response_body", Type: field.TypeBytes, Nullable: true},
+		{Name: "response", Type: field.TypeBytes, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "store_id", Type: field.TypeString},
@@ -175,7 +174,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "idempotency_records_stores_store",
-				Columns:    []*schema.Column{IdempotencyRecordsColumns[10]},
+				Columns:    []*schema.Column{IdempotencyRecordsColumns[9]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -184,12 +183,12 @@ var (
 			{
 				Name:    "idempotencyrecord_store_id_key",
 				Unique:  true,
-				Columns: []*schema.Column{IdempotencyRecordsColumns[10], IdempotencyRecordsColumns[1]},
+				Columns: []*schema.Column{IdempotencyRecordsColumns[9], IdempotencyRecordsColumns[1]},
 			},
 			{
 				Name:    "idempotencyrecord_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyRecordsColumns[9]},
+				Columns: []*schema.Column{IdempotencyRecordsColumns[8]},
 			},
 		},
 	}

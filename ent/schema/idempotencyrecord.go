@@ -27,8 +27,9 @@ func (IdempotencyRecord) Fields() []ent.Field {
 		field.Time("locked_until"),
 		// Claim identifies the request that holds the key; only that request may complete it.
 		field.String("claim"),
-		field.Int("response_status").Optional(),
-		field.Bytes("response_body").Optional(),
+		// Response is the transport's response to the first request, stored as the transport
+		// encoded it and replayed byte for byte; the domain never reads it.
+		field.Bytes("response").Optional(),
 		field.Time("created_at").Immutable(),
 		field.Time("expires_at"),
 	}

@@ -15,8 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/rest"
+	"github.com/creditd/creditd/httpapi"
 )
 
 //go:embed index.html playground.js assets/*.js assets/*.css
@@ -62,7 +61,7 @@ func Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, ok := routes[r.URL.Path]
 		if !ok {
-			rest.WriteError(w, r, credit.Errorf(credit.CodeNotFound, "no such route: %s %s", r.Method, r.URL.Path))
+			httpapi.NotFoundRoute(w, r)
 			return
 		}
 		h := w.Header()

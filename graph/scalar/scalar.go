@@ -11,11 +11,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // MarshalDecimal writes a decimal string, already formatted by the domain, as a GraphQL string.
@@ -32,7 +34,7 @@ func MarshalDecimal(s string) graphql.ContextMarshaler {
 func UnmarshalDecimal(ctx context.Context, v any) (string, error) {
 	d, err := UnmarshalDecimalInput(ctx, v)
 	if err == nil && d.Number {
-		err = credit.ErrAmountNotString(inputName(ctx, "amount"))
+		err = httpapi.ErrAmountNotString(inputName(ctx, "amount"))
 	}
 	return d.Value, err
 }
@@ -65,14 +67,14 @@ func UnmarshalDecimalInput(ctx context.Context, v any) (DecimalInput, error) {
 		return DecimalInput{Number: true}, nil
 	}
 	name := inputName(ctx, "amount")
-	return DecimalInput{}, credit.ParamErrorf(credit.CodeInvalidRequest, name, "%s must be a decimal string such as \"1500.00\"", name)
+	return DecimalInput{}, credit.ParamErrorf(httpapi.CodeInvalidRequest, name, "%s must be a decimal string such as \"1500.00\"", name)
 }
 
 // MarshalDateTime writes a timestamp in the service's one timestamp format.
 func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler {
 	return graphql.ContextWriterFunc(func(ctx context.Context, w io.Writer) error {
-		t.MarshalGQL(w)
-		return nil
+		_, err := io.WriteString(w, strconv.Quote(t.String()))
+		return err
 	})
 }
 
@@ -99,7 +101,7 @@ func MarshalEnum(code string) graphql.Marshaler {
 func UnmarshalEnum(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", credit.Errorf(credit.CodeInvalidRequest, "an enum value must be a string")
+		return "", credit.Errorf(httpapi.CodeInvalidRequest, "an enum value must be a string")
 	}
 	return strings.ToLower(s), nil
 }

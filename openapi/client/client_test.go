@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"github.com/creditd/creditd/demo"
 	"io"
 	"net/http"
 	"os"
@@ -47,15 +48,15 @@ func (d checkedDoer) Do(req *http.Request) (*http.Response, error) {
 
 // demoClient starts creditd with the demo data and returns a generated client authenticated
 // with the demo's full-access key.
-func demoClient(t *testing.T) (*client.ClientWithResponses, credit.Demo) {
+func demoClient(t *testing.T) (*client.ClientWithResponses, demo.Demo) {
 	t.Helper()
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 10_000 }})
-	demo, seeded, err := env.Service.SeedDemo(context.Background())
+	d, seeded, err := demo.Seed(context.Background(), env.Service)
 	if err != nil || !seeded {
 		t.Fatalf("seed demo: %v (seeded %v)", err, seeded)
 	}
 	var full string
-	for _, k := range demo.Keys {
+	for _, k := range d.Keys {
 		if slices.Contains(k.Scopes, credit.ScopeWriteCredit) {
 			full = k.Secret
 		}
@@ -69,7 +70,7 @@ func demoClient(t *testing.T) (*client.ClientWithResponses, credit.Demo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, demo
+	return c, d
 }
 
 // TestGeneratedClientListsCompanies uses the client generated from the document against a

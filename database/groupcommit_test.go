@@ -1,6 +1,7 @@
-package credit_test
+package database_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/tenant"
 )
 
 // TestGroupCommitIsolatesEachWrite queues writes behind a running one so that they share a
@@ -17,8 +19,8 @@ import (
 func TestGroupCommitIsolatesEachWrite(t *testing.T) {
 	credittest.RequireSQLite(t)
 	env := credittest.New(t)
-	svc := env.Service
-	ctx := credittest.Admin()
+	db := env.DB
+	ctx := tenant.System(context.Background())
 	createStore := func(tx *ent.Tx, name string) error {
 		return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
 			SetCreatedAt(time.Now()).Exec(ctx)
@@ -36,7 +38,7 @@ func TestGroupCommitIsolatesEachWrite(t *testing.T) {
 				o.panicked = recover()
 				results <- o
 			}()
-			o.err = svc.InTx(ctx, fn)
+			o.err = db.InTx(ctx, fn)
 		}()
 	}
 	started, release := make(chan struct{}), make(chan struct{})
@@ -48,23 +50,23 @@ func TestGroupCommitIsolatesEachWrite(t *testing.T) {
 	<-started
 	errRefused := errors.New("refused")
 	write("b", func(tx *ent.Tx) error { return createStore(tx, "b") })
-	waitQueued(t, svc.QueuedWrites, 1)
+	waitQueued(t, db.QueuedWrites, 1)
 	write("c", func(tx *ent.Tx) error {
 		if err := createStore(tx, "c"); err != nil {
 			return err
 		}
 		return errRefused
 	})
-	waitQueued(t, svc.QueuedWrites, 2)
+	waitQueued(t, db.QueuedWrites, 2)
 	write("d", func(tx *ent.Tx) error {
 		if err := createStore(tx, "d"); err != nil {
 			return err
 		}
 		panic("boom")
 	})
-	waitQueued(t, svc.QueuedWrites, 3)
+	waitQueued(t, db.QueuedWrites, 3)
 	write("e", func(tx *ent.Tx) error { return createStore(tx, "e") })
-	waitQueued(t, svc.QueuedWrites, 4)
+	waitQueued(t, db.QueuedWrites, 4)
 	close(release)
 
 	got := map[string]outcome{}

@@ -9,7 +9,6 @@ import (
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
-	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -48,7 +47,7 @@ func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *e
 			return nil, err
 		}
 		if !credit.Equal(c.UnappliedCredit) {
-			return s.setUnappliedCredit(ctx, tx, c, credit)
+			return setUnappliedCredit(ctx, c, credit)
 		}
 		return c, nil
 	case KindPayment, KindRefund, KindCancellation:
@@ -85,20 +84,14 @@ func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *e
 			}
 		}
 		if remaining.IsPositive() {
-			return s.setUnappliedCredit(ctx, tx, c, c.UnappliedCredit.Add(remaining))
+			return setUnappliedCredit(ctx, c, c.UnappliedCredit.Add(remaining))
 		}
 	}
 	return c, nil
 }
 
-func (s *Service) setUnappliedCredit(ctx context.Context, tx *ent.Tx, c *ent.Company, credit decimal.Decimal) (*ent.Company, error) {
-	st := c.Edges.Store
-	c, err := tx.Company.UpdateOneID(c.ID).SetUnappliedCredit(credit).Save(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.Edges.Store = st
-	return c, nil
+func setUnappliedCredit(ctx context.Context, c *ent.Company, credit decimal.Decimal) (*ent.Company, error) {
+	return saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetUnappliedCredit(credit) })
 }
 
 // overdueInvoice names the invoice behind an overdue hold.
@@ -130,42 +123,36 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 	if err != nil {
 		return nil, err
 	}
-	st := c.Edges.Store
 	now := s.Now()
 	isOverdueHold := c.HoldKind != nil && *c.HoldKind == company.HoldKindOverdue
 	switch {
 	case overdue != nil && c.HoldKind == nil:
-		c, err = tx.Company.UpdateOneID(c.ID).
-			SetHoldKind(company.HoldKindOverdue).
-			ClearHoldNote().
-			SetHoldPlacedAt(now).
-			SetHoldPlacedBy("system").
-			SetHoldOrderGid(overdue.OrderGID).
-			SetHoldDueAt(overdue.DueAt).
-			SetUpdatedAt(now).
-			Save(ctx)
+		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
+			u.SetHoldKind(company.HoldKindOverdue).
+				ClearHoldNote().
+				SetHoldPlacedAt(now).
+				SetHoldPlacedBy(systemActor.Label).
+				SetHoldOrderGid(overdue.OrderGID).
+				SetHoldDueAt(overdue.DueAt).
+				SetUpdatedAt(now)
+		})
 		if err != nil {
 			return nil, err
 		}
-		c.Edges.Store = st
-		return c, s.recordEventAs(ctx, tx, c, Actor{Type: "system", Label: "system"}, EventOverdueHoldPlaced, map[string]any{
-			"kind": "overdue", "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
+		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{
+			"kind": HoldOverdue, "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
 		})
 	case overdue != nil && isOverdueHold && (deref(c.HoldOrderGid) != overdue.OrderGID || !deref(c.HoldDueAt).Equal(overdue.DueAt)):
 		// Still overdue, but the invoice that triggered the hold was paid while an older or
 		// other one is overdue: the hold names the one that keeps it in place.
-		c, err = tx.Company.UpdateOneID(c.ID).SetHoldOrderGid(overdue.OrderGID).SetHoldDueAt(overdue.DueAt).SetUpdatedAt(now).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c.Edges.Store = st
+		return saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
+			u.SetHoldOrderGid(overdue.OrderGID).SetHoldDueAt(overdue.DueAt).SetUpdatedAt(now)
+		})
 	case overdue == nil && isOverdueHold:
-		c, err = clearHold(ctx, tx, c, now)
-		if err != nil {
+		if c, err = clearHold(ctx, c, now); err != nil {
 			return nil, err
 		}
-		c.Edges.Store = st
-		return c, s.recordEventAs(ctx, tx, c, Actor{Type: "system", Label: "system"}, EventOverdueHoldLifted, map[string]any{"kind": "overdue"})
+		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
 	}
 	return c, nil
 }
@@ -233,38 +220,4 @@ func (s *Service) SweepHolds(ctx context.Context) (SweepResult, error) {
 		}
 	}
 	return res, nil
-}
-
-// ListTimeline lists a company's timeline events, newest first.
-//
-// Errors: insufficient_scope, not_found, invalid_parameter (limit, cursor).
-func (s *Service) ListTimeline(ctx context.Context, companyID string, p ListParams) (Page[TimelineEvent], error) {
-	if err := requireScope(ctx, ScopeReadCredit); err != nil {
-		return Page[TimelineEvent]{}, err
-	}
-	n, err := pageSize(p.Limit, p.limitName())
-	if err != nil {
-		return Page[TimelineEvent]{}, err
-	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
-	if err != nil {
-		return Page[TimelineEvent]{}, err
-	}
-	secret := c.Edges.Store.CursorSecret
-	list := "timeline|" + c.ID
-	q := s.reader(ctx).TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
-	if p.Cursor != "" {
-		cur, err := decodeCursor(secret, list, p.Cursor)
-		if err != nil {
-			return Page[TimelineEvent]{}, p.renameCursorErr(err)
-		}
-		q.Where(timelineevent.SeqLT(cur.Seq))
-	}
-	rows, err := q.Order(ent.Desc(timelineevent.FieldSeq)).Limit(n + 1).All(ctx)
-	if err != nil {
-		return Page[TimelineEvent]{}, err
-	}
-	return makePage(rows, n, timelineEventView, func(e *ent.TimelineEvent) string {
-		return encodeCursor(secret, cursorPayload{List: list, Seq: e.Seq})
-	}), nil
 }

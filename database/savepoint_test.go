@@ -1,4 +1,4 @@
-package credit
+package database_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"entgo.io/ent/dialect"
+	"time"
 
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
@@ -26,15 +26,17 @@ func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := NewService(db.Client, dialect.SQLite, Options{})
 	boom := errors.New("failed after writing")
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	createStore := func(ctx context.Context, tx *ent.Tx, name string) error {
+		return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("x")).SetCreatedAt(time.Now()).Exec(ctx)
+	}
+	err = db.InTx(ctx, func(tx *ent.Tx) error {
 		joined := ent.NewTxContext(ctx, tx)
-		if _, err := s.CreateStore(joined, "kept", "EUR", 5); err != nil {
+		if err := db.InTx(joined, func(tx *ent.Tx) error { return createStore(joined, tx, "kept") }); err != nil {
 			return err
 		}
-		err := s.inTx(joined, func(tx *ent.Tx) error {
-			if err := tx.Store.Create().SetName("undone").SetCurrency("EUR").SetCursorSecret([]byte("x")).SetCreatedAt(s.Now()).Exec(joined); err != nil {
+		err := db.InTx(joined, func(tx *ent.Tx) error {
+			if err := createStore(joined, tx, "undone"); err != nil {
 				return err
 			}
 			return boom

@@ -1,4 +1,4 @@
-package rest
+package httpapi
 
 import (
 	"bytes"
@@ -23,17 +23,17 @@ const MaxBodyBytes = 64 << 10
 type Field struct {
 	name   string
 	str    **string
-	number *bool
+	amount *credit.AmountInput
 	object *json.RawMessage
 }
 
 // StringField accepts a string member into dst.
 func StringField(name string, dst **string) Field { return Field{name: name, str: dst} }
 
-// AmountField accepts an amount member into dst, recording in number whether it was sent as a
-// JSON number instead of a string.
-func AmountField(name string, dst **string, number *bool) Field {
-	return Field{name: name, str: dst, number: number}
+// AmountField accepts an amount member into dst: its text, or, for a JSON number,
+// ErrAmountNotString for the domain to answer.
+func AmountField(name string, dst *credit.AmountInput) Field {
+	return Field{name: name, str: &dst.Text, amount: dst}
 }
 
 // ObjectField accepts a JSON object member, kept raw in dst.
@@ -47,20 +47,20 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, credit.Errorf(credit.CodeRequestTooLarge, "request bodies are limited to %d bytes", MaxBodyBytes)
+		return nil, credit.Errorf(CodeRequestTooLarge, "request bodies are limited to %d bytes", MaxBodyBytes)
 	}
 	if err != nil {
-		return nil, credit.Errorf(credit.CodeInvalidRequest, "the request body could not be read")
+		return nil, credit.Errorf(CodeInvalidRequest, "the request body could not be read")
 	}
 	if len(body) == 0 {
 		return body, nil
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return nil, credit.Errorf(credit.CodeUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
+		return nil, credit.Errorf(CodeUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
 	}
 	if !utf8.Valid(body) {
-		return nil, credit.Errorf(credit.CodeInvalidRequest, "the request body must be UTF-8")
+		return nil, credit.Errorf(CodeInvalidRequest, "the request body must be UTF-8")
 	}
 	return body, nil
 }
@@ -78,24 +78,24 @@ func DecodeObject(body []byte, fields ...Field) error {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+		return credit.Errorf(CodeInvalidRequest, "the request body is not valid JSON")
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body must be a JSON object")
+		return credit.Errorf(CodeInvalidRequest, "the request body must be a JSON object")
 	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+			return credit.Errorf(CodeInvalidRequest, "the request body is not valid JSON")
 		}
 		name, _ := tok.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+			return credit.Errorf(CodeInvalidRequest, "the request body is not valid JSON")
 		}
 		if seen[name] {
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "field %q appears more than once", name)
+			return credit.ParamErrorf(CodeInvalidRequest, name, "field %q appears more than once", name)
 		}
 		seen[name] = true
 		var f *Field
@@ -105,20 +105,20 @@ func DecodeObject(body []byte, fields ...Field) error {
 			}
 		}
 		if f == nil {
-			return credit.ParamErrorf(credit.CodeInvalidRequest, name, "unknown field %q%s", name, didYouMean(name, fields))
+			return credit.ParamErrorf(CodeInvalidRequest, name, "unknown field %q%s", name, didYouMean(name, fields))
 		}
 		if err := f.decode(raw); err != nil {
 			return err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body is not valid JSON")
+		return credit.Errorf(CodeInvalidRequest, "the request body is not valid JSON")
 	}
 	if dec.More() {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body must be a single JSON object")
+		return credit.Errorf(CodeInvalidRequest, "the request body must be a single JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return credit.Errorf(credit.CodeInvalidRequest, "the request body must be a single JSON object")
+		return credit.Errorf(CodeInvalidRequest, "the request body must be a single JSON object")
 	}
 	return nil
 }
@@ -128,31 +128,33 @@ func (f *Field) decode(raw json.RawMessage) error {
 	isNumber := len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
 	switch {
 	case bytes.Equal(raw, []byte("null")):
-		if f.object != nil {
+		switch {
+		case f.object != nil:
 			*f.object = nil
-		} else {
+		case f.amount != nil:
+			*f.amount = credit.AmountInput{}
+		default:
 			*f.str = nil
 		}
 		return nil
 	case f.object != nil:
 		if len(raw) == 0 || raw[0] != '{' {
-			return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q must be a JSON object", f.name)
+			return credit.ParamErrorf(CodeInvalidRequest, f.name, "field %q must be a JSON object", f.name)
 		}
 		*f.object = raw
 		return nil
 	case len(raw) > 0 && raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q is not a valid string", f.name)
+			return credit.ParamErrorf(CodeInvalidRequest, f.name, "field %q is not a valid string", f.name)
 		}
 		*f.str = &s
 		return nil
-	case f.number != nil && isNumber:
-		*f.str = nil
-		*f.number = true
+	case f.amount != nil && isNumber:
+		*f.amount = credit.AmountInput{Err: ErrAmountNotString(f.name)}
 		return nil
 	}
-	return credit.ParamErrorf(credit.CodeInvalidRequest, f.name, "field %q must be a string", f.name)
+	return credit.ParamErrorf(CodeInvalidRequest, f.name, "field %q must be a string", f.name)
 }
 
 // didYouMean hints at the accepted field a wrongly-cased name meant, or lists the accepted

@@ -1,0 +1,100 @@
+// Package credit is the domain of creditd: money, companies and their ledgers, invoices and
+// overdue holds, applications, API keys, idempotency and the rules that govern them. The REST
+// API, the GraphQL API and the command line all call it, so each rule is written once, here.
+//
+// The package knows neither HTTP nor GraphQL nor a database driver: transports turn its
+// errors into their own forms (package httpapi), and the database is reached through ent's
+// client and the small Storage interface that package database implements.
+package credit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/creditd/creditd/ent"
+)
+
+// Storage is what the domain needs of the database besides ent's generated client: write
+// transactions, reads that see the request's transaction, row locks, and purging erased data
+// from the files. *database.DB implements it.
+type Storage interface {
+	// Ent returns the database's ent client.
+	Ent() *ent.Client
+	// InTx runs fn in a write transaction, joining ctx's transaction (in a savepoint) when it
+	// carries one, and returns once fn's changes are durable or rolled back.
+	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	// Reader returns the client to read with: ctx's transaction's, else the database's.
+	Reader(ctx context.Context) *ent.Client
+	// ForUpdate, given to a query's Where, locks the rows the query reads until the
+	// transaction ends, where the database needs row locks to serialise writers.
+	ForUpdate(s *sql.Selector)
+	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
+	PurgeErased(ctx context.Context) error
+}
+
+// Options configure a Service.
+type Options struct {
+	// Now is the clock; nil means time.Now. Tests inject one to move time without sleeping,
+	// and `creditd holds sweep --now` sweeps as of another moment.
+	Now func() time.Time
+	// IdempotencyTTL is how long Idempotency-Key results are remembered; zero means 24 hours.
+	IdempotencyTTL time.Duration
+}
+
+// Service carries out every operation of the domain on one database.
+type Service struct {
+	db     Storage
+	client *ent.Client
+	now    func() time.Time
+
+	idempotencyTTL time.Duration
+
+	// stores caches store rows by ID. A store is never updated or deleted once created (no
+	// operation changes one; adding one must drop it from here), so a cached row cannot go
+	// stale, and reads of a company need one statement instead of two.
+	stores sync.Map // string -> *ent.Store
+
+	// lastUsedWritten remembers when each key's last_used_at was last written by this process,
+	// so a busy key costs at most one write a minute.
+	lastUsedMu      sync.Mutex
+	lastUsedWritten map[string]time.Time
+}
+
+// New returns the Service over db. It is the one constructor: the server, the command line,
+// the tests and the benchmarks all build the service here.
+func New(db Storage, opts Options) *Service {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	ttl := opts.IdempotencyTTL
+	if ttl <= 0 {
+		ttl = DefaultIdempotencyTTL
+	}
+	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, lastUsedWritten: map[string]time.Time{}}
+}
+
+// Now returns the service clock's current time in UTC with microsecond precision, the
+// precision every stored timestamp has.
+func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// inTx runs fn in one write transaction; see Storage.InTx.
+func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+	return s.db.InTx(ctx, fn)
+}
+
+// reader is the client for a read: the transaction in ctx when there is one, so that what a
+// GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
+// transaction) includes its own writes, else the service's client.
+func (s *Service) reader(ctx context.Context) *ent.Client { return s.db.Reader(ctx) }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,91 @@
+package database
+
+import (
+	"context"
+	"fmt"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/creditd/creditd/ent"
+)
+
+// Transactions for the domain. The domain asks for a write transaction, a client to read
+// with, and row locks; how each database provides them (group commit on SQLite, savepoints
+// when an operation joins a request's transaction, FOR UPDATE only where it exists) stays
+// here, so package credit never sees a dialect or a driver.
+
+// Ent returns the database's ent client.
+func (db *DB) Ent() *ent.Client { return db.Client }
+
+// InTx runs fn in one write transaction and commits it when fn returns nil; fn's error, or the
+// commit's, is returned. When ctx already carries a transaction (an idempotent request runs
+// all its operations in one), fn joins it inside a savepoint, so that an operation that fails
+// after writing undoes only its own writes and the owner of the transaction commits.
+//
+// On SQLite, writes of this process queue for the database's single writer and share commits
+// (see groupcommit.go); InTx still returns only once fn's changes are durable.
+func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return inSavepoint(ctx, tx, fn)
+	}
+	if db.Dialect == dialect.SQLite {
+		return db.commits.run(ctx, fn)
+	}
+	tx, err := db.Client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Reader returns the client a read in ctx uses: the transaction ctx carries, so that what an
+// idempotent request returns includes its own writes, else the database's client.
+func (db *DB) Reader(ctx context.Context) *ent.Client {
+	if tx := ent.TxFromContext(ctx); tx != nil {
+		return tx.Client()
+	}
+	return db.Client
+}
+
+// ForUpdate, given to a query's Where, makes the query lock the rows it reads until the
+// transaction ends, so that concurrent writers of the same rows take turns. PostgreSQL takes
+// row locks (SELECT ... FOR UPDATE). SQLite has none and needs none: its write transactions
+// start with BEGIN IMMEDIATE and hold the database's single write lock throughout.
+func (db *DB) ForUpdate(s *entsql.Selector) {
+	if db.Dialect == dialect.Postgres {
+		s.ForUpdate()
+	}
+}
+
+// inSavepoint runs fn inside a savepoint of an enclosing transaction: when fn fails, its own
+// writes are undone and the transaction's other writes are kept.
+func inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT credit_operation"); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT credit_operation"); rerr != nil {
+			return fmt.Errorf("%w (and rolling back to the savepoint failed: %v)", err, rerr)
+		}
+		_, _ = tx.ExecContext(ctx, "RELEASE SAVEPOINT credit_operation")
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT credit_operation"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
