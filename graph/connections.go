@@ -2,9 +2,9 @@ package graph
 
 import (
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/graph/model"
 	"github.com/creditd/creditd/graph/scalar"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // Relay connections over the domain's pages. A page already carries a cursor after each item,

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/httpapi"
+	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/tenant"
 )
 
