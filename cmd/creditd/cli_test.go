@@ -757,3 +757,29 @@ func TestCLIChangesAreSeenByARunningServer(t *testing.T) {
 	d.json(t, "key", "revoke", other["id"].(string))
 	env.Get(t, other["secret"].(string), "/v1/companies").WantError(t, 401, "unauthenticated", "")
 }
+
+// TestCLIOutageIsNotBadInput injects a database fault (the database closes once the command has
+// opened it): an outage is not the operator's mistake, so the command exits 1, after which the
+// same command may succeed, never 2, which says "nothing was written, fix your input"; and it
+// says the database is unavailable. Bad input with the database up still exits 2.
+func TestCLIOutageIsNotBadInput(t *testing.T) {
+	t.Parallel()
+	d := newCLIDB(t)
+	for _, args := range [][]string{
+		{"key", "list", "--store", d.store},
+		{"store", "create", "--name", "Second", "--currency", "EUR"},
+		{"holds", "sweep"},
+	} {
+		var out, errOut bytes.Buffer
+		m := NewMain(strings.NewReader(""), &out, &errOut)
+		m.afterOpen = func(db *database.DB) { _ = db.SQL.Close() }
+		code := m.Run(context.Background(), append(args, "--db", d.path))
+		_ = m.Close()
+		if code != exitFailure || !strings.Contains(errOut.String(), "database is unavailable") {
+			t.Errorf("creditd %s with the database down: exit %d, stderr %q; want exit 1 saying the database is unavailable", strings.Join(args, " "), code, errOut.String())
+		}
+	}
+	if r := d.run(t, "key", "list", "--store", "st_nosuchstore"); r.code != exitBadInput {
+		t.Errorf("an unknown store with the database up: exit %d, want 2: %s", r.code, r.stderr)
+	}
+}
