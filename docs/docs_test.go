@@ -1,7 +1,7 @@
-// Package docs holds the integrator guides. Its test keeps them true: the GraphQL examples run
-// against the demo data, the error table matches the OpenAPI document (itself checked against
-// the REST error table), and relative links resolve.
-package docs
+// The docs' tests keep them true: the GraphQL examples run against the demo data, the error
+// table matches the OpenAPI document (itself checked against the REST error table), and
+// relative links resolve.
+package docs_test
 
 import (
 	"context"

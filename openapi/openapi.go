@@ -1,11 +1,10 @@
-// Package openapi carries the OpenAPI 3.1 document of the /v1 REST API, embedded in the binary,
-// and serves it. The document is hand-written YAML; the test suite validates every request and
+// Package openapi serves the OpenAPI 3.1 document of the /v1 REST API (docs/openapi.yaml,
+// embedded in the binary). The document is hand-written YAML; the test suite validates every request and
 // response of the REST tests against it, so it cannot drift from what the server does.
 package openapi
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,10 +13,12 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/creditd/creditd/docs"
 )
 
-//go:embed openapi.yaml
-var document []byte
+// document is docs/openapi.yaml, which the guides in docs/ link to.
+var document = docs.OpenAPI
 
 // YAML returns the document as written.
 func YAML() []byte { return bytes.Clone(document) }

@@ -194,7 +194,7 @@ func TestGeneratedClientIsUpToDate(t *testing.T) {
 	if err := cfg.Configuration.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := util.LoadSwagger(filepath.Join("..", "openapi.yaml"))
+	spec, err := util.LoadSwagger(filepath.Join("..", "..", "docs", "openapi.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func Observe(tb testing.TB, req *http.Request, status int, header http.Header, b
 		return
 	}
 	if err := v.Check(req, status, header, body); err != nil {
-		tb.Errorf("OpenAPI conformance: %s %s → %d does not match openapi/openapi.yaml:\n%v\nresponse body: %s", req.Method, req.URL.RequestURI(), status, err, truncate(body))
+		tb.Errorf("OpenAPI conformance: %s %s → %d does not match docs/openapi.yaml:\n%v\nresponse body: %s", req.Method, req.URL.RequestURI(), status, err, truncate(body))
 	}
 }
 
