@@ -192,6 +192,25 @@ func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.
 	return c, nil
 }
 
+// writeCompany runs one of the API's writes to a company (adjustment, limit change, hold
+// placed or lifted): it checks write_credit, then runs fn in one transaction with the company
+// locked and read with its store, so that the write, the company's new figures and its
+// timeline event commit together and writes to one company take turns.
+//
+// Errors: insufficient_scope, not_found, and fn's.
+func (s *Service) writeCompany(ctx context.Context, companyID string, fn func(tx *ent.Tx, c *ent.Company) error) error {
+	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *ent.Tx) error {
+		c, err := s.lockCompany(ctx, tx, companyID)
+		if err != nil {
+			return err
+		}
+		return fn(tx, c)
+	})
+}
+
 // saveCompany runs an update of a company read with its store and returns the updated row
 // with the same store: an update loads no edges, and every view of a company needs its
 // store's currency and buffer.
@@ -300,15 +319,8 @@ type CreditLimitResult struct {
 // Errors: insufficient_scope, not_found, validation_failed (reason), invalid_amount,
 // currency_mismatch, limit_below_zero.
 func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (CreditLimitResult, error) {
-	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
-		return CreditLimitResult{}, err
-	}
 	var out CreditLimitResult
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, in.CompanyID)
-		if err != nil {
-			return err
-		}
+	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
 		amount, err := requiredAmount(in.Amount, in.Currency, cur)
 		if err != nil {

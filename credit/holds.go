@@ -58,15 +58,8 @@ type CompanyResult struct {
 //
 // Errors: insufficient_scope, not_found, validation_failed (note), hold_exists.
 func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, error) {
-	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
-		return CompanyResult{}, err
-	}
 	var out CompanyResult
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, in.CompanyID)
-		if err != nil {
-			return err
-		}
+	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		if in.Note != nil {
 			if err := checkText(*in.Note, "note"); err != nil {
 				return err
@@ -77,7 +70,7 @@ func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, e
 		}
 		v, _ := tenant.FromContext(ctx)
 		now := s.Now()
-		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
+		c, err := saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
 			u.SetHoldKind(company.HoldKindManual).
 				SetNillableHoldNote(in.Note).
 				SetHoldPlacedAt(now).
@@ -104,15 +97,8 @@ func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, e
 //
 // Errors: insufficient_scope, not_found, hold_not_found, hold_not_liftable.
 func (s *Service) LiftHold(ctx context.Context, companyID string) (CompanyResult, error) {
-	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
-		return CompanyResult{}, err
-	}
 	var out CompanyResult
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, companyID)
-		if err != nil {
-			return err
-		}
+	err := s.writeCompany(ctx, companyID, func(tx *ent.Tx, c *ent.Company) error {
 		if c.HoldKind == nil {
 			return Errorf(CodeHoldNotFound, "company %s has no hold", c.ID)
 		}
@@ -126,7 +112,8 @@ func (s *Service) LiftHold(ctx context.Context, companyID string) (CompanyResult
 				return Errorf(CodeHoldNotLiftable, "the overdue hold stays until invoice %s (due %s) is paid", overdue.OrderGID, At(overdue.DueAt))
 			}
 		}
-		if c, err = clearHold(ctx, c, s.Now()); err != nil {
+		c, err := clearHold(ctx, c, s.Now())
+		if err != nil {
 			return err
 		}
 		if err := s.recordEvent(ctx, tx, c, EventHoldLifted, map[string]any{"kind": kind}); err != nil {

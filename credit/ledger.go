@@ -152,15 +152,8 @@ type AdjustmentResult struct {
 // Errors: insufficient_scope, not_found, validation_failed (note), invalid_amount,
 // currency_mismatch.
 func (s *Service) CreateAdjustment(ctx context.Context, in AdjustmentInput) (AdjustmentResult, error) {
-	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
-		return AdjustmentResult{}, err
-	}
 	var out AdjustmentResult
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, in.CompanyID)
-		if err != nil {
-			return err
-		}
+	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
 		amount, err := requiredAmount(in.Amount, in.Currency, cur)
 		if err != nil {
