@@ -40,7 +40,9 @@ var (
 // is what makes rotation possible: a new key gets a new id, the old key stays configured for
 // opening until every row has been re-sealed, and Open picks the key by the id it reads.
 type MasterKey struct {
-	ID  uint8
+	// ID is not secret; it only has to differ between the keys given to one Sealer.
+	ID uint8
+	// Key is the AES-256 key itself.
 	Key [MasterKeySize]byte
 }
 
