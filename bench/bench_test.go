@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
+	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ids"
 )
 
 // TestSeedKeepsTheModel checks that the seeded data is what the service itself would have
@@ -43,6 +46,68 @@ func TestSeedKeepsTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	checkModel(t, db, TinySize)
+}
+
+// TestSeedPostgresKeepsTheModel is TestSeedKeepsTheModel on PostgreSQL, in a schema of its own.
+func TestSeedPostgresKeepsTheModel(t *testing.T) {
+	ctx := context.Background()
+	admin := credittest.PostgresURL(t)
+	schema := "creditbench_t_" + strings.ToLower(ids.Random(10))
+	t.Cleanup(func() { dropSchema(t, admin, schema) })
+	ds, err := SeedPostgres(ctx, admin, schema, TinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Companies) != TinySize.LargeCompanies || ds.Secret == "" || len(ds.BigAfter) == 0 || len(ds.MediumAfter) == 0 {
+		t.Fatalf("dataset = %+v", ds)
+	}
+	if again, ok, err := LoadPostgresDataset(ctx, admin, schema, TinySize); err != nil || !ok || again.Secret != ds.Secret {
+		t.Fatalf("the dataset kept in the schema's comment does not load back: %v", err)
+	}
+	if _, ok, _ := LoadPostgresDataset(ctx, admin, schema, FullSize); ok {
+		t.Fatal("a dataset of another size was reused")
+	}
+	dsn, err := SchemaURL(admin, schema, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkModel(t, db, TinySize)
+
+	// A schema the harness did not make is never dropped.
+	foreign := schema + "_x"
+	t.Cleanup(func() { dropSchema(t, admin, foreign) })
+	if _, err := db.SQL.ExecContext(ctx, "CREATE SCHEMA "+foreign); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SeedPostgres(ctx, admin, foreign, TinySize); err == nil || !strings.Contains(err.Error(), "not made by creditbench") {
+		t.Fatalf("seeding over a foreign schema: %v", err)
+	}
+}
+
+func dropSchema(tb testing.TB, adminURL, schema string) {
+	tb.Helper()
+	db, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		tb.Error(err)
+		return
+	}
+	defer db.Close()
+	if _, err := db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); err != nil {
+		tb.Errorf("drop schema %s: %v", schema, err)
+	}
+}
+
+// checkModel checks the invariants the service keeps on a seeded database of size, and that
+// serve would accept its schema.
+func checkModel(t *testing.T, db *database.DB, size Size) {
+	t.Helper()
+	ctx := context.Background()
 	if err := db.Prepare(ctx); err != nil {
 		t.Fatalf("serve would refuse the seeded database: %v", err)
 	}
@@ -102,14 +167,18 @@ func TestSeedKeepsTheModel(t *testing.T) {
 		}
 	}
 	companies.Close()
-	wantCompanies := TinySize.LargeCompanies + (TinySize.Stores-1)*TinySize.SmallCompanies
+	wantCompanies := size.LargeCompanies + (size.Stores-1)*size.SmallCompanies
 	if n != wantCompanies {
 		t.Errorf("%d companies, want %d", n, wantCompanies)
 	}
 	var orders, invoices, overdue int
 	mustScan(t, db.SQL, "SELECT count(*) FROM ledger_entries WHERE kind = 'order_placed'", &orders)
 	mustScan(t, db.SQL, "SELECT count(*) FROM invoices i JOIN ledger_entries e ON e.id = i.ledger_entry_id AND e.platform_order_gid = i.platform_order_gid AND e.seq = i.seq", &invoices)
-	mustScan(t, db.SQL, "SELECT count(*) FROM invoices WHERE open AND due_at < ?", &overdue, time.Now())
+	overdueQuery := "SELECT count(*) FROM invoices WHERE open AND due_at < ?"
+	if db.Dialect == dialect.Postgres {
+		overdueQuery = strings.Replace(overdueQuery, "?", "$1", 1)
+	}
+	mustScan(t, db.SQL, overdueQuery, &overdue, time.Now())
 	if orders == 0 || invoices != orders || overdue != 0 {
 		t.Errorf("%d orders, %d matching invoices, %d overdue", orders, invoices, overdue)
 	}
