@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,24 +217,45 @@ func TestRunSmoke(t *testing.T) {
 		t.Skip("builds creditd and runs it under load")
 	}
 	dir := t.TempDir()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pkg := range []string{"creditd", "creditbench"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	var progress bytes.Buffer
-	rep, err := Run(context.Background(), Config{
-		Creditd: filepath.Join(dir, "creditd"), Self: filepath.Join(dir, "creditbench"),
+	bin := mustBuild(t)
+	runSmoke(t, Config{
+		Creditd: filepath.Join(bin, "creditd"), Self: filepath.Join(bin, "creditbench"),
 		DB: filepath.Join(dir, "bench.db"), Size: TinySize, WorkDir: dir,
 		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Concurrency: 2,
-		Progress: &progress,
 	})
+}
+
+// TestRunSmokePostgres is TestRunSmoke on PostgreSQL, in a schema of its own. PostGraphile is
+// left out: it needs npm and Node from the registry, which the harness, not the test suite,
+// installs.
+func TestRunSmokePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds creditd and runs it under load")
+	}
+	admin := credittest.PostgresURL(t)
+	dir := t.TempDir()
+	bin := mustBuild(t)
+	schema := "creditbench_t_" + strings.ToLower(ids.Random(10))
+	t.Cleanup(func() { dropSchema(t, admin, schema) })
+	rep := runSmoke(t, Config{
+		Creditd: filepath.Join(bin, "creditd"), Self: filepath.Join(bin, "creditbench"),
+		DB: admin, Schema: schema, Size: TinySize, WorkDir: dir,
+		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Concurrency: 2,
+	})
+	if !rep.Postgres {
+		t.Error("the report does not say PostgreSQL")
+	}
+	// PostgreSQL on this machine: its backends must have been found and read.
+	if u, err := url.Parse(admin); err == nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost") && !rep.BackendCPU {
+		t.Errorf("PostgreSQL is local, but its backends' CPU was not measured: %s", rep.BackendCPUMissing)
+	}
+}
+
+func runSmoke(t *testing.T, cfg Config) *Report {
+	t.Helper()
+	var progress bytes.Buffer
+	cfg.Progress = &progress
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
@@ -255,4 +279,47 @@ func TestRunSmoke(t *testing.T) {
 	if os.Getenv("CREDITBENCH_VERBOSE") != "" {
 		t.Log(md.String())
 	}
+	return rep
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// mustBuild builds creditd and creditbench once for the package's tests and returns their
+// directory, which TestMain removes.
+func mustBuild(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		root, err := filepath.Abs("..")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if buildDir, buildErr = os.MkdirTemp("", "creditbench-test-"); buildErr != nil {
+			return
+		}
+		for _, pkg := range []string{"creditd", "creditbench"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, pkg), "./cmd/"+pkg)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }
