@@ -52,6 +52,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			cpu, pgColumn = "CPU µs/req (creditd alone)", " PostgreSQL µs/req |"
 		}
 	}
+	if r.Postgres {
+		db = fmt.Sprintf("PostgreSQL %s, schema %s", r.PostgresVersion, r.Schema)
+	}
 	fmt.Fprintf(w, "Database: %s.\n\n", db)
 	fmt.Fprintf(w, "| Scenario | req/s | p50 ms | p99 ms | %s |%s ½-load req/s | ½-load p50 ms | ½-load p99 ms | baseline req/s | baseline CPU µs/req | share of baseline | peak RSS MB | SQL/req |\n", cpu, pgColumn)
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---:|---:|\n", pgAlign)

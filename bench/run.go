@@ -33,9 +33,9 @@ type Config struct {
 	Schema string
 	Size   Size
 	Reseed bool
-	// PostGraphile, on PostgreSQL, also runs the dashboard on PostGraphile over the same tables,
-	// interleaved with creditd's for Rounds rounds (default 3). It installs PostGraphile with
-	// npm into WorkDir/postgraphile.
+	// PostGraphile, on PostgreSQL and when the dashboard is among the scenarios, also runs the
+	// dashboard on PostGraphile over the same tables, interleaved with creditd's for Rounds
+	// rounds (default 3). It installs PostGraphile with npm into WorkDir/postgraphile.
 	PostGraphile bool
 	Rounds       int
 	// WorkDir holds logs, baseline responses and profiles.
@@ -94,6 +94,8 @@ type Report struct {
 	// Postgres is set when creditd ran on PostgreSQL; BackendCPU when its backends' CPU time
 	// is in the CPU figures (PostgreSQL on this machine), else BackendCPUMissing says why not.
 	Postgres          bool   `json:"postgres"`
+	PostgresVersion   string `json:"postgres_version,omitempty"`
+	Schema            string `json:"schema,omitempty"`
 	BackendCPU        bool   `json:"backend_cpu"`
 	BackendCPUMissing string `json:"backend_cpu_missing,omitempty"`
 	// PostGraphile is the dashboard side by side with PostGraphile, when it ran.
@@ -136,8 +138,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer admin.Close()
+		if err := admin.QueryRowContext(ctx, "SHOW server_version").Scan(&rep.PostgresVersion); err != nil {
+			return nil, err
+		}
+		rep.Schema = cfg.schema()
 	}
-	if rep.Postgres && cfg.PostGraphile {
+	if rep.Postgres && cfg.PostGraphile && cfg.wants("dashboard") {
 		// First, so that a failing install stops the run before it measures anything.
 		cfg.logf("installing PostGraphile %s into %s", PostGraphileVersion, filepath.Join(cfg.WorkDir, "postgraphile"))
 		if err := InstallPostGraphile(ctx, filepath.Join(cfg.WorkDir, "postgraphile")); err != nil {
@@ -264,7 +270,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Results = append(rep.Results, res)
 	}
 	baseline.Stop()
-	if rep.Postgres && cfg.PostGraphile {
+	if rep.Postgres && cfg.PostGraphile && cfg.wants("dashboard") {
 		for _, s := range scenarios {
 			if s.Name != "dashboard" {
 				continue
