@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// Process is a server the harness started as a child process: creditd serve or the baseline.
+// Process is a server the harness started as a child process: creditd serve, the baseline or
+// PostGraphile.
 type Process struct {
 	cmd *exec.Cmd
 	// Addr is the API listener's address; PprofAddr the profiling one, when asked for.
@@ -25,25 +26,28 @@ type Process struct {
 	stopOnce        sync.Once
 }
 
-// StartCreditd runs `creditd serve` on dbPath with the given extra flags, its log going to
-// logPath (a file, so the harness spends no CPU reading it), and waits until it listens.
-func StartCreditd(ctx context.Context, binary, dbPath, logPath string, flags ...string) (*Process, error) {
-	args := append([]string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0"}, flags...)
-	return start(ctx, binary, args, logPath)
+// StartCreditd runs `creditd serve` on dsn (a SQLite file or a postgres:// URL) with the given
+// extra flags, its log going to logPath (a file, so the harness spends no CPU reading it), and
+// waits until it listens.
+func StartCreditd(ctx context.Context, binary, dsn, logPath string, flags ...string) (*Process, error) {
+	args := append([]string{"serve", "--db", dsn, "--addr", "127.0.0.1:0"}, flags...)
+	return start(ctx, exec.Command(binary, args...), logPath)
 }
 
 // StartBaseline runs the baseline server (this program, re-executed with the hidden baseline
 // command) serving the files of dir.
 func StartBaseline(ctx context.Context, self, dir, logPath string) (*Process, error) {
-	return start(ctx, self, []string{"baseline", "--dir", dir, "--addr", "127.0.0.1:0"}, logPath)
+	return start(ctx, exec.Command(self, "baseline", "--dir", dir, "--addr", "127.0.0.1:0"), logPath)
 }
 
-func start(ctx context.Context, binary string, args []string, logPath string) (*Process, error) {
+// start runs cmd with its output going to logPath and waits until the log announces its
+// listener (and, when cmd has --pprof, its profiling listener).
+func start(ctx context.Context, cmd *exec.Cmd, logPath string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, args...)
+	binary := cmd.Path
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
@@ -54,7 +58,7 @@ func start(ctx context.Context, binary string, args []string, logPath string) (*
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		p.Addr, p.PprofAddr = listeningAddrs(logPath)
-		if p.Addr != "" && (p.PprofAddr != "" || !containsFlag(args, "--pprof")) {
+		if p.Addr != "" && (p.PprofAddr != "" || !containsFlag(cmd.Args, "--pprof")) {
 			return p, nil
 		}
 		select {
@@ -173,23 +177,31 @@ func (p *Process) ReadMemory() (Memory, error) {
 
 // CPUTime is the CPU time the process used so far, user and system, from /proc/<pid>/stat.
 func (p *Process) CPUTime() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	_, d, err := procCPUTime(p.Pid())
+	return d, err
+}
+
+// procCPUTime reads a process's command name and the CPU time it used so far, user and
+// system, from /proc/<pid>/stat.
+func procCPUTime(pid int) (comm string, cpu time.Duration, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	// The command name, in parentheses, may hold spaces; the fields after it are fixed.
-	_, rest, ok := strings.Cut(string(b), ") ")
+	head, rest, ok := strings.Cut(string(b), ") ")
 	fields := strings.Fields(rest)
+	_, comm, _ = strings.Cut(head, "(")
 	if !ok || len(fields) < 13 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat", p.Pid())
+		return "", 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
 	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat", p.Pid())
+		return "", 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	// Linux reports clock ticks of 1/100 s (USER_HZ) on every supported architecture.
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return comm, time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // ResetPeak resets the process's VmHWM to its current resident set (Linux's clear_refs "5"),

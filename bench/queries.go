@@ -13,7 +13,6 @@ import (
 
 	"entgo.io/ent/dialect"
 
-	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/server"
 )
@@ -36,7 +35,7 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 			}
 		})
 	})
-	svc := credit.New(counted, credit.Options{})
+	svc := newService(counted)
 	srv := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000})
 
 	run := func(method, path string, header http.Header, body []byte, want int) int {

@@ -43,8 +43,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Run %s; load average before %s, after %s.\n", r.Started.Format(time.RFC3339), r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(w, "Each run: %s warm-up, then %s saturated with %d requests in flight, then %s at a constant rate of half the saturated throughput; the baseline is saturated the same way.\n\n",
 		c.Warmup, c.Duration, c.Concurrency, c.Duration)
-	fmt.Fprintln(w, "| Scenario | req/s | p50 ms | p99 ms | CPU µs/req | ½-load req/s | ½-load p50 ms | ½-load p99 ms | baseline req/s | baseline CPU µs/req | share of baseline | peak RSS MB | SQL/req |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	db, cpu, pgColumn, pgAlign := "SQLite", "CPU µs/req", "", ""
+	if r.Postgres {
+		db, pgAlign = "PostgreSQL", "---:|"
+		if r.BackendCPU {
+			cpu, pgColumn = "CPU µs/req (creditd + PostgreSQL)", " of which PostgreSQL µs/req |"
+		} else {
+			cpu, pgColumn = "CPU µs/req (creditd alone)", " PostgreSQL µs/req |"
+		}
+	}
+	if r.Postgres {
+		db = fmt.Sprintf("PostgreSQL %s, schema %s", r.PostgresVersion, r.Schema)
+	}
+	fmt.Fprintf(w, "Database: %s.\n\n", db)
+	fmt.Fprintf(w, "| Scenario | req/s | p50 ms | p99 ms | %s |%s ½-load req/s | ½-load p50 ms | ½-load p99 ms | baseline req/s | baseline CPU µs/req | share of baseline | peak RSS MB | SQL/req |\n", cpu, pgColumn)
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---:|---:|\n", pgAlign)
 	for _, res := range r.Results {
 		if res.Skipped != "" {
 			fmt.Fprintf(w, "| %s | skipped: %s |||||||||||| \n", res.Title, strings.ReplaceAll(res.Skipped, "|", "/"))
@@ -58,10 +71,20 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		if n := res.Saturated.Errors + res.Half.Errors; n > 0 {
 			errs = fmt.Sprintf(" (%d errors: %s)", n, res.Saturated.FirstError+res.Half.FirstError)
 		}
-		fmt.Fprintf(w, "| %s%s | %.0f | %s | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %s | %s |\n", res.Title, errs,
-			res.Saturated.Throughput, ms(res.Saturated.P50), ms(res.Saturated.P99), us(res.Saturated.CPUPerRequest),
+		pgCell := ""
+		if r.Postgres {
+			pgCell = " – |"
+			if r.BackendCPU {
+				pgCell = " " + us(res.Saturated.BackendCPUPerRequest) + " |"
+			}
+		}
+		fmt.Fprintf(w, "| %s%s | %.0f | %s | %s | %s |%s %.0f | %s | %s | %.0f | %s | %s | %s | %s |\n", res.Title, errs,
+			res.Saturated.Throughput, ms(res.Saturated.P50), ms(res.Saturated.P99), us(res.Saturated.CPUPerRequest), pgCell,
 			res.Half.Throughput, ms(res.Half.P50), ms(res.Half.P99),
 			res.Baseline.Throughput, us(res.Baseline.CPUPerRequest), share, mb(res.PeakRSS), queries(res.Queries))
+	}
+	if r.Postgres && !r.BackendCPU {
+		fmt.Fprintf(w, "\nPostgreSQL's CPU time is not in the CPU figures: %s.\n", r.BackendCPUMissing)
 	}
 	fmt.Fprintln(w)
 	if len(r.DashboardQueries) > 0 {
@@ -116,6 +139,81 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		check("5: ≥ 1,000 durable writes/s", fmt.Sprintf("%.0f/s (%d entries found after the server stopped)", s5.Saturated.Throughput, s5.Durable), s5.Saturated.Throughput >= targetWrites)
 	}
 	check("peak RSS < 150 MB throughout", fmt.Sprintf("%s MB (%s MB after start)", mb(r.PeakRSS), mb(r.StartRSS)), r.PeakRSS < targetPeakRSS)
+	if r.PostGraphile != nil {
+		fmt.Fprintln(w)
+		r.PostGraphile.WriteMarkdown(w)
+	}
+}
+
+// WriteMarkdown writes the comparison as BENCHMARKS.md's table: each round, then the mean
+// with the range of the rounds.
+func (c *Comparison) WriteMarkdown(w io.Writer) {
+	fmt.Fprintf(w, "Scenario 4 side by side with PostGraphile %s (Node %s), interleaved creditd, PostGraphile, creditd, …; the same first 50 companies, figures, holds and newest 5 entries in both answers.\n\n",
+		c.PostGraphileVersion, c.NodeVersion)
+	cpu := "CPU µs/req (server + PostgreSQL)"
+	if !c.BackendCPU {
+		cpu = "CPU µs/req (server alone)"
+	}
+	fmt.Fprintf(w, "| Round | creditd req/s | creditd %s | of which PostgreSQL | PostGraphile req/s | PostGraphile %s | of which PostgreSQL |\n", cpu, cpu)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for i := range c.Creditd {
+		a, b := c.Creditd[i], c.PostGraphile[i]
+		backendA, backendB := us(a.BackendCPUPerRequest), us(b.BackendCPUPerRequest)
+		if !c.BackendCPU {
+			backendA, backendB = "–", "–"
+		}
+		fmt.Fprintf(w, "| %d | %.0f | %s | %s | %.0f | %s | %s |\n", i+1,
+			a.Throughput, us(a.CPUPerRequest), backendA, b.Throughput, us(b.CPUPerRequest), backendB)
+	}
+	a, b := summarize(c.Creditd), summarize(c.PostGraphile)
+	if !c.BackendCPU {
+		a.backend, b.backend = "–", "–"
+	}
+	fmt.Fprintf(w, "| mean (range) | %s | %s | %s | %s | %s | %s |\n", a.throughput, a.cpu, a.backend, b.throughput, b.cpu, b.backend)
+	fmt.Fprintln(w)
+	if b.meanThroughput > 0 && b.meanCPU > 0 {
+		fmt.Fprintf(w, "creditd / PostGraphile: throughput %.2f×, CPU per request %.2f×. Peak RSS: creditd %s MB, PostGraphile %s MB.\n",
+			a.meanThroughput/b.meanThroughput, a.meanCPU/b.meanCPU, mb(c.CreditdPeakRSS), mb(c.PostGraphilePeakRSS))
+	}
+	var errs []string
+	for i := range c.Creditd {
+		if e := c.Creditd[i].Errors; e > 0 {
+			errs = append(errs, fmt.Sprintf("creditd round %d: %d errors (%s)", i+1, e, c.Creditd[i].FirstError))
+		}
+		if e := c.PostGraphile[i].Errors; e > 0 {
+			errs = append(errs, fmt.Sprintf("PostGraphile round %d: %d errors (%s)", i+1, e, c.PostGraphile[i].FirstError))
+		}
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(w, "Errors: %s.\n", strings.Join(errs, "; "))
+	}
+}
+
+// spread is a side's figures over the rounds, as "mean (min–max)" cells.
+type spread struct {
+	throughput, cpu, backend string
+	meanThroughput, meanCPU  float64
+}
+
+func summarize(ms []Measurement) spread {
+	if len(ms) == 0 {
+		return spread{throughput: "–", cpu: "–", backend: "–"}
+	}
+	cell := func(get func(Measurement) float64, format string) (string, float64) {
+		lo, hi, sum := get(ms[0]), get(ms[0]), 0.0
+		for _, m := range ms {
+			v := get(m)
+			lo, hi, sum = min(lo, v), max(hi, v), sum+v
+		}
+		mean := sum / float64(len(ms))
+		return fmt.Sprintf(format+" ("+format+"–"+format+")", mean, lo, hi), mean
+	}
+	micro := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	var s spread
+	s.throughput, s.meanThroughput = cell(func(m Measurement) float64 { return m.Throughput }, "%.0f")
+	s.cpu, s.meanCPU = cell(func(m Measurement) float64 { return micro(m.CPUPerRequest) }, "%.0f")
+	s.backend, _ = cell(func(m Measurement) float64 { return micro(m.BackendCPUPerRequest) }, "%.0f")
+	return s
 }
 
 func queries(n int) string {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,17 +18,26 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/creditd/creditd/database"
 )
 
 // Config says what Run does.
 type Config struct {
 	// Creditd is the creditd binary; Self is this program, re-executed as the baseline server.
 	Creditd, Self string
-	// DB is the SQLite file to seed and serve; Size its data. A database seeded earlier with the
-	// same size is reused unless Reseed is set.
+	// DB is the SQLite file to seed and serve, or the postgres:// URL of a PostgreSQL database,
+	// whose Schema (DefaultSchema if empty) the harness seeds and serves; Size is the data. A
+	// dataset seeded earlier with the same size is reused unless Reseed is set.
 	DB     string
+	Schema string
 	Size   Size
 	Reseed bool
+	// PostGraphile, on PostgreSQL and when the dashboard is among the scenarios, also runs the
+	// dashboard on PostGraphile over the same tables, interleaved with creditd's for Rounds
+	// rounds (default 3). It installs PostGraphile with npm into WorkDir/postgraphile.
+	PostGraphile bool
+	Rounds       int
 	// WorkDir holds logs, baseline responses and profiles.
 	WorkDir string
 	// Warmup and Duration are the lengths of each load run; Concurrency is the number of
@@ -81,6 +91,15 @@ type Report struct {
 	// LoadBefore and LoadAfter are /proc/loadavg when the run started and ended.
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
+	// Postgres is set when creditd ran on PostgreSQL; BackendCPU when its backends' CPU time
+	// is in the CPU figures (PostgreSQL on this machine), else BackendCPUMissing says why not.
+	Postgres          bool   `json:"postgres"`
+	PostgresVersion   string `json:"postgres_version,omitempty"`
+	Schema            string `json:"schema,omitempty"`
+	BackendCPU        bool   `json:"backend_cpu"`
+	BackendCPUMissing string `json:"backend_cpu_missing,omitempty"`
+	// PostGraphile is the dashboard side by side with PostGraphile, when it ran.
+	PostGraphile *Comparison `json:"postgraphile,omitempty"`
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -98,29 +117,47 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
-	ds, ok := LoadDataset(cfg.DB, cfg.Size)
-	if ok && !cfg.Reseed {
-		rep.Reused = true
-		cfg.logf("reusing the dataset in %s (seeded in %.1f s)", cfg.DB, ds.SeedSeconds)
-	} else {
-		cfg.logf("seeding %s: %+v", cfg.DB, cfg.Size)
-		var err error
-		if ds, err = Seed(ctx, cfg.DB, cfg.Size); err != nil {
-			return nil, fmt.Errorf("seed: %w", err)
-		}
-		cfg.logf("seeded in %.1f s", ds.SeedSeconds)
+	ds, err := cfg.dataset(ctx, rep)
+	if err != nil {
+		return nil, err
 	}
 	rep.Dataset, rep.SeedSeconds = ds, ds.SeedSeconds
 	runID := randomID()
 	scenarios := Scenarios(ds, runID)
+	rep.Postgres = database.IsPostgres(cfg.DB)
+	dsn, creditdDSN := cfg.DB, cfg.DB
+	var admin *sql.DB
+	if rep.Postgres {
+		if dsn, err = SchemaURL(cfg.DB, cfg.schema(), "creditbench-harness"); err != nil {
+			return nil, err
+		}
+		if creditdDSN, err = SchemaURL(cfg.DB, cfg.schema(), "creditbench-"+runID+"-creditd"); err != nil {
+			return nil, err
+		}
+		if admin, err = sql.Open("pgx", dsn); err != nil {
+			return nil, err
+		}
+		defer admin.Close()
+		if err := admin.QueryRowContext(ctx, "SHOW server_version").Scan(&rep.PostgresVersion); err != nil {
+			return nil, err
+		}
+		rep.Schema = cfg.schema()
+	}
+	if rep.Postgres && cfg.PostGraphile && cfg.wants("dashboard") {
+		// First, so that a failing install stops the run before it measures anything.
+		cfg.logf("installing PostGraphile %s into %s", PostGraphileVersion, filepath.Join(cfg.WorkDir, "postgraphile"))
+		if err := InstallPostGraphile(ctx, filepath.Join(cfg.WorkDir, "postgraphile")); err != nil {
+			return nil, err
+		}
+	}
 
 	cfg.logf("counting SQL statements per request in-process")
-	counts, dashboard, err := CountQueries(ctx, cfg.DB, ds, scenarios)
+	counts, dashboard, err := CountQueries(ctx, dsn, ds, scenarios)
 	if err != nil {
 		return nil, fmt.Errorf("count queries: %w", err)
 	}
 	rep.DashboardQueries = dashboard
-	before, err := countBenchEntries(cfg.DB)
+	before, err := countBenchEntries(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Profile {
 		flags = append(flags, "--pprof", "127.0.0.1:0")
 	}
-	srv, err := StartCreditd(ctx, cfg.Creditd, cfg.DB, filepath.Join(cfg.WorkDir, "creditd.log"), flags...)
+	srv, err := StartCreditd(ctx, cfg.Creditd, creditdDSN, filepath.Join(cfg.WorkDir, "creditd.log"), flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +200,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer baseline.Stop()
+	meter, baselineMeter := cpuMeter{proc: srv}, cpuMeter{proc: baseline}
+	if rep.Postgres {
+		// The sample requests above opened creditd's first connections.
+		backends := &pgBackends{db: admin, app: "creditbench-" + runID + "-creditd"}
+		if err := backends.check(ctx); err != nil {
+			rep.BackendCPUMissing = err.Error()
+			cfg.logf("warning: PostgreSQL's CPU time is left out of the CPU figures: %v", err)
+		} else {
+			meter.backends, rep.BackendCPU = backends, true
+		}
+	}
 
 	mem, err := srv.ReadMemory()
 	if err != nil {
@@ -192,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.Profile {
 			stopProfile = profile(ctx, srv.PprofAddr, cfg.Duration, filepath.Join(cfg.WorkDir, s.Name+".cpu.pprof"))
 		}
-		res.Saturated = measureCPU(srv, func() Measurement {
+		res.Saturated = measureCPU(ctx, meter, func() Measurement {
 			return attack(s.targeter(base, &counter, ""), 0, cfg.Concurrency, cfg.Duration, s.Status)
 		})
 		if err := stopProfile(); err != nil {
@@ -215,17 +263,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		var bc atomic.Uint64
 		bc.Store(1_000_000)
 		attack(s.targeter("http://"+baseline.Addr, &bc, "/"+s.Name), 0, cfg.Concurrency, cfg.Warmup, s.Status)
-		res.Baseline = measureCPU(baseline, func() Measurement {
+		res.Baseline = measureCPU(ctx, baselineMeter, func() Measurement {
 			return attack(s.targeter("http://"+baseline.Addr, &bc, "/"+s.Name), 0, cfg.Concurrency, cfg.Duration, s.Status)
 		})
 		cfg.logf("%s: baseline %.0f/s p50 %s p99 %s cpu/req %s", s.Name, res.Baseline.Throughput, res.Baseline.P50, res.Baseline.P99, res.Baseline.CPUPerRequest)
 		rep.Results = append(rep.Results, res)
 	}
-	srv.Stop()
 	baseline.Stop()
+	if rep.Postgres && cfg.PostGraphile && cfg.wants("dashboard") {
+		for _, s := range scenarios {
+			if s.Name != "dashboard" {
+				continue
+			}
+			if rep.PostGraphile, err = comparePostGraphile(ctx, cfg, ds, runID, admin, meter, s); err != nil {
+				return rep, fmt.Errorf("PostGraphile: %w", err)
+			}
+			rep.PeakRSS = max(rep.PeakRSS, rep.PostGraphile.CreditdPeakRSS)
+		}
+	}
+	srv.Stop()
 	rep.LoadAfter = loadAvg()
 	if writes > 0 {
-		after, err := countBenchEntries(cfg.DB)
+		after, err := countBenchEntries(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
@@ -240,17 +299,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	return rep, nil
-}
-
-// measureCPU runs a measurement and adds the process's CPU time per response to it.
-func measureCPU(p *Process, run func() Measurement) Measurement {
-	before, err1 := p.CPUTime()
-	m := run()
-	after, err2 := p.CPUTime()
-	if err1 == nil && err2 == nil && m.Requests > 0 {
-		m.CPUPerRequest = (after - before) / time.Duration(m.Requests)
-	}
-	return m
 }
 
 // attack sends requests from tr at rate per second (0: as fast as workers requests in flight
@@ -356,17 +404,75 @@ func profile(ctx context.Context, addr string, d time.Duration, path string) fun
 	return func() error { wg.Wait(); return err }
 }
 
-// countBenchEntries counts the adjustments the write scenario made, as a reader of the file
-// sees them.
-func countBenchEntries(dbPath string) (int64, error) {
-	db, err := sql.Open("sqlite3", "file:"+dbPath+"?mode=ro&_busy_timeout=10000")
+// countBenchEntries counts the adjustments the write scenario made, as a reader of the
+// database (a SQLite file or a postgres:// URL) sees them.
+func countBenchEntries(ctx context.Context, dsn string) (int64, error) {
+	var db *sql.DB
+	var err error
+	if database.IsPostgres(dsn) {
+		db, err = sql.Open("pgx", dsn)
+	} else {
+		db, err = sql.Open("sqlite3", "file:"+dsn+"?mode=ro&_busy_timeout=10000")
+	}
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
 	var n int64
-	err = db.QueryRow("SELECT count(*) FROM ledger_entries WHERE note = 'creditbench'").Scan(&n)
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM ledger_entries WHERE note = 'creditbench'").Scan(&n)
 	return n, err
+}
+
+// schema is the PostgreSQL schema the run seeds and serves.
+func (c Config) schema() string {
+	if c.Schema == "" {
+		return DefaultSchema
+	}
+	return c.Schema
+}
+
+// dataset reuses the dataset of cfg.Size seeded earlier in cfg.DB, or seeds it afresh.
+func (c Config) dataset(ctx context.Context, rep *Report) (Dataset, error) {
+	var ds Dataset
+	var ok bool
+	if database.IsPostgres(c.DB) {
+		var err error
+		if ds, ok, err = LoadPostgresDataset(ctx, c.DB, c.schema(), c.Size); err != nil {
+			return ds, err
+		}
+	} else {
+		ds, ok = LoadDataset(c.DB, c.Size)
+	}
+	where := c.DB
+	if database.IsPostgres(c.DB) {
+		where = "schema " + c.schema() + " of " + redact(c.DB)
+	}
+	if ok && !c.Reseed {
+		rep.Reused = true
+		c.logf("reusing the dataset in %s (seeded in %.1f s)", where, ds.SeedSeconds)
+		return ds, nil
+	}
+	c.logf("seeding %s: %+v", where, c.Size)
+	var err error
+	if database.IsPostgres(c.DB) {
+		ds, err = SeedPostgres(ctx, c.DB, c.schema(), c.Size)
+	} else {
+		ds, err = Seed(ctx, c.DB, c.Size)
+	}
+	if err != nil {
+		return ds, fmt.Errorf("seed: %w", err)
+	}
+	c.logf("seeded in %.1f s", ds.SeedSeconds)
+	return ds, nil
+}
+
+// redact returns a database URL without its password, for logs.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "the database"
+	}
+	return u.Redacted()
 }
 
 func loadAvg() string {

@@ -142,8 +142,14 @@ type Measurement struct {
 	P99 time.Duration `json:"p99"`
 	Max time.Duration `json:"max"`
 	// CPUPerRequest is the server's CPU time (user and system) divided by the responses: a
-	// cost that other load on the machine skews much less than throughput.
-	CPUPerRequest time.Duration `json:"cpu_per_request"`
+	// cost that other load on the machine skews much less than throughput. On PostgreSQL it
+	// includes the CPU time of the server's backends, which BackendCPUPerRequest is alone.
+	CPUPerRequest        time.Duration `json:"cpu_per_request"`
+	BackendCPUPerRequest time.Duration `json:"backend_cpu_per_request,omitempty"`
+	// BackendsGone counts the server's PostgreSQL backends that disconnected during the run,
+	// whose CPU time since its start could not be read (the pools keep their connections, so
+	// it should be 0).
+	BackendsGone int `json:"backends_gone,omitempty"`
 	// FirstError describes one failure, if any.
 	FirstError string `json:"first_error,omitempty"`
 }

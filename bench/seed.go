@@ -103,15 +103,9 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 			return Dataset{}, err
 		}
 	}
-	db, err := database.Open(ctx, dbPath)
-	if err != nil {
+	if err := migrate(ctx, dbPath); err != nil {
 		return Dataset{}, err
 	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return Dataset{}, err
-	}
-	db.Close()
 
 	raw, err := sql.Open("sqlite3", "file:"+dbPath+"?_journal_mode=WAL&_synchronous=OFF&_foreign_keys=off&_txlock=immediate")
 	if err != nil {
@@ -122,8 +116,7 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 	if _, err := raw.ExecContext(ctx, "PRAGMA cache_size = -262144"); err != nil {
 		return Dataset{}, err
 	}
-	s := &seeder{ctx: ctx, db: raw, rng: rand.New(rand.NewPCG(1, 2)), now: time.Now().UTC().Truncate(time.Microsecond), size: size}
-	ds, err := s.run()
+	ds, err := newSeeder(ctx, &sqliteWriter{ctx: ctx, db: raw}, size).run()
 	if err != nil {
 		return Dataset{}, err
 	}
@@ -132,18 +125,9 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 	}
 	raw.Close()
 
-	// The key goes through the service, so its secret and hash are made exactly as in production.
-	db, err = database.Open(ctx, dbPath)
-	if err != nil {
+	if err := createKey(ctx, dbPath, &ds); err != nil {
 		return Dataset{}, err
 	}
-	defer db.Close()
-	svc := credit.New(db, credit.Options{})
-	key, err := svc.CreateKey(tenant.Staff(ctx, ds.StoreID, "creditbench"), "bench", credit.AllScopes)
-	if err != nil {
-		return Dataset{}, err
-	}
-	ds.Secret = key.Secret
 	ds.Size = size
 	ds.SeedSeconds = time.Since(start).Seconds()
 	b, err := json.MarshalIndent(ds, "", " ")
@@ -153,29 +137,107 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 	return ds, os.WriteFile(datasetPath(dbPath), b, 0o600)
 }
 
-type seeder struct {
+// migrate gives the database at dsn this binary's schema, as `creditd migrate` does.
+func migrate(ctx context.Context, dsn string) error {
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Migrate(ctx)
+}
+
+// createKey makes the large store's API key through the service, so its secret and hash are
+// made exactly as in production, and keeps the secret in ds.
+func createKey(ctx context.Context, dsn string, ds *Dataset) error {
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	key, err := newService(db).CreateKey(tenant.Staff(ctx, ds.StoreID, "creditbench"), "bench", credit.AllScopes)
+	if err != nil {
+		return err
+	}
+	ds.Secret = key.Secret
+	return nil
+}
+
+// rowWriter writes the rows a seeder buffers into one database.
+type rowWriter interface {
+	// batch is how many rows of a table are buffered before write is called.
+	batch() int
+	// write writes t's buffered rows; the seeder empties the buffer afterwards.
+	write(t *table) error
+	// finish makes everything written visible.
+	finish() error
+}
+
+// sqliteWriter writes rows with multi-row INSERTs in transactions of about 200,000 rows.
+type sqliteWriter struct {
 	ctx  context.Context
 	db   *sql.DB
 	tx   *sql.Tx
+	rows int // rows written in the current transaction
+}
+
+// batch keeps a statement under SQLite's limit of 32,766 bound parameters.
+func (w *sqliteWriter) batch() int { return 500 }
+
+func (w *sqliteWriter) write(t *table) error {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(t.columns)), ",") + ")"
+	q := "INSERT INTO " + t.name + " (" + strings.Join(t.columns, ",") + ") VALUES " +
+		strings.TrimSuffix(strings.Repeat(row+",", t.n), ",")
+	if w.tx == nil {
+		tx, err := w.db.BeginTx(w.ctx, nil)
+		if err != nil {
+			return err
+		}
+		w.tx = tx
+	}
+	if _, err := w.tx.ExecContext(w.ctx, q, t.args...); err != nil {
+		return fmt.Errorf("insert into %s: %w", t.name, err)
+	}
+	w.rows += t.n
+	if w.rows >= 200_000 {
+		return w.finish()
+	}
+	return nil
+}
+
+func (w *sqliteWriter) finish() error {
+	if w.tx == nil {
+		return nil
+	}
+	err := w.tx.Commit()
+	w.tx, w.rows = nil, 0
+	return err
+}
+
+type seeder struct {
+	ctx  context.Context
+	w    rowWriter
 	rng  *rand.Rand
 	now  time.Time
 	size Size
 
-	rows    int // rows written in the current transaction
 	orderNo int64
 	tables  map[string]*table
 }
 
-// table buffers rows of one table and writes them with multi-row INSERTs.
+// newSeeder returns a seeder of size's data into w. Its generator has a fixed seed, so every
+// database seeded with one size holds the same rows, IDs included.
+func newSeeder(ctx context.Context, w rowWriter, size Size) *seeder {
+	return &seeder{ctx: ctx, w: w, rng: rand.New(rand.NewPCG(1, 2)), now: time.Now().UTC().Truncate(time.Microsecond), size: size}
+}
+
+// table buffers rows of one table.
 type table struct {
 	name    string
 	columns []string
 	args    []any
 	n       int
 }
-
-// rowsPerInsert keeps a statement under SQLite's limit of 32,766 bound parameters.
-const rowsPerInsert = 500
 
 func (s *seeder) table(name string, columns ...string) *table {
 	if s.tables == nil {
@@ -195,7 +257,7 @@ func (s *seeder) insert(t *table, values ...any) error {
 	}
 	t.args = append(t.args, values...)
 	t.n++
-	if t.n == rowsPerInsert {
+	if t.n == s.w.batch() {
 		return s.flush(t)
 	}
 	return nil
@@ -205,39 +267,11 @@ func (s *seeder) flush(t *table) error {
 	if t.n == 0 {
 		return nil
 	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(t.columns)), ",") + ")"
-	q := "INSERT INTO " + t.name + " (" + strings.Join(t.columns, ",") + ") VALUES " +
-		strings.TrimSuffix(strings.Repeat(row+",", t.n), ",")
-	if err := s.begin(); err != nil {
+	if err := s.w.write(t); err != nil {
 		return err
 	}
-	if _, err := s.tx.ExecContext(s.ctx, q, t.args...); err != nil {
-		return fmt.Errorf("insert into %s: %w", t.name, err)
-	}
-	s.rows += t.n
 	t.args, t.n = t.args[:0], 0
-	if s.rows >= 200_000 {
-		return s.commit()
-	}
 	return nil
-}
-
-func (s *seeder) begin() error {
-	if s.tx != nil {
-		return nil
-	}
-	tx, err := s.db.BeginTx(s.ctx, nil)
-	s.tx = tx
-	return err
-}
-
-func (s *seeder) commit() error {
-	if s.tx == nil {
-		return nil
-	}
-	err := s.tx.Commit()
-	s.tx, s.rows = nil, 0
-	return err
 }
 
 func (s *seeder) flushAll() error {
@@ -246,7 +280,7 @@ func (s *seeder) flushAll() error {
 			return err
 		}
 	}
-	return s.commit()
+	return s.w.finish()
 }
 
 // id mints an ID of the production form (prefix, underscore, 22 base62 characters) from the

@@ -1,11 +1,13 @@
 // Command creditbench measures creditd against the targets of issue #8 (see BENCHMARKS.md).
 //
-// It seeds a large SQLite dataset (or reuses one seeded earlier with the same size), starts
-// `creditd serve` on it as a separate process with the rate limit raised, loads it over
-// loopback with vegeta, and measures, in the same run, a bare net/http server returning the
-// same response bytes. Run it from the repository root:
+// It seeds a large dataset into SQLite, or into a schema of a PostgreSQL database (or reuses
+// one seeded earlier with the same size), starts `creditd serve` on it as a separate process
+// with the rate limit raised, loads it over loopback with vegeta, and measures, in the same
+// run, a bare net/http server returning the same response bytes. On PostgreSQL it also runs
+// the GraphQL dashboard side by side with PostGraphile on the same tables. Run it from the
+// repository root:
 //
-//	go run ./cmd/creditbench [--db PATH] [--duration 10s] [--concurrency 8] [--profile]
+//	go run ./cmd/creditbench [--db PATH|postgres://...] [--duration 10s] [--concurrency 8] [--profile]
 //
 // `creditbench baseline --dir DIR --addr ADDR` is the baseline server it starts.
 package main
@@ -25,6 +27,7 @@ import (
 	"time"
 
 	"github.com/creditd/creditd/bench"
+	"github.com/creditd/creditd/database"
 )
 
 func main() {
@@ -49,7 +52,10 @@ func run(ctx context.Context, args []string) error {
 
 	fs := flag.NewFlagSet("creditbench", flag.ContinueOnError)
 	work := fs.String("work", filepath.Join(os.TempDir(), "creditbench"), "directory for logs, baseline responses and profiles")
-	dbPath := fs.String("db", "", "SQLite file to seed and serve (default <work>/bench.db); keep it on the disk you want to measure, not tmpfs")
+	dbPath := fs.String("db", "", "SQLite file to seed and serve (default <work>/bench-<size>.db; keep it on the disk you want to measure, not tmpfs), or a postgres:// URL")
+	schema := fs.String("schema", bench.DefaultSchema, "with a postgres:// --db, the schema to seed and serve; the harness drops and recreates it, and refuses one it did not create")
+	postgraphile := fs.Bool("postgraphile", true, "with a postgres:// --db, also run the dashboard on PostGraphile "+bench.PostGraphileVersion+" (installed with npm into <work>/postgraphile), interleaved with creditd's")
+	rounds := fs.Int("rounds", 3, "rounds of the interleaved creditd/PostGraphile dashboard comparison")
 	size := fs.String("size", "full", "dataset: full (1,000 stores, 10,000 companies, 1M-entry ledger) or tiny")
 	reseed := fs.Bool("reseed", false, "seed afresh even when the database holds a dataset of this size")
 	creditd := fs.String("creditd", "", "creditd binary (default: built from ./cmd/creditd into <work>)")
@@ -63,7 +69,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg := bench.Config{
-		WorkDir: *work, DB: *dbPath, Reseed: *reseed, Creditd: *creditd,
+		WorkDir: *work, DB: *dbPath, Schema: *schema, PostGraphile: *postgraphile, Rounds: *rounds,
+		Reseed: *reseed, Creditd: *creditd,
 		Duration: *duration, Warmup: *warmup, Concurrency: *concurrency, Profile: *profile,
 		Progress: os.Stderr,
 	}
@@ -84,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return err
 	}
-	if onTmpfs(filepath.Dir(cfg.DB)) {
+	if !database.IsPostgres(cfg.DB) && onTmpfs(filepath.Dir(cfg.DB)) {
 		fmt.Fprintf(os.Stderr, "creditbench: warning: %s is on tmpfs, where fsync costs nothing: write figures will not be durable ones\n", filepath.Dir(cfg.DB))
 	}
 	self, err := os.Executable()
