@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -25,6 +26,19 @@ var files embed.FS
 // server. GraphiQL sets inline styles and uses data: URLs for fonts and icons.
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Link is the address of the playground on the server at baseURL (for example
+// "http://127.0.0.1:8080") that opens with key already in the Headers tab, such as
+// "http://127.0.0.1:8080/playground#key=ck_...". The key travels in the fragment, which a browser
+// never sends to the server, so it stays out of request lines and access logs; the page moves it
+// into the Headers tab and removes it from the address bar. With no key, Link is the plain page.
+func Link(baseURL, key string) string {
+	link := strings.TrimRight(baseURL, "/") + "/playground"
+	if key == "" {
+		return link
+	}
+	return link + "#" + url.Values{"key": {key}}.Encode()
+}
 
 // file is one served file with its validator.
 type file struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/graph/playground"
 )
 
 // TestPlaygroundServed checks the page and its files: served without a key, from the binary,
@@ -45,4 +46,22 @@ func TestPlaygroundServed(t *testing.T) {
 	}
 	env.Get(t, "", "/playground/assets/VERSIONS").WantError(t, http.StatusNotFound, "not_found", "")
 	env.Get(t, "", "/playground/../server.go").WantStatus(t, http.StatusNotFound)
+}
+
+// TestLink checks the playground link that carries a key: the key goes in the fragment, escaped
+// so that the page's URLSearchParams reads it back unchanged.
+func TestLink(t *testing.T) {
+	for _, tc := range []struct {
+		base, key, want string
+	}{
+		{"http://127.0.0.1:8080", "ck_abc123", "http://127.0.0.1:8080/playground#key=ck_abc123"},
+		{"http://127.0.0.1:8080/", "ck_abc123", "http://127.0.0.1:8080/playground#key=ck_abc123"},
+		{"https://credit.example/api", "ck_abc123", "https://credit.example/api/playground#key=ck_abc123"},
+		{"http://127.0.0.1:8080", "a b&c#d=e/f", "http://127.0.0.1:8080/playground#key=a+b%26c%23d%3De%2Ff"},
+		{"http://127.0.0.1:8080", "", "http://127.0.0.1:8080/playground"},
+	} {
+		if got := playground.Link(tc.base, tc.key); got != tc.want {
+			t.Errorf("Link(%q, %q) = %q, want %q", tc.base, tc.key, got, tc.want)
+		}
+	}
 }
