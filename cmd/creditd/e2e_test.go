@@ -39,7 +39,7 @@ func TestServeDemoEndToEnd(t *testing.T) {
 
 	// First start: an empty database in the working directory (the default --db).
 	srv := startCreditd(t, bin, dir, "serve", "--demo", "--addr", "127.0.0.1:0")
-	printed := srv.readUntil(t, regexp.MustCompile(`curl .*/v1/companies`))
+	printed := srv.readUntil(t, regexp.MustCompile(`/playground#key=\S+`))
 	keys := regexp.MustCompile(`(?m)^  (demo [^\n]*?)\s+(ck_[0-9A-Za-z]+)\s+(\S+)$`).FindAllStringSubmatch(printed, -1)
 	if len(keys) != 3 {
 		t.Fatalf("serve --demo printed %d keys, want 3:\n%s", len(keys), printed)
@@ -119,6 +119,15 @@ func TestServeDemoEndToEnd(t *testing.T) {
 	}
 	httpGet(t, base+"/healthz", "", 200)
 	httpGet(t, base+"/readyz", "", 200)
+
+	// The printed playground link opens the playground signed in with the dashboard key, which
+	// travels in the fragment (never sent to the server).
+	link := regexp.MustCompile(`(http://127\.0\.0\.1:[0-9]+/playground)#key=(ck_[0-9A-Za-z]+)`).FindStringSubmatch(printed)
+	if link == nil || link[2] != dashboard {
+		t.Errorf("no playground link with the dashboard key in its fragment:\n%s", printed)
+	} else {
+		httpGet(t, link[1], "", 200)
+	}
 
 	// SIGTERM shuts down gracefully; the logs carry no secrets.
 	logs := srv.stop(t)

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/demo"
+	"github.com/creditd/creditd/graph/playground"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
 )
@@ -115,7 +117,15 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 	for _, k := range demo.Keys {
 		fmt.Fprintf(out, "  %-24s %-48s %s\n", k.Label, k.Secret, strings.Join(k.Scopes, ","))
 	}
-	fmt.Fprintf(out, "\nTry it:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/companies\n\n", demo.Keys[len(demo.Keys)-1].Secret, base)
+	fmt.Fprintf(out, "\nTry it:\n  curl -s -H 'Authorization: Bearer %s' %s/v1/companies\n", demo.Keys[len(demo.Keys)-1].Secret, base)
+	// The dashboard key (read-only, with applications) in the link's fragment, which never
+	// reaches a server: the playground fills its headers with it and loads the schema's docs.
+	for _, k := range demo.Keys {
+		if slices.Contains(k.Scopes, credit.ScopeReadApplications) && !slices.Contains(k.Scopes, credit.ScopeWriteCredit) {
+			fmt.Fprintf(out, "\nPlayground (GraphQL, signed in with the %s key):\n  %s\n", k.Label, playground.Link(base, k.Secret))
+		}
+	}
+	fmt.Fprintln(out)
 	return nil
 }
 
