@@ -71,7 +71,9 @@ func TestCLIRefusesAMissingDatabase(t *testing.T) {
 			path := filepath.Join(dir, "typo.db")
 			args := append(strings.Fields(name), "--db", path)
 			if name == "serve" {
-				args = append(args, "--addr", "127.0.0.1:0")
+				// Refused before it listens; were it not, the bad --rate-limit would stop it
+				// instead of serving until the test times out.
+				args = append(args, "--addr", "127.0.0.1:0", "--rate-limit", "0")
 			}
 			got := runCreditd(t, args...).wantOneLine(t, exitBadInput)
 			want := "creditd " + name + ": no database at " + path + " (from --db); check the path, or create the database with: creditd migrate --db " + path
