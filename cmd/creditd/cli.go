@@ -165,6 +165,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		m.usage(cmds)
 		return exitOK
 	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	name, rest := args[0], args[1:]
 	cmd, ok := cmds[name]
 	if !ok && len(rest) > 0 {

@@ -177,6 +177,9 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "creditd ") || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("version: %q", r.stdout)
 	}
+	if dashed := runCreditd(t, "--version", "--db", filepath.Join(dir, "none.db")).mustSucceed(t); dashed.stdout != r.stdout {
+		t.Errorf("creditd --version printed %q, creditd version %q", dashed.stdout, r.stdout)
+	}
 	v := runCreditd(t, "version", "--json", "--db", filepath.Join(dir, "none.db")).mustSucceed(t).object(t)
 	mustKeys(t, "version --json", v, "version", "revision", "time", "modified", "go")
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
