@@ -13,8 +13,9 @@ import (
 // buildVersion is what `creditd version` reports: the module version the binary was built
 // from and, when it was built in a checkout, the commit (Go records these in every binary).
 type buildVersion struct {
-	// Version is the module's version: v1.2.3 when installed with go install module@version,
-	// "(devel)" when built from a checkout.
+	// Version is the module's version: v1.2.3 when installed with go install module@version;
+	// built in a git clone, a pseudo-version of the commit's time and hash
+	// (v0.0.0-20261123131214-08d75962817d); "(devel)" when the build recorded neither.
 	Version string `json:"version"`
 	// Revision and Time name the commit built from; Modified says the checkout had changes
 	// beyond it. Empty and false when the build recorded no version control information:
