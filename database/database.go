@@ -9,8 +9,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -60,20 +62,48 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// Open opens the database named by dsn: a SQLite file path or a postgres:// URL. It does not
-// touch the schema; call Prepare or Migrate.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+// SQLitePath returns the file a SQLite dsn names (a path, optionally written as a file: URI
+// with parameters), or "" for a PostgreSQL URL.
+func SQLitePath(dsn string) string {
 	if IsPostgres(dsn) {
-		return openPostgres(ctx, dsn)
+		return ""
 	}
 	path := strings.TrimPrefix(dsn, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
+	return path
+}
+
+// ErrNoDatabase is OpenExisting's answer to a SQLite file that does not exist.
+var ErrNoDatabase = errors.New("no database file")
+
+// Open opens the database named by dsn: a SQLite file path or a postgres:// URL. A SQLite file
+// that does not exist is created. It does not touch the schema; call Prepare or Migrate.
+func Open(ctx context.Context, dsn string) (*DB, error) { return open(ctx, dsn, true) }
+
+// OpenExisting opens the database like Open but never creates a SQLite file: a path that does
+// not exist is ErrNoDatabase and leaves nothing behind, so a mistyped path is reported instead
+// of becoming a new, empty database. PostgreSQL URLs open as with Open.
+func OpenExisting(ctx context.Context, dsn string) (*DB, error) { return open(ctx, dsn, false) }
+
+func open(ctx context.Context, dsn string, create bool) (*DB, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(ctx, dsn)
+	}
+	path := SQLitePath(dsn)
 	if path == "" {
 		return nil, fmt.Errorf("database path is empty")
 	}
-	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas, driver: &sqlite3.SQLiteDriver{}})
+	params := sqlitePragmas
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNoDatabase, path)
+		}
+		// Should the file vanish after the check, SQLite still refuses to create it.
+		params += "&mode=rw"
+	}
+	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}})
 	// Keep every connection open: database/sql keeps only two idle ones by default, so under
 	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
 	// pragmas and a cold page cache each time. Reads run on the CPU, so more connections than

@@ -1,12 +1,14 @@
-// The docs' tests keep them true: the GraphQL examples run against the demo data, the error
-// table matches the OpenAPI document (itself checked against the REST error table), and
-// relative links resolve.
+// The docs' tests keep them true: the GraphQL examples run against the demo data, the shell
+// examples of the README and the guides run as written against a real demo
+// (examples_test.go), the error table matches the OpenAPI document (itself checked against the
+// REST error table), relative links resolve inside the repository, and sections of the
+// contract are cited as links.
 package docs_test
 
 import (
 	"context"
 	"encoding/json"
-	"github.com/creditd/creditd/demo"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,9 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/openapi/conformance"
 	"github.com/creditd/creditd/server"
 )
@@ -143,20 +147,148 @@ func TestErrorTableMatchesTheDocument(t *testing.T) {
 	}
 }
 
-// TestLinksResolve checks the relative links between the guides.
+// TestLinksResolve checks every relative link of every Markdown file in the repository: its
+// file exists inside the repository (a clone has nothing beside it), and a #section names a
+// heading of that file, as GitHub makes anchors of headings.
 func TestLinksResolve(t *testing.T) {
-	files, _ := filepath.Glob("*.md")
-	files = append(files, filepath.Join("..", "README.md"))
-	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
-	for _, f := range files {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	for _, f := range repositoryFiles(t, root, ".md") {
 		raw, err := os.ReadFile(f)
 		if err != nil {
-			continue // the README may not exist yet
+			t.Fatal(err)
 		}
+		rel, _ := filepath.Rel(root, f)
 		for _, m := range link.FindAllStringSubmatch(string(raw), -1) {
-			if _, err := os.Stat(filepath.Join(filepath.Dir(f), m[1])); err != nil {
-				t.Errorf("%s links to %s, which does not exist", f, m[1])
+			target, section, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, ":") { // https:, mailto:
+				continue
+			}
+			path := f
+			if target != "" {
+				path = filepath.Join(filepath.Dir(f), target)
+			}
+			if inside, _ := filepath.Rel(root, path); inside == ".." || strings.HasPrefix(inside, "../") {
+				t.Errorf("%s links to %s, outside the repository", rel, m[1])
+				continue
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links to %s, which does not exist", rel, m[1])
+				continue
+			}
+			if section != "" && strings.HasSuffix(path, ".md") && !slices.Contains(headingAnchors(t, path), section) {
+				t.Errorf("%s links to %s: %s has no heading with the anchor #%s", rel, m[1], filepath.Base(path), section)
 			}
 		}
 	}
+}
+
+// TestNothingPointsOutside looks through every text file of the repository for paths into the
+// directories that surrounded it while it was written: a clone has only itself.
+func TestNothingPointsOutside(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := []string{"../" + "shared", "/work/" + "shared", "/work/" + "main", "/tmp/" + "issue"}
+	for _, ext := range []string{".md", ".go", ".yaml", ".yml", ".sh", ".graphqls", ".json", ".mjs", ".awk"} {
+		for _, f := range repositoryFiles(t, root, ext) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range outside {
+				if strings.Contains(string(raw), o) {
+					rel, _ := filepath.Rel(root, f)
+					t.Errorf("%s mentions %s, which a clone of the repository does not have", rel, o)
+				}
+			}
+		}
+	}
+}
+
+// TestContractSectionsAreLinks checks that every "§N" a reader meets in the README or a guide is
+// a link to that section of docs/contract.md; the contract and the specification may refer to
+// their own sections.
+func TestContractSectionsAreLinks(t *testing.T) {
+	files, _ := filepath.Glob("*.md")
+	files = append(files, filepath.Join("..", "README.md"))
+	linked := regexp.MustCompile(`\[§([0-9]+)\]\(([^)]*)\)`)
+	for _, f := range files {
+		if f == "contract.md" || f == "specification.md" {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		for _, m := range linked.FindAllStringSubmatch(text, -1) {
+			if target := m[2]; !strings.Contains(target, "contract.md#"+m[1]+"-") {
+				t.Errorf("%s: §%s links to %s, not to section %s of the contract", f, m[1], target, m[1])
+			}
+		}
+		if rest := linked.ReplaceAllString(text, ""); strings.Contains(rest, "§") {
+			i := strings.Index(rest, "§")
+			t.Errorf("%s: %q cites a section without linking it", f, rest[max(0, i-40):min(len(rest), i+10)])
+		}
+	}
+}
+
+// repositoryFiles lists the files under root whose names end in ext, leaving out Git's own
+// directory and installed node modules.
+func repositoryFiles(t *testing.T, root, ext string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ext) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// headingAnchors returns the anchors GitHub gives a Markdown file's headings: lower case,
+// punctuation dropped, spaces turned into hyphens ("## 3. Errors" is #3-errors).
+func headingAnchors(t *testing.T, file string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anchors []string
+	inCode := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		heading, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if inCode || !strings.HasPrefix(line, "#") || !ok {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(heading) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		anchors = append(anchors, b.String())
+	}
+	return anchors
 }

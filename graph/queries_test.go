@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -83,6 +84,16 @@ func TestCompaniesFiltersAndPaging(t *testing.T) {
 	}
 	if got := ids(query(t, f.env, f.readCredit, q, map[string]any{"since": "2026-03-02T09:30:00Z"})); len(got) != 2 || got[0] != later.ID {
 		t.Errorf("updatedSince 09:30: %v", got)
+	}
+	// A malformed updatedSince names the form; an offset's + sent raw in a GET URL, which
+	// arrives as a space, says to send %2B.
+	bad := doGQL(t, f.env, gqlRequest{Key: f.readCredit, Query: q, Variables: map[string]any{"since": "yesterday"}})
+	if bad.wantCodes(t, "invalid_parameter"); bad.Errors[0].Message != "updatedSince must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z or 2026-01-31T10:30:00+01:00" {
+		t.Errorf("a malformed updatedSince: %q", bad.Errors[0].Message)
+	}
+	get := decodeGQL(t, f.env.Get(t, f.readCredit, "/graphql?query="+urlQuery(q)+"&variables="+url.QueryEscape(`{"since":"2026-03-02T10:00:00`)+"+01:00%22%7D"))
+	if get.wantCodes(t, "invalid_parameter"); get.Errors[0].Message != "updatedSince has a space where its offset's + should be: in a GET /graphql URL, a raw + means a space, so send it as %2B" {
+		t.Errorf("a raw + in a GET URL: %q", get.Errors[0].Message)
 	}
 
 	// Page through one company at a time with endCursor.

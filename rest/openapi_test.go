@@ -19,7 +19,8 @@ import (
 // Routes and from httpapi.Codes(), so a route or an error code added here without the document
 // fails these tests.
 
-// specOperations are the nine operations of the specification (seed, "Endpoints"), under /v1.
+// specOperations are the nine operations of the specification (docs/specification.md,
+// "Endpoints"), under /v1.
 var specOperations = []string{
 	"GET /v1/companies",
 	"GET /v1/companies/{id}",

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/httpapi"
@@ -26,7 +27,7 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 	if v, ok := q["updated_since"]; ok {
 		ts, err := credit.ParseTimestamp(v)
 		if err != nil {
-			httpapi.WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "updated_since", "updated_since must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z"))
+			httpapi.WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "updated_since", "%s", updatedSinceMessage(v)))
 			return
 		}
 		p.UpdatedSince = &ts
@@ -113,4 +114,13 @@ func (a *API) getApplication(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, app)
+}
+
+// updatedSinceMessage explains a refused updated_since. The most common mistake gets its own
+// answer: an offset's + sent raw, which a query string reads as a space.
+func updatedSinceMessage(v string) string {
+	if _, err := credit.ParseTimestamp(strings.Replace(v, " ", "+", 1)); err == nil {
+		return "updated_since has a space where its offset's + should be: a raw + in a URL means a space, so send it as %2B (2026-01-31T10:30:00%2B01:00)"
+	}
+	return "updated_since must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z; in a URL, send an offset's + as %2B (2026-01-31T10:30:00%2B01:00)"
 }

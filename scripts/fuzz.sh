@@ -47,8 +47,6 @@ for t in "${targets[@]}"; do
 		echo "FAIL ${name} (${dir}): the failing input is in ${dir#./}/testdata/fuzz/${name}/" >&2
 		exit 1
 	fi
-	# The last progress line carries the totals: elapsed time, executions, new interesting inputs.
-	summary="$(grep -E '^fuzz: elapsed' "$log" | tail -n 1 || true)"
-	printf 'ok  %-22s %-14s %s\n' "$name" "$dir" "${summary#fuzz: }"
+	printf 'ok  %-22s %-14s %s\n' "$name" "$dir" "$(awk -f scripts/fuzz-summary.awk "$log")"
 	rm -f "$log"
 done

@@ -397,8 +397,15 @@ func TestCompaniesUpdatedSince(t *testing.T) {
 	for _, bad := range []string{"", "2026-03-02", "2026-03-02T09:00:00", "2026-03-02 09:00:00Z", "1772442000", "yesterday", "2026-02-30T09:00:00Z", "2026-03-02T09:00:00 02:00"} {
 		f.get(t, "/v1/companies", "updated_since", bad).WantError(t, 400, "invalid_parameter", "updated_since")
 	}
-	// An unencoded + in the query is a space, so the offset is lost: refused, not misread.
-	f.env.Get(t, f.key, "/v1/companies?updated_since=2026-03-02T11:00:00+02:00").WantError(t, 400, "invalid_parameter", "updated_since")
+	// An unencoded + in the query is a space, so the offset is lost: refused, not misread, and
+	// the message says how to send it.
+	raw := f.env.Get(t, f.key, "/v1/companies?updated_since=2026-03-02T11:00:00+02:00").WantError(t, 400, "invalid_parameter", "updated_since")
+	if want := "updated_since has a space where its offset's + should be: a raw + in a URL means a space, so send it as %2B (2026-01-31T10:30:00%2B01:00)"; raw.Message != want {
+		t.Errorf("a raw + in updated_since: %q, want %q", raw.Message, want)
+	}
+	if got := f.get(t, "/v1/companies", "updated_since", "yesterday").WantError(t, 400, "invalid_parameter", "updated_since").Message; !strings.Contains(got, "RFC 3339") || !strings.Contains(got, "send an offset's + as %2B") {
+		t.Errorf("a malformed updated_since: %q does not say what to send", got)
+	}
 
 	// Filters combine.
 	mustStaffHold(t, f.env, f.store, a.ID, "x") // moves A's updated_at to now

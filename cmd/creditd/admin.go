@@ -26,7 +26,7 @@ func migrateCommand() command {
 			}
 			return env.print(map[string]string{"status": "up to date", "version": version}, "database schema is up to date at version "+version)
 		}
-	}}
+	}, createsDatabase: always}
 }
 
 func storeCreateCommand() command {
@@ -46,6 +46,29 @@ func storeCreateCommand() command {
 				return err
 			}
 			return env.print(st, st.ID)
+		}
+	}, createsDatabase: always}
+}
+
+func storeListCommand() command {
+	return command{summary: "list every store, oldest first, with its ID for --store", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+		return func(ctx context.Context, env *cmdEnv, args []string) error {
+			if err := exactlyArgs(args); err != nil {
+				return err
+			}
+			stores, err := env.svc.ListStores(ctx)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%-25s %-32s %-8s %s", "ID", "NAME", "CURRENCY", "CREATED")
+			for _, st := range stores {
+				fmt.Fprintf(&b, "\n%-25s %-32s %-8s %s", st.ID, st.Name, st.Currency, st.CreatedAt)
+			}
+			if len(stores) == 0 {
+				b.WriteString("\n(no stores yet: creditd store create --name N --currency EUR makes one)")
+			}
+			return env.print(map[string]any{"data": stores}, b.String())
 		}
 	}}
 }

@@ -57,18 +57,36 @@ func (m *Main) Close() error {
 	return nil
 }
 
-// usageError is bad input on the command line.
-type usageError struct{ msg string }
+// usageError is bad input on the command line. syntax marks a mistake in the command's flags
+// or arguments, which the command's -h answers.
+type usageError struct {
+	msg    string
+	syntax bool
+}
 
 func (e usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return usageError{msg: fmt.Sprintf(format, args...)} }
+
+// syntaxf is a usage error in the command's flags or arguments.
+func syntaxf(format string, args ...any) error {
+	return usageError{msg: fmt.Sprintf(format, args...), syntax: true}
+}
 
 // command is one subcommand: it declares its flags on fs and runs with the positional args.
 type command struct {
 	summary string
 	flags   func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
+	// createsDatabase, when set, reports whether this run may create a SQLite file that does
+	// not exist yet (migrate, store create, serve --demo). Every other command refuses a
+	// missing file, so that a mistyped --db never leaves a new, empty database behind.
+	createsDatabase func(fs *flag.FlagSet) bool
+	// noDatabase commands (version) run without opening a database; env.svc and env.db are nil.
+	noDatabase bool
 }
+
+// always is createsDatabase for the commands that may always create the database.
+func always(*flag.FlagSet) bool { return true }
 
 // cmdEnv is what a running command can use.
 type cmdEnv struct {
@@ -77,6 +95,9 @@ type cmdEnv struct {
 	db   *database.DB
 	json bool
 	out  io.Writer
+	// dbArg is the --db the command line was given, to repeat in a command it suggests; ""
+	// when the database came from CREDITD_DB or the default, which the suggestion inherits.
+	dbArg string
 }
 
 // cliStaff names the staff member acting for commands that take no --staff: the operator at
@@ -115,6 +136,7 @@ func commands() map[string]command {
 		"serve":                  serveCommand(),
 		"migrate":                migrateCommand(),
 		"store create":           storeCreateCommand(),
+		"store list":             storeListCommand(),
 		"key create":             keyCreateCommand(),
 		"key rotate":             keyRotateCommand(),
 		"key revoke":             keyRevokeCommand(),
@@ -127,6 +149,7 @@ func commands() map[string]command {
 		"hold place":             holdPlaceCommand(),
 		"hold lift":              holdLiftCommand(),
 		"holds sweep":            holdsSweepCommand(),
+		"version":                versionCommand(),
 	}
 }
 
@@ -141,6 +164,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		m.usage(cmds)
 		return exitOK
+	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	name, rest := args[0], args[1:]
 	cmd, ok := cmds[name]
@@ -169,16 +195,29 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	run := cmd.flags(fs, &opts)
 	positional, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(m.Stdout)
-		fmt.Fprintf(m.Stdout, "creditd %s: %s\n", name, cmd.summary)
-		fs.PrintDefaults()
+		m.commandUsage(name, cmd, fs)
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, err)
+		fmt.Fprintf(m.Stderr, "creditd %s: %s; run creditd %s -h for its flags\n", name, flagError(err), name)
 		return exitBadInput
 	}
-	db, err := database.Open(ctx, *dbPath)
+	env := &cmdEnv{m: m, json: *asJSON, out: m.Stdout}
+	if cmd.noDatabase {
+		return m.finish(name, run(ctx, env, positional))
+	}
+	if isSet(fs, "db") {
+		env.dbArg = *dbPath
+	}
+	open := database.OpenExisting
+	if cmd.createsDatabase != nil && cmd.createsDatabase(fs) {
+		open = database.Open
+	}
+	db, err := open(ctx, *dbPath)
+	if errors.Is(err, database.ErrNoDatabase) {
+		fmt.Fprintf(m.Stderr, "creditd %s: %s\n", name, noDatabase(*dbPath, env.dbArg != ""))
+		return exitBadInput
+	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "creditd %s: %v\n", name, oneLine(err))
 		return exitFailure
@@ -195,12 +234,21 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	if m.afterOpen != nil {
 		m.afterOpen(db)
 	}
-	env := &cmdEnv{m: m, svc: credit.New(db, opts), db: db, json: *asJSON, out: m.Stdout}
-	if err := run(ctx, env, positional); err != nil {
-		fmt.Fprintf(m.Stderr, "creditd %s: %s\n", name, oneLine(describe(err)))
-		return exitCode(err)
+	env.db, env.svc = db, credit.New(db, opts)
+	return m.finish(name, run(ctx, env, positional))
+}
+
+// finish reports a command's error in one line and returns the exit code.
+func (m *Main) finish(name string, err error) int {
+	if err == nil {
+		return exitOK
 	}
-	return exitOK
+	msg := oneLine(describe(err))
+	if ue := (usageError{}); errors.As(err, &ue) && ue.syntax {
+		msg += fmt.Sprintf("; run creditd %s -h for its flags", name)
+	}
+	fmt.Fprintf(m.Stderr, "creditd %s: %s\n", name, msg)
+	return exitCode(err)
 }
 
 func (m *Main) usage(cmds map[string]command) {
@@ -284,7 +332,7 @@ func envOr(name, fallback string) string {
 func required(pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if strings.TrimSpace(pairs[i+1]) == "" {
-			return usagef("--%s is required", pairs[i])
+			return syntaxf("--%s is required", pairs[i])
 		}
 	}
 	return nil
@@ -293,7 +341,7 @@ func required(pairs ...string) error {
 // exactlyArgs checks the number of positional arguments.
 func exactlyArgs(args []string, names ...string) error {
 	if len(args) != len(names) {
-		return usagef("expected %d argument(s): %s; got %d", len(names), strings.Join(names, " "), len(args))
+		return syntaxf("expected %d argument(s): %s; got %d", len(names), strings.Join(names, " "), len(args))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -34,9 +35,15 @@ type cliRun struct {
 // runCreditd runs one creditd command line in-process, as main does, at cliStart.
 func runCreditd(tb testing.TB, args ...string) cliRun {
 	tb.Helper()
+	return runCreditdAt(tb, cliStart, args...)
+}
+
+// runCreditdAt runs one creditd command line in-process at the time now.
+func runCreditdAt(tb testing.TB, now time.Time, args ...string) cliRun {
+	tb.Helper()
 	var out, errOut bytes.Buffer
 	m := NewMain(strings.NewReader(""), &out, &errOut)
-	m.Now = func() time.Time { return cliStart }
+	m.Now = func() time.Time { return now }
 	code := m.Run(context.Background(), args)
 	if err := m.Close(); err != nil {
 		tb.Fatalf("close: %v", err)
@@ -332,6 +339,7 @@ func TestCLIDatabaseFromEnvironment(t *testing.T) {
 	}
 	// --db wins over the environment.
 	other := filepath.Join(t.TempDir(), "flag.db")
+	runCreditd(t, "migrate", "--db", other).mustSucceed(t)
 	if r := runCreditd(t, "key", "create", "--store", st, "--label", "L", "--scopes", "read_credit", "--db", other); r.code != 2 || !strings.Contains(r.stderr, "no such store") {
 		t.Errorf("--db did not override CREDITD_DB: exit %d %q", r.code, r.stderr)
 	}
@@ -522,14 +530,27 @@ func TestCLIHelp(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("help: exit %d %q", r.code, r.stderr)
 	}
-	for _, cmd := range []string{"serve", "migrate", "store create", "key create", "key rotate", "key revoke", "key list", "company create", "ledger record", "application create", "application set-status", "person erase"} {
+	for _, cmd := range []string{"serve", "migrate", "store create", "store list", "key create", "key rotate", "key revoke", "key list", "company create", "ledger record", "application create", "application set-status", "person erase", "version"} {
 		if !strings.Contains(r.stdout, "  "+cmd+" ") {
 			t.Errorf("help does not list %q:\n%s", cmd, r.stdout)
 		}
 	}
+	// Every command's help spells its flags as the README does: --credit-limit, not the flag
+	// package's -credit-limit.
+	singleDash := regexp.MustCompile(`(?m)^\s*-[a-z]`)
+	for name := range commands() {
+		r := runCreditd(t, append(strings.Fields(name), "-h")...)
+		if r.code != 0 || r.stderr != "" || singleDash.MatchString(r.stdout) || !strings.Contains(r.stdout, "  --db string") || !strings.Contains(r.stdout, "  --json\n") {
+			t.Errorf("%s -h: exit %d, stderr %q; want help with --flags:\n%s", name, r.code, r.stderr, r.stdout)
+		}
+	}
 	r = runCreditd(t, "company", "create", "-h")
-	if r.code != 0 || !strings.Contains(r.stdout, "-credit-limit") || !strings.Contains(r.stdout, "-db") {
-		t.Errorf("company create -h: exit %d\n%s", r.code, r.stdout)
+	if !strings.Contains(r.stdout, "  --credit-limit string\n") {
+		t.Errorf("company create -h does not list --credit-limit:\n%s", r.stdout)
+	}
+	r = runCreditd(t, "serve", "--help")
+	if !strings.Contains(r.stdout, "  --addr string\n") || !strings.Contains(r.stdout, `(default ":8080")`) || !strings.Contains(r.stdout, "  --rate-limit int\n") {
+		t.Errorf("serve --help does not list --addr with its default and --rate-limit:\n%s", r.stdout)
 	}
 }
 

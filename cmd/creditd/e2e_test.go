@@ -140,14 +140,32 @@ func TestServeDemoEndToEnd(t *testing.T) {
 		t.Errorf("the JSON logs lack the listening line or the access log:\n%s", logs)
 	}
 
-	// A second start on the same database seeds nothing and the keys keep working.
+	// A second start on the same database seeds nothing, the keys keep working, and it says
+	// how to make a new key: the line it prints, run as printed, makes one that works.
+	store := regexp.MustCompile(`Demo store (st_[0-9A-Za-z]+) seeded`).FindStringSubmatch(printed)
+	if store == nil {
+		t.Fatalf("serve --demo did not name its store:\n%s", printed)
+	}
 	again := startCreditd(t, bin, dir, "serve", "--demo", "--addr", "127.0.0.1:0")
-	printed = again.readUntil(t, regexp.MustCompile(`already has data`))
-	if strings.Contains(printed, "ck_") {
-		t.Errorf("a second --demo printed secrets:\n%s", printed)
+	printed = again.readUntil(t, regexp.MustCompile(`creditd key create`))
+	if strings.Contains(printed, "ck_") || !strings.Contains(printed, "already has data") {
+		t.Errorf("a second --demo printed secrets or no explanation:\n%s", printed)
+	}
+	keyLine := regexp.MustCompile(`(?m)^\s+creditd (key create .*)$`).FindStringSubmatch(printed)
+	if want := "key create --store " + store[1] + " --label me --scopes read_credit,read_applications,write_credit"; keyLine == nil || keyLine[1] != want {
+		t.Fatalf("a second --demo prints %q, want the line creditd %s:\n%s", keyLine, want, printed)
 	}
 	addr := again.waitForListening(t)
 	httpGet(t, "http://"+addr+"/v1/companies", full, 200)
+	create := exec.Command(bin, append(strings.Fields(keyLine[1]), "--json")...)
+	create.Dir = dir
+	create.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "CREDITD_DB=") })
+	out, err := create.Output()
+	var made struct{ Secret string }
+	if err != nil || json.Unmarshal(out, &made) != nil {
+		t.Fatalf("creditd %s: %v\n%s", keyLine[1], err, out)
+	}
+	httpGet(t, "http://"+addr+"/v1/applications", made.Secret, 200)
 	again.stop(t)
 }
 

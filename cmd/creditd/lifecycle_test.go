@@ -24,6 +24,7 @@ type liveServer struct {
 func startLiveServer(t *testing.T) *liveServer {
 	t.Helper()
 	ls := &liveServer{db: filepath.Join(t.TempDir(), "live.db"), clock: credittest.NewClock(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC))}
+	runCreditd(t, "migrate", "--db", ls.db).mustSucceed(t) // serve without --demo needs a database
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)

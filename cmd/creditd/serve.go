@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/creditd/creditd/credit"
@@ -40,9 +42,14 @@ func serveCommand() command {
 			}
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
+			// The listener's errors are formatted with %v, not wrapped: a *net.OpError in the
+			// chain would read as a database outage (database.IsUnavailable).
 			l, err := net.Listen("tcp", *addr)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%v: another program, perhaps another creditd, listens there; pick another address with --addr, or --addr 127.0.0.1:0 for any free port", err)
+			}
 			if err != nil {
-				return fmt.Errorf("listen on %s: %w", *addr, err)
+				return fmt.Errorf("listen on %s: %v", *addr, err)
 			}
 			base := "http://" + displayAddr(l.Addr())
 			if *demo {
@@ -80,7 +87,7 @@ func serveCommand() command {
 			}
 			return srv.Serve(ctx, l)
 		}
-	}}
+	}, createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" }}
 }
 
 // servePprof serves net/http/pprof on its own listener, never on the API's: profiles reveal
@@ -88,7 +95,7 @@ func serveCommand() command {
 func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--pprof: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("--pprof: listen on %s: %v", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -109,9 +116,7 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 	}
 	out := env.m.Stdout
 	if !seeded {
-		fmt.Fprintln(out, "The database already has data, so no demo was seeded (--demo seeds only an empty database).")
-		fmt.Fprintln(out, "Create a key with: creditd key create --store <store id> --label me --scopes read_credit,read_applications,write_credit")
-		return nil
+		return printExistingStores(ctx, env)
 	}
 	fmt.Fprintf(out, "Demo store %s seeded. Its API keys (shown only now):\n", demo.StoreID)
 	for _, k := range demo.Keys {
@@ -124,6 +129,29 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 		if slices.Contains(k.Scopes, credit.ScopeReadApplications) && !slices.Contains(k.Scopes, credit.ScopeWriteCredit) {
 			fmt.Fprintf(out, "\nPlayground (GraphQL, signed in with the %s key):\n  %s\n", k.Label, playground.Link(base, k.Secret))
 		}
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// printExistingStores answers a --demo on a database that already has data: the demo's keys
+// were printed only when it was seeded, so it names the stores and the exact command line that
+// makes a new key for each.
+func printExistingStores(ctx context.Context, env *cmdEnv) error {
+	stores, err := env.svc.ListStores(ctx)
+	if err != nil {
+		return err
+	}
+	out := env.m.Stdout
+	fmt.Fprintln(out, "The database already has data, so no demo was seeded (--demo seeds only an empty database).")
+	fmt.Fprintln(out, "A key's secret is shown only when it is made; to make a new key for a store, run the line under it:")
+	db := ""
+	if env.dbArg != "" {
+		db = " --db " + shellQuote(env.dbArg)
+	}
+	for _, st := range stores {
+		fmt.Fprintf(out, "  %s  %s (%s)\n", st.ID, st.Name, st.Currency)
+		fmt.Fprintf(out, "    creditd key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", db, st.ID)
 	}
 	fmt.Fprintln(out)
 	return nil

@@ -83,12 +83,17 @@ func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler {
 // Errors: invalid_parameter naming the argument, as REST's updated_since.
 func UnmarshalDateTime(ctx context.Context, v any) (credit.Timestamp, error) {
 	name := inputName(ctx, "DateTime")
-	if s, ok := v.(string); ok {
+	s, ok := v.(string)
+	if ok {
 		if t, err := credit.ParseTimestamp(s); err == nil {
 			return t, nil
 		}
+		// A + sent raw in a GET /graphql URL arrives as a space.
+		if _, err := credit.ParseTimestamp(strings.Replace(s, " ", "+", 1)); err == nil {
+			return credit.Timestamp{}, credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s has a space where its offset's + should be: in a GET /graphql URL, a raw + means a space, so send it as %%2B", name)
+		}
 	}
-	return credit.Timestamp{}, credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z", name)
+	return credit.Timestamp{}, credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z or 2026-01-31T10:30:00+01:00", name)
 }
 
 // MarshalEnum shows a domain code as a GraphQL enum value: on_hold becomes ON_HOLD.
