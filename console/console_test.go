@@ -115,7 +115,7 @@ func TestCompanyActions(t *testing.T) {
 		t.Fatalf("no link to older entries:\n%s", page.Body)
 	}
 	b.get(strings.ReplaceAll(older[1], "&amp;", "&")).wantStatus(t, http.StatusOK).wantText(t, "instalment 04", "Spring order", "Newest entries").wantNoText(t, "instalment 19")
-	b.get(path + "?ledger=forged").wantStatus(t, http.StatusBadRequest)
+	b.get(path+"?ledger=forged").wantStatus(t, http.StatusBadRequest)
 }
 
 // TestOverdueHoldRefusal: an automatic overdue hold cannot be lifted in the console while its

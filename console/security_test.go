@@ -147,8 +147,8 @@ func TestCSRFRefused(t *testing.T) {
 	other.mustSignIn("anna@example.com", password) // the same member in another browser
 
 	for name, token := range map[string]string{
-		"no token":               "",
-		"a wrong token":          "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"no token":                "",
+		"a wrong token":           "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 		"another session's token": other.csrf,
 		"the token with a byte changed": func() string {
 			b := []byte(anna.csrf)
