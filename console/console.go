@@ -29,7 +29,7 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-//go:embed assets/console.css assets/console.js
+//go:embed assets/console.css assets/console.js assets/favicon.svg
 var assetFiles embed.FS
 
 // Sign-in attempt limits, unless configured otherwise: every attempt counts, successful or

@@ -99,7 +99,7 @@ func TestCompanyActions(t *testing.T) {
 	page := b.get(path)
 	timeline := page.Body[strings.Index(page.Body, `id="timeline-title"`):]
 	for _, event := range []string{"Adjustment created", "Credit limit changed", "Hold lifted", "Hold placed"} {
-		row := regexp.MustCompile(`<tr><td>[^<]*</td><td>` + event + `</td><td><span class="actor actor-staff">([^<]*)</span>`).FindStringSubmatch(timeline)
+		row := regexp.MustCompile(`<tr><td class="when">[^<]*</td><td>` + event + `</td><td><span class="actor actor-staff">([^<]*)</span>`).FindStringSubmatch(timeline)
 		if row == nil || row[1] != "Anna Berg" {
 			t.Errorf("timeline event %s is not attributed to Anna Berg: %v", event, row)
 		}

@@ -339,7 +339,7 @@ func assetHandler() (http.Handler, string) {
 	}
 	files := map[string]asset{}
 	sum := sha256.New()
-	for _, name := range []string{"console.css", "console.js"} {
+	for _, name := range []string{"console.css", "console.js", "favicon.svg"} {
 		body, err := assetFiles.ReadFile("assets/" + name)
 		if err != nil {
 			panic("console: assets unreadable: " + err.Error())

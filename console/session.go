@@ -26,6 +26,9 @@ const (
 	signInCookie  = "creditd_signin"
 )
 
+// signInTokenLen is the number of base62 characters of a sign-in form's token.
+const signInTokenLen = 32
+
 // maxFormBytes bounds a form's body; the largest form is a few hundred bytes.
 const maxFormBytes = 64 << 10
 
@@ -146,9 +149,16 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.renderSignIn(w, r, http.StatusOK, body)
 }
 
-// renderSignIn renders the sign-in page with a fresh token for its form.
+// renderSignIn renders the sign-in page with the token its form must echo: the browser's
+// sign-in cookie when it has a well-formed one (so that two tabs, or a page that loads twice,
+// do not invalidate each other's form), else a new one.
 func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status int, body signInBody) {
-	token := ids.Random(32)
+	token := ""
+	if cookie, err := r.Cookie(signInCookie); err == nil && len(cookie.Value) == signInTokenLen && strings.Trim(cookie.Value, ids.Base62) == "" {
+		token = cookie.Value
+	} else {
+		token = ids.Random(signInTokenLen)
+	}
 	c.setCookie(w, r, signInCookie, token, "/login", 3600)
 	body.CSRF = token
 	c.render(w, r, status, "login.html", &page{Title: "Sign in", Body: body})

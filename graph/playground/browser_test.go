@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,52 +18,18 @@ import (
 	"github.com/creditd/creditd/credittest"
 )
 
-// chromiumPath finds Debian's Chromium (CREDITD_CHROMIUM overrides). No test tool may download
-// a browser of its own: without Chromium the test is skipped, except under CI, where .ci/run
-// installs it and its absence is a failure.
-func chromiumPath(tb testing.TB) string {
-	tb.Helper()
-	if p := os.Getenv("CREDITD_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		tb.Fatal("Chromium is required under CI: install Debian's chromium package (apt-get install -y chromium)")
-	}
-	tb.Skip("skipping the browser test: Chromium not found; install it with apt-get install -y chromium, or set CREDITD_CHROMIUM")
-	return ""
-}
-
 // TestPlaygroundInBrowser opens /playground in headless Chromium on a running server, types a
 // key into the Headers tab, runs the starter query and checks that the result shows the
 // store's companies. Chromium may reach only the test server, so the page must work offline.
 // A screenshot is saved in the test's artifact directory (go test -artifacts keeps it).
 func TestPlaygroundInBrowser(t *testing.T) {
-	chromium := chromiumPath(t)
 	env := credittest.New(t)
 	store := env.MustStore(t, "Demo Wholesale", "EUR")
 	key := env.MustKey(t, store, "playground", credit.ScopeReadCredit)
 	company := env.MustCompany(t, store, "Alpenblick Hotels AG", "25000.00")
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: company.ID, Kind: credit.KindOrderPlaced, Amount: "4800.00", OrderGID: "gid://platform/Order/5001"})
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium),
-			chromedp.NoSandbox,
-			chromedp.DisableGPU,
-			chromedp.UserDataDir(userDataDir(t)),
-			chromedp.WindowSize(1400, 900),
-			chromedp.Flag("disable-component-update", true),
-			// Every host name but the test server's fails to resolve: no CDN, no update check.
-			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		)...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
+	ctx := credittest.Browser(t, 1400, 900)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelTimeout()
 
@@ -132,27 +97,6 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(screenshot))
-}
-
-// userDataDir is a fresh Chromium profile, removed after the test. Chromium's helper
-// processes may still be writing to it for a moment after the browser closed, which
-// t.TempDir's cleanup would report as a failure.
-func userDataDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "creditd-chromium-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		for i := 0; i < 50; i++ {
-			if err := os.RemoveAll(dir); err == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		tb.Logf("could not remove Chromium's profile %s", dir)
-	})
-	return dir
 }
 
 // resultContainingScript is the text of GraphiQL's result pane once it contains want, else
