@@ -47,6 +47,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// newConsoleFor builds a console over env's service, logging nowhere.
+func newConsoleFor(env *credittest.Env) *console.Console {
+	return console.New(console.Config{Service: env.Service, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: env.Clock.Now})
+}
+
 // newConsole starts creditd and the console; adjust may change the console's configuration.
 func newConsole(t *testing.T, adjust ...func(*console.Config)) *consoleEnv {
 	t.Helper()

@@ -18,11 +18,11 @@ import (
 
 // Staff passwords are hashed with Argon2id (RFC 9106) at the parameters OWASP's Password
 // Storage Cheat Sheet recommends as its first choice: 19 MiB of memory, 2 passes, 1 lane, a
-// 16-byte random salt and a 32-byte output. One hash costs about 25 ms of one core here, slow
-// for guessing and cheap for a sign-in. The hash is stored in the PHC string format
-// ($argon2id$v=19$m=19456,t=2,p=1$salt$hash), which carries its own parameters, so raising them
-// later leaves existing hashes verifiable; a sign-in with a hash made at other parameters
-// stores a new one.
+// 16-byte random salt and a 32-byte output. One hash costs about 30 ms of one core
+// (BenchmarkHashPassword), slow for guessing and cheap for a sign-in. The hash is stored in the
+// PHC string format ($argon2id$v=19$m=19456,t=2,p=1$salt$hash), which carries its own
+// parameters, so raising them later leaves existing hashes verifiable; a sign-in with a hash
+// made at other parameters stores a new one.
 
 // Password length bounds: at least MinPasswordLength characters (NIST SP 800-63B asks for at
 // least 8; a staff console that approves credit deserves more), at most MaxPasswordLength, so
