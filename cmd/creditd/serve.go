@@ -112,6 +112,7 @@ func serveCommand() command {
 					consoleDone <- err
 				}()
 				log.Info("staff console listening", "addr", al.Addr().String())
+				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: creditd staff create --store ST --name N --email E --password-stdin)\n", displayAddr(al.Addr()))
 				if env.m.AdminReady != nil {
 					env.m.AdminReady(al.Addr().String())
 				}

@@ -136,8 +136,8 @@ func TestServeAdminAddr(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	apiReady, adminReady := make(chan string, 1), make(chan string, 1)
 	done := make(chan int, 1)
-	var stderr bytes.Buffer
-	m := NewMain(nil, &bytes.Buffer{}, &stderr)
+	var stdout, stderr bytes.Buffer
+	m := NewMain(nil, &stdout, &stderr)
 	m.Ready = func(addr string) { apiReady <- addr }
 	m.AdminReady = func(addr string) { adminReady <- addr }
 	go func() {
@@ -157,6 +157,10 @@ func TestServeAdminAddr(t *testing.T) {
 		}
 	}
 	defer m.Close()
+
+	if want := "Staff console on " + admin + "/"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("serve printed %q, want %q", stdout.String(), want)
+	}
 
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar}
