@@ -58,7 +58,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	ctx := credittest.Browser(t, 1280, 800)
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 
 	var mu sync.Mutex
@@ -97,7 +97,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	var text string
 	bodyText := func(want string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
-			deadline := time.Now().Add(20 * time.Second)
+			deadline := time.Now().Add(45 * time.Second)
 			for {
 				var ok bool
 				err := chromedp.Evaluate(`document.readyState === "complete" && document.body.innerText.includes(`+jsString(want)+`)`, &ok).Do(ctx)

@@ -56,7 +56,7 @@ func sameToken(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// secure reports whether cookies get the Secure attribute: over TLS, or when the console is
+// secureCookies reports whether cookies get the Secure attribute: over TLS, or when the console is
 // told it stands behind a TLS-terminating proxy.
 func (c *Console) secureCookies(r *http.Request) bool { return c.secure || r.TLS != nil }
 
