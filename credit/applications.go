@@ -3,6 +3,7 @@ package credit
 import (
 	"context"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,16 @@ var applicationTransitions = map[string][]string{
 	AppSubmitted: {AppInReview},
 	AppInReview:  {AppNeedsInfo, AppApproved, AppRejected},
 	AppNeedsInfo: {AppInReview},
+}
+
+// ApplicationStatuses lists the five statuses in workflow order, for a status filter.
+var ApplicationStatuses = []string{AppSubmitted, AppInReview, AppNeedsInfo, AppApproved, AppRejected}
+
+// NextApplicationStatuses returns the statuses an application in status may move to (contract
+// §5), so that the staff console offers exactly the transitions SetApplicationStatus accepts;
+// none for an approved or rejected application, or an unknown status.
+func NextApplicationStatuses(status string) []string {
+	return slices.Clone(applicationTransitions[status])
 }
 
 // vatStatuses are the values vat.status may take (contract §5).

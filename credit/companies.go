@@ -93,11 +93,22 @@ type CompanyListParams struct {
 	Status string
 	// UpdatedSince keeps companies updated at or after this instant.
 	UpdatedSince *Timestamp
+	// NameContains keeps companies whose name contains it, ignoring the case of ASCII
+	// letters: the staff console's search. The APIs do not offer it.
+	NameContains string
+	// ByName orders the list by name then ID instead of by updated_at then ID: people look a
+	// company up by name, while a sync follows updates.
+	ByName bool
 }
 
-// ListCompanies lists the viewer's store's companies by updated_at then ID, ascending.
+// maxNameSearch bounds a name search; no company name is longer than 500 characters.
+const maxNameSearch = 500
+
+// ListCompanies lists the viewer's store's companies by updated_at then ID, ascending, or by
+// name then ID with ByName.
 //
-// Errors: insufficient_scope, invalid_parameter (status, limit, cursor).
+// Errors: insufficient_scope, invalid_parameter (status, limit, cursor, q for a search longer
+// than any name).
 func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[Company], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[Company]{}, err
@@ -125,22 +136,44 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		q.Where(company.UpdatedAtGTE(p.UpdatedSince.Time))
 		list += "|" + p.UpdatedSince.String()
 	}
+	// The search and the order by name extend the list's name only when used, so that the
+	// APIs' cursors stay as they were.
+	if p.NameContains != "" {
+		if len(p.NameContains) > maxNameSearch {
+			return Page[Company]{}, ParamErrorf(CodeInvalidParameter, "q", "a search has at most %d characters", maxNameSearch)
+		}
+		q.Where(company.NameContainsFold(p.NameContains))
+		list += "|name~" + strconv.Quote(p.NameContains)
+	}
+	if p.ByName {
+		list += "|by-name"
+	}
 	if p.Cursor != "" {
 		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
 		if err != nil {
 			return Page[Company]{}, err
 		}
-		t := time.UnixMicro(c.Time).UTC()
-		q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
+		if p.ByName {
+			q.Where(company.Or(company.NameGT(c.Name), company.And(company.NameEQ(c.Name), company.IDGT(c.ID))))
+		} else {
+			t := time.UnixMicro(c.Time).UTC()
+			q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
+		}
 	}
-	rows, err := q.Order(ent.Asc(company.FieldUpdatedAt), ent.Asc(company.FieldID)).Limit(n + 1).All(ctx)
+	order := []company.OrderOption{ent.Asc(company.FieldUpdatedAt), ent.Asc(company.FieldID)}
+	position := func(c *ent.Company) cursorPayload {
+		return cursorPayload{List: list, Time: c.UpdatedAt.UnixMicro(), ID: c.ID}
+	}
+	if p.ByName {
+		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
+		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
+	}
+	rows, err := q.Order(order...).Limit(n + 1).All(ctx)
 	if err != nil {
 		return Page[Company]{}, err
 	}
 	return makePage(rows, n, func(c *ent.Company) Company { return companyView(c, st) },
-		func(c *ent.Company) string {
-			return encodeCursor(st.CursorSecret, cursorPayload{List: list, Time: c.UpdatedAt.UnixMicro(), ID: c.ID})
-		}), nil
+		func(c *ent.Company) string { return encodeCursor(st.CursorSecret, position(c)) }), nil
 }
 
 // GetCompany returns one company of the viewer's store.

@@ -18,6 +18,8 @@ type cursorPayload struct {
 	List string `json:"l"`
 	// Time is the sort timestamp of the last item, in Unix microseconds, where the list sorts by one.
 	Time int64 `json:"t,omitempty"`
+	// Name is the last item's name, where the list sorts by name.
+	Name string `json:"n,omitempty"`
 	// ID is the last item's ID.
 	ID string `json:"i,omitempty"`
 	// Seq is the last ledger entry's sequence number.

@@ -31,6 +31,13 @@ const (
 	KindOpeningBalance = "opening_balance"
 )
 
+// PlatformLedgerKinds are the kinds of entries that record what happened on the commerce
+// platform (orders, payments, refunds, cancellations, opening balances), in the contract's
+// order: the staff console records them with RecordLedgerEntry. An adjustment is a decision of
+// the store's own, made with CreateAdjustment (the API's write), which also puts it on the
+// timeline under its author's name; RecordLedgerEntry still accepts one for the command line.
+var PlatformLedgerKinds = []string{KindOrderPlaced, KindPayment, KindRefund, KindCancellation, KindOpeningBalance}
+
 var orderGIDPattern = regexp.MustCompile(`^gid://platform/Order/[0-9]{1,20}$`)
 
 // LedgerEntry is one ledger entry as the API shows it.

@@ -11,6 +11,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
@@ -84,7 +85,7 @@ func storeInfo(st *ent.Store) StoreInfo {
 }
 
 // OwningStore returns the ID of the store that owns a record, named by its ID alone: a store
-// (itself), a company, a ledger entry, an application or an API key. The admin command line
+// (itself), a company, a ledger entry, an application, an API key or a staff member. The admin command line
 // names records without their store and then acts as staff of the store it finds, so that the
 // data layer scopes the operation like any other; this look-up is the one piece of system work
 // in that.
@@ -113,6 +114,9 @@ func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
 	case ids.HasPrefix(id, "key"):
 		what = "key"
 		storeID, err = s.client.APIKey.Query().Where(apikey.ID(id)).Select(apikey.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "stf"):
+		what = "staff member"
+		storeID, err = s.client.StaffMember.Query().Where(staffmember.ID(id)).Select(staffmember.FieldStoreID).String(sys)
 	default:
 		return "", Errorf(CodeNotFound, "no record has the ID %q", id)
 	}
@@ -120,6 +124,17 @@ func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
 		return "", notFoundOr(err, what)
 	}
 	return storeID, nil
+}
+
+// CurrentStore describes the viewer's own store, for a page that names it.
+//
+// Errors: unauthenticated without a viewer of a store, not_found (store).
+func (s *Service) CurrentStore(ctx context.Context) (StoreInfo, error) {
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return StoreInfo{}, err
+	}
+	return storeInfo(st), nil
 }
 
 // viewerStore loads the store of the request's viewer.

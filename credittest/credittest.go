@@ -263,6 +263,16 @@ func (e *Env) MustApplication(tb testing.TB, storeID string, in credit.Applicati
 	return a
 }
 
+// MustStaff creates a staff account in storeID that signs in with email and password.
+func (e *Env) MustStaff(tb testing.TB, storeID, name, email, password string) credit.StaffMember {
+	tb.Helper()
+	m, err := e.Service.CreateStaff(Staff(storeID), credit.StaffInput{Name: name, Email: email, Password: password})
+	if err != nil {
+		tb.Fatalf("create staff member: %v", err)
+	}
+	return m
+}
+
 // Response is an HTTP response with its body read.
 type Response struct {
 	Status int

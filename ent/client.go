@@ -22,6 +22,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/staffmember"
+	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
 
@@ -47,6 +49,10 @@ type Client struct {
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
+	// StaffMember is the client for interacting with the StaffMember builders.
+	StaffMember *StaffMemberClient
+	// StaffSession is the client for interacting with the StaffSession builders.
+	StaffSession *StaffSessionClient
 	// Store is the client for interacting with the Store builders.
 	Store *StoreClient
 	// TimelineEvent is the client for interacting with the TimelineEvent builders.
@@ -69,6 +75,8 @@ func (c *Client) init() {
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
 	c.LedgerEntry = NewLedgerEntryClient(c.config)
+	c.StaffMember = NewStaffMemberClient(c.config)
+	c.StaffSession = NewStaffSessionClient(c.config)
 	c.Store = NewStoreClient(c.config)
 	c.TimelineEvent = NewTimelineEventClient(c.config)
 }
@@ -170,6 +178,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
 		Invoice:           NewInvoiceClient(cfg),
 		LedgerEntry:       NewLedgerEntryClient(cfg),
+		StaffMember:       NewStaffMemberClient(cfg),
+		StaffSession:      NewStaffSessionClient(cfg),
 		Store:             NewStoreClient(cfg),
 		TimelineEvent:     NewTimelineEventClient(cfg),
 	}, nil
@@ -198,6 +208,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
 		Invoice:           NewInvoiceClient(cfg),
 		LedgerEntry:       NewLedgerEntryClient(cfg),
+		StaffMember:       NewStaffMemberClient(cfg),
+		StaffSession:      NewStaffSessionClient(cfg),
 		Store:             NewStoreClient(cfg),
 		TimelineEvent:     NewTimelineEventClient(cfg),
 	}, nil
@@ -230,7 +242,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.IdempotencyRecord,
-		c.Invoice, c.LedgerEntry, c.Store, c.TimelineEvent,
+		c.Invoice, c.LedgerEntry, c.StaffMember, c.StaffSession, c.Store,
+		c.TimelineEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -241,7 +254,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.IdempotencyRecord,
-		c.Invoice, c.LedgerEntry, c.Store, c.TimelineEvent,
+		c.Invoice, c.LedgerEntry, c.StaffMember, c.StaffSession, c.Store,
+		c.TimelineEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -264,6 +278,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Invoice.mutate(ctx, m)
 	case *LedgerEntryMutation:
 		return c.LedgerEntry.mutate(ctx, m)
+	case *StaffMemberMutation:
+		return c.StaffMember.mutate(ctx, m)
+	case *StaffSessionMutation:
+		return c.StaffSession.mutate(ctx, m)
 	case *StoreMutation:
 		return c.Store.mutate(ctx, m)
 	case *TimelineEventMutation:
@@ -1410,6 +1428,340 @@ func (c *LedgerEntryClient) mutate(ctx context.Context, m *LedgerEntryMutation) 
 	}
 }
 
+// StaffMemberClient is a client for the StaffMember schema.
+type StaffMemberClient struct {
+	config
+}
+
+// NewStaffMemberClient returns a client for the StaffMember from the given config.
+func NewStaffMemberClient(c config) *StaffMemberClient {
+	return &StaffMemberClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `staffmember.Hooks(f(g(h())))`.
+func (c *StaffMemberClient) Use(hooks ...Hook) {
+	c.hooks.StaffMember = append(c.hooks.StaffMember, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `staffmember.Intercept(f(g(h())))`.
+func (c *StaffMemberClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StaffMember = append(c.inters.StaffMember, interceptors...)
+}
+
+// Create returns a builder for creating a StaffMember entity.
+func (c *StaffMemberClient) Create() *StaffMemberCreate {
+	mutation := newStaffMemberMutation(c.config, OpCreate)
+	return &StaffMemberCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StaffMember entities.
+func (c *StaffMemberClient) CreateBulk(builders ...*StaffMemberCreate) *StaffMemberCreateBulk {
+	return &StaffMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StaffMemberClient) MapCreateBulk(slice any, setFunc func(*StaffMemberCreate, int)) *StaffMemberCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StaffMemberCreateBulk{err: fmt.Errorf("calling to StaffMemberClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StaffMemberCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StaffMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StaffMember.
+func (c *StaffMemberClient) Update() *StaffMemberUpdate {
+	mutation := newStaffMemberMutation(c.config, OpUpdate)
+	return &StaffMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StaffMemberClient) UpdateOne(_m *StaffMember) *StaffMemberUpdateOne {
+	mutation := newStaffMemberMutation(c.config, OpUpdateOne, withStaffMember(_m))
+	return &StaffMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StaffMemberClient) UpdateOneID(id string) *StaffMemberUpdateOne {
+	mutation := newStaffMemberMutation(c.config, OpUpdateOne, withStaffMemberID(id))
+	return &StaffMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StaffMember.
+func (c *StaffMemberClient) Delete() *StaffMemberDelete {
+	mutation := newStaffMemberMutation(c.config, OpDelete)
+	return &StaffMemberDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StaffMemberClient) DeleteOne(_m *StaffMember) *StaffMemberDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StaffMemberClient) DeleteOneID(id string) *StaffMemberDeleteOne {
+	builder := c.Delete().Where(staffmember.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StaffMemberDeleteOne{builder}
+}
+
+// Query returns a query builder for StaffMember.
+func (c *StaffMemberClient) Query() *StaffMemberQuery {
+	return &StaffMemberQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStaffMember},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StaffMember entity by its id.
+func (c *StaffMemberClient) Get(ctx context.Context, id string) (*StaffMember, error) {
+	return c.Query().Where(staffmember.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StaffMemberClient) GetX(ctx context.Context, id string) *StaffMember {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a StaffMember.
+func (c *StaffMemberClient) QueryStore(_m *StaffMember) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(staffmember.Table, staffmember.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, staffmember.StoreTable, staffmember.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySessions queries the sessions edge of a StaffMember.
+func (c *StaffMemberClient) QuerySessions(_m *StaffMember) *StaffSessionQuery {
+	query := (&StaffSessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(staffmember.Table, staffmember.FieldID, id),
+			sqlgraph.To(staffsession.Table, staffsession.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, staffmember.SessionsTable, staffmember.SessionsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StaffMemberClient) Hooks() []Hook {
+	hooks := c.hooks.StaffMember
+	return append(hooks[:len(hooks):len(hooks)], staffmember.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *StaffMemberClient) Interceptors() []Interceptor {
+	inters := c.inters.StaffMember
+	return append(inters[:len(inters):len(inters)], staffmember.Interceptors[:]...)
+}
+
+func (c *StaffMemberClient) mutate(ctx context.Context, m *StaffMemberMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StaffMemberCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StaffMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StaffMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StaffMemberDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StaffMember mutation op: %q", m.Op())
+	}
+}
+
+// StaffSessionClient is a client for the StaffSession schema.
+type StaffSessionClient struct {
+	config
+}
+
+// NewStaffSessionClient returns a client for the StaffSession from the given config.
+func NewStaffSessionClient(c config) *StaffSessionClient {
+	return &StaffSessionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `staffsession.Hooks(f(g(h())))`.
+func (c *StaffSessionClient) Use(hooks ...Hook) {
+	c.hooks.StaffSession = append(c.hooks.StaffSession, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `staffsession.Intercept(f(g(h())))`.
+func (c *StaffSessionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StaffSession = append(c.inters.StaffSession, interceptors...)
+}
+
+// Create returns a builder for creating a StaffSession entity.
+func (c *StaffSessionClient) Create() *StaffSessionCreate {
+	mutation := newStaffSessionMutation(c.config, OpCreate)
+	return &StaffSessionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StaffSession entities.
+func (c *StaffSessionClient) CreateBulk(builders ...*StaffSessionCreate) *StaffSessionCreateBulk {
+	return &StaffSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StaffSessionClient) MapCreateBulk(slice any, setFunc func(*StaffSessionCreate, int)) *StaffSessionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StaffSessionCreateBulk{err: fmt.Errorf("calling to StaffSessionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StaffSessionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StaffSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StaffSession.
+func (c *StaffSessionClient) Update() *StaffSessionUpdate {
+	mutation := newStaffSessionMutation(c.config, OpUpdate)
+	return &StaffSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StaffSessionClient) UpdateOne(_m *StaffSession) *StaffSessionUpdateOne {
+	mutation := newStaffSessionMutation(c.config, OpUpdateOne, withStaffSession(_m))
+	return &StaffSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StaffSessionClient) UpdateOneID(id string) *StaffSessionUpdateOne {
+	mutation := newStaffSessionMutation(c.config, OpUpdateOne, withStaffSessionID(id))
+	return &StaffSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StaffSession.
+func (c *StaffSessionClient) Delete() *StaffSessionDelete {
+	mutation := newStaffSessionMutation(c.config, OpDelete)
+	return &StaffSessionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StaffSessionClient) DeleteOne(_m *StaffSession) *StaffSessionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StaffSessionClient) DeleteOneID(id string) *StaffSessionDeleteOne {
+	builder := c.Delete().Where(staffsession.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StaffSessionDeleteOne{builder}
+}
+
+// Query returns a query builder for StaffSession.
+func (c *StaffSessionClient) Query() *StaffSessionQuery {
+	return &StaffSessionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStaffSession},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StaffSession entity by its id.
+func (c *StaffSessionClient) Get(ctx context.Context, id string) (*StaffSession, error) {
+	return c.Query().Where(staffsession.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StaffSessionClient) GetX(ctx context.Context, id string) *StaffSession {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a StaffSession.
+func (c *StaffSessionClient) QueryStore(_m *StaffSession) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(staffsession.Table, staffsession.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, staffsession.StoreTable, staffsession.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryStaff queries the staff edge of a StaffSession.
+func (c *StaffSessionClient) QueryStaff(_m *StaffSession) *StaffMemberQuery {
+	query := (&StaffMemberClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(staffsession.Table, staffsession.FieldID, id),
+			sqlgraph.To(staffmember.Table, staffmember.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, staffsession.StaffTable, staffsession.StaffColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StaffSessionClient) Hooks() []Hook {
+	hooks := c.hooks.StaffSession
+	return append(hooks[:len(hooks):len(hooks)], staffsession.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *StaffSessionClient) Interceptors() []Interceptor {
+	inters := c.inters.StaffSession
+	return append(inters[:len(inters):len(inters)], staffsession.Interceptors[:]...)
+}
+
+func (c *StaffSessionClient) mutate(ctx context.Context, m *StaffSessionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StaffSessionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StaffSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StaffSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StaffSessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StaffSession mutation op: %q", m.Op())
+	}
+}
+
 // StoreClient is a client for the Store schema.
 type StoreClient struct {
 	config
@@ -1715,11 +2067,11 @@ func (c *TimelineEventClient) mutate(ctx context.Context, m *TimelineEventMutati
 type (
 	hooks struct {
 		APIKey, APIKeySecret, Application, Company, IdempotencyRecord, Invoice,
-		LedgerEntry, Store, TimelineEvent []ent.Hook
+		LedgerEntry, StaffMember, StaffSession, Store, TimelineEvent []ent.Hook
 	}
 	inters struct {
 		APIKey, APIKeySecret, Application, Company, IdempotencyRecord, Invoice,
-		LedgerEntry, Store, TimelineEvent []ent.Interceptor
+		LedgerEntry, StaffMember, StaffSession, Store, TimelineEvent []ent.Interceptor
 	}
 )
 

@@ -19,6 +19,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/staffmember"
+	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
 )
@@ -88,6 +90,8 @@ func checkColumn(t, c string) error {
 			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
 			invoice.Table:           invoice.ValidColumn,
 			ledgerentry.Table:       ledgerentry.ValidColumn,
+			staffmember.Table:       staffmember.ValidColumn,
+			staffsession.Table:      staffsession.ValidColumn,
 			store.Table:             store.ValidColumn,
 			timelineevent.Table:     timelineevent.ValidColumn,
 		})

@@ -28,6 +28,10 @@ type Tx struct {
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
+	// StaffMember is the client for interacting with the StaffMember builders.
+	StaffMember *StaffMemberClient
+	// StaffSession is the client for interacting with the StaffSession builders.
+	StaffSession *StaffSessionClient
 	// Store is the client for interacting with the Store builders.
 	Store *StoreClient
 	// TimelineEvent is the client for interacting with the TimelineEvent builders.
@@ -170,6 +174,8 @@ func (tx *Tx) init() {
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
+	tx.StaffMember = NewStaffMemberClient(tx.config)
+	tx.StaffSession = NewStaffSessionClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)
 	tx.TimelineEvent = NewTimelineEventClient(tx.config)
 }

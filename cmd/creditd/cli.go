@@ -34,6 +34,9 @@ type Main struct {
 	Now func() time.Time
 	// Ready, when set, receives the address serve listens on once it accepts connections.
 	Ready func(addr string)
+	// AdminReady, when set, receives the address of the staff console (serve --admin-addr)
+	// once it accepts connections.
+	AdminReady func(addr string)
 
 	// afterOpen, when set by a test, runs on the database once it is open and prepared, to
 	// inject a fault (closing it, say) before the command runs.
@@ -150,6 +153,10 @@ func commands() map[string]command {
 		"hold lift":              holdLiftCommand(),
 		"holds sweep":            holdsSweepCommand(),
 		"version":                versionCommand(),
+		"staff create":           staffCreateCommand(),
+		"staff list":             staffListCommand(),
+		"staff disable":          staffDisableCommand(),
+		"staff reset-password":   staffResetPasswordCommand(),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/graph/playground"
@@ -22,7 +23,7 @@ import (
 )
 
 func serveCommand() command {
-	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics) and, with --admin-addr, the staff console", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		addr := fs.String("addr", ":8080", "listen address")
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
@@ -30,6 +31,10 @@ func serveCommand() command {
 		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys purged")
 		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
 		pprofAddr := fs.String("pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
+		adminAddr := fs.String("admin-addr", "", "serve the staff console on this separate address (off by default)")
+		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
+		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
+		adminSecure := fs.Bool("admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -39,6 +44,12 @@ func serveCommand() command {
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
+			}
+			if *adminIdle <= 0 || *adminLifetime <= 0 {
+				return usagef("--admin-idle-timeout and --admin-session-lifetime must be positive")
+			}
+			if *adminAddr != "" && *adminAddr == *addr && !strings.HasSuffix(*addr, ":0") {
+				return usagef("--admin-addr must differ from --addr: the staff console never shares the API's listener")
 			}
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
@@ -80,12 +91,54 @@ func serveCommand() command {
 				}
 				defer stop()
 			}
+			var consoleDone chan error
+			stopConsole := func(error) {}
+			if *adminAddr != "" {
+				al, err := net.Listen("tcp", *adminAddr)
+				if err != nil {
+					l.Close()
+					return fmt.Errorf("--admin-addr: listen on %s: %w", *adminAddr, err)
+				}
+				staffConsole := console.New(console.Config{
+					Service:       env.svc,
+					Logger:        log,
+					Now:           env.m.Now,
+					Sessions:      credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
+					SecureCookies: *adminSecure,
+				})
+				// The console shares the service, the database and the logger with the API and
+				// stops with it; if it fails on its own, the whole process stops.
+				var stop context.CancelCauseFunc
+				ctx, stop = context.WithCancelCause(ctx)
+				defer stop(nil)
+				stopConsole = stop
+				consoleDone = make(chan error, 1)
+				go func() {
+					err := staffConsole.Serve(ctx, al)
+					if err != nil {
+						stop(fmt.Errorf("staff console: %w", err))
+					}
+					consoleDone <- err
+				}()
+				log.Info("staff console listening", "addr", al.Addr().String())
+				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: creditd staff create --store ST --name N --email E --password-stdin)\n", displayAddr(al.Addr()))
+				if env.m.AdminReady != nil {
+					env.m.AdminReady(al.Addr().String())
+				}
+			}
 			go runSweeps(ctx, env, log, *sweep)
 			log.Info("listening", "addr", l.Addr().String())
 			if env.m.Ready != nil {
 				env.m.Ready(l.Addr().String())
 			}
-			return srv.Serve(ctx, l)
+			err = srv.Serve(ctx, l)
+			if consoleDone != nil {
+				stopConsole(nil) // the API has stopped, for whatever reason: so does the console
+				if consoleErr := <-consoleDone; err == nil {
+					err = consoleErr
+				}
+			}
+			return err
 		}
 	}, createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" }}
 }

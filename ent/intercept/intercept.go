@@ -16,6 +16,8 @@ import (
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/predicate"
+	"github.com/creditd/creditd/ent/staffmember"
+	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
 )
@@ -265,6 +267,60 @@ func (f TraverseLedgerEntry) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.LedgerEntryQuery", q)
 }
 
+// The StaffMemberFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StaffMemberFunc func(context.Context, *ent.StaffMemberQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StaffMemberFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StaffMemberQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StaffMemberQuery", q)
+}
+
+// The TraverseStaffMember type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStaffMember func(context.Context, *ent.StaffMemberQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStaffMember) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStaffMember) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StaffMemberQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StaffMemberQuery", q)
+}
+
+// The StaffSessionFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StaffSessionFunc func(context.Context, *ent.StaffSessionQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StaffSessionFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StaffSessionQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StaffSessionQuery", q)
+}
+
+// The TraverseStaffSession type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStaffSession func(context.Context, *ent.StaffSessionQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStaffSession) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStaffSession) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StaffSessionQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StaffSessionQuery", q)
+}
+
 // The StoreFunc type is an adapter to allow the use of ordinary function as a Querier.
 type StoreFunc func(context.Context, *ent.StoreQuery) (ent.Value, error)
 
@@ -336,6 +392,10 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.InvoiceQuery, predicate.Invoice, invoice.OrderOption]{typ: ent.TypeInvoice, tq: q}, nil
 	case *ent.LedgerEntryQuery:
 		return &query[*ent.LedgerEntryQuery, predicate.LedgerEntry, ledgerentry.OrderOption]{typ: ent.TypeLedgerEntry, tq: q}, nil
+	case *ent.StaffMemberQuery:
+		return &query[*ent.StaffMemberQuery, predicate.StaffMember, staffmember.OrderOption]{typ: ent.TypeStaffMember, tq: q}, nil
+	case *ent.StaffSessionQuery:
+		return &query[*ent.StaffSessionQuery, predicate.StaffSession, staffsession.OrderOption]{typ: ent.TypeStaffSession, tq: q}, nil
 	case *ent.StoreQuery:
 		return &query[*ent.StoreQuery, predicate.Store, store.OrderOption]{typ: ent.TypeStore, tq: q}, nil
 	case *ent.TimelineEventQuery:

@@ -281,6 +281,69 @@ var (
 			},
 		},
 	}
+	// StaffMembersColumns holds the columns for the "staff_members" table.
+	StaffMembersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "email", Type: field.TypeString, Unique: true},
+		{Name: "password_hash", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "password_changed_at", Type: field.TypeTime},
+		{Name: "disabled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// StaffMembersTable holds the schema information for the "staff_members" table.
+	StaffMembersTable = &schema.Table{
+		Name:       "staff_members",
+		Columns:    StaffMembersColumns,
+		PrimaryKey: []*schema.Column{StaffMembersColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "staff_members_stores_store",
+				Columns:    []*schema.Column{StaffMembersColumns[7]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+	}
+	// StaffSessionsColumns holds the columns for the "staff_sessions" table.
+	StaffSessionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "token_hash", Type: field.TypeString, Unique: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "last_seen_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "flash", Type: field.TypeString, Nullable: true},
+		{Name: "staff_id", Type: field.TypeString},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// StaffSessionsTable holds the schema information for the "staff_sessions" table.
+	StaffSessionsTable = &schema.Table{
+		Name:       "staff_sessions",
+		Columns:    StaffSessionsColumns,
+		PrimaryKey: []*schema.Column{StaffSessionsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "staff_sessions_staff_members_sessions",
+				Columns:    []*schema.Column{StaffSessionsColumns[6]},
+				RefColumns: []*schema.Column{StaffMembersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "staff_sessions_stores_store",
+				Columns:    []*schema.Column{StaffSessionsColumns[7]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "staffsession_staff_id",
+				Unique:  false,
+				Columns: []*schema.Column{StaffSessionsColumns[6]},
+			},
+		},
+	}
 	// StoresColumns holds the columns for the "stores" table.
 	StoresColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -344,6 +407,8 @@ var (
 		IdempotencyRecordsTable,
 		InvoicesTable,
 		LedgerEntriesTable,
+		StaffMembersTable,
+		StaffSessionsTable,
 		StoresTable,
 		TimelineEventsTable,
 	}
@@ -359,6 +424,9 @@ func init() {
 	InvoicesTable.ForeignKeys[0].RefTable = StoresTable
 	LedgerEntriesTable.ForeignKeys[0].RefTable = CompaniesTable
 	LedgerEntriesTable.ForeignKeys[1].RefTable = StoresTable
+	StaffMembersTable.ForeignKeys[0].RefTable = StoresTable
+	StaffSessionsTable.ForeignKeys[0].RefTable = StaffMembersTable
+	StaffSessionsTable.ForeignKeys[1].RefTable = StoresTable
 	TimelineEventsTable.ForeignKeys[0].RefTable = CompaniesTable
 	TimelineEventsTable.ForeignKeys[1].RefTable = StoresTable
 }

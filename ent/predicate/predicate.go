@@ -27,6 +27,12 @@ type Invoice func(*sql.Selector)
 // LedgerEntry is the predicate function for ledgerentry builders.
 type LedgerEntry func(*sql.Selector)
 
+// StaffMember is the predicate function for staffmember builders.
+type StaffMember func(*sql.Selector)
+
+// StaffSession is the predicate function for staffsession builders.
+type StaffSession func(*sql.Selector)
+
 // Store is the predicate function for store builders.
 type Store func(*sql.Selector)
 

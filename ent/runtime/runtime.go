@@ -11,6 +11,8 @@ import (
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/schema"
+	"github.com/creditd/creditd/ent/staffmember"
+	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
 )
@@ -206,6 +208,52 @@ func init() {
 	ledgerentry.DefaultID = ledgerentryDescID.Default.(func() string)
 	// ledgerentry.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	ledgerentry.IDValidator = ledgerentryDescID.Validators[0].(func(string) error)
+	staffmemberMixin := schema.StaffMember{}.Mixin()
+	staffmemberMixinHooks0 := staffmemberMixin[0].Hooks()
+	staffmember.Hooks[0] = staffmemberMixinHooks0[0]
+	staffmemberMixinInters0 := staffmemberMixin[0].Interceptors()
+	staffmember.Interceptors[0] = staffmemberMixinInters0[0]
+	staffmemberMixinFields0 := staffmemberMixin[0].Fields()
+	_ = staffmemberMixinFields0
+	staffmemberFields := schema.StaffMember{}.Fields()
+	_ = staffmemberFields
+	// staffmemberDescStoreID is the schema descriptor for store_id field.
+	staffmemberDescStoreID := staffmemberMixinFields0[0].Descriptor()
+	// staffmember.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	staffmember.StoreIDValidator = staffmemberDescStoreID.Validators[0].(func(string) error)
+	// staffmemberDescName is the schema descriptor for name field.
+	staffmemberDescName := staffmemberFields[1].Descriptor()
+	// staffmember.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	staffmember.NameValidator = staffmemberDescName.Validators[0].(func(string) error)
+	// staffmemberDescEmail is the schema descriptor for email field.
+	staffmemberDescEmail := staffmemberFields[2].Descriptor()
+	// staffmember.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	staffmember.EmailValidator = staffmemberDescEmail.Validators[0].(func(string) error)
+	// staffmemberDescID is the schema descriptor for id field.
+	staffmemberDescID := staffmemberFields[0].Descriptor()
+	// staffmember.DefaultID holds the default value on creation for the id field.
+	staffmember.DefaultID = staffmemberDescID.Default.(func() string)
+	// staffmember.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	staffmember.IDValidator = staffmemberDescID.Validators[0].(func(string) error)
+	staffsessionMixin := schema.StaffSession{}.Mixin()
+	staffsessionMixinHooks0 := staffsessionMixin[0].Hooks()
+	staffsession.Hooks[0] = staffsessionMixinHooks0[0]
+	staffsessionMixinInters0 := staffsessionMixin[0].Interceptors()
+	staffsession.Interceptors[0] = staffsessionMixinInters0[0]
+	staffsessionMixinFields0 := staffsessionMixin[0].Fields()
+	_ = staffsessionMixinFields0
+	staffsessionFields := schema.StaffSession{}.Fields()
+	_ = staffsessionFields
+	// staffsessionDescStoreID is the schema descriptor for store_id field.
+	staffsessionDescStoreID := staffsessionMixinFields0[0].Descriptor()
+	// staffsession.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	staffsession.StoreIDValidator = staffsessionDescStoreID.Validators[0].(func(string) error)
+	// staffsessionDescID is the schema descriptor for id field.
+	staffsessionDescID := staffsessionFields[0].Descriptor()
+	// staffsession.DefaultID holds the default value on creation for the id field.
+	staffsession.DefaultID = staffsessionDescID.Default.(func() string)
+	// staffsession.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	staffsession.IDValidator = staffsessionDescID.Validators[0].(func(string) error)
 	storeInters := schema.Store{}.Interceptors()
 	store.Interceptors[0] = storeInters[0]
 	storeFields := schema.Store{}.Fields()

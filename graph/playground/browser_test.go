@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,26 +23,6 @@ import (
 	"github.com/creditd/creditd/graph/playground"
 )
 
-// chromiumPath finds Debian's Chromium (CREDITD_CHROMIUM overrides). No test tool may download
-// a browser of its own: without Chromium the test is skipped, except under CI, where .ci/run
-// installs it and its absence is a failure.
-func chromiumPath(tb testing.TB) string {
-	tb.Helper()
-	if p := os.Getenv("CREDITD_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		tb.Fatal("Chromium is required under CI: install Debian's chromium package (apt-get install -y chromium)")
-	}
-	tb.Skip("skipping the browser test: Chromium not found; install it with apt-get install -y chromium, or set CREDITD_CHROMIUM")
-	return ""
-}
-
 // TestPlaygroundInBrowser opens /playground in headless Chromium on a running server with no
 // key, then types one into the Headers tab as a user would, with a typo corrected on the way.
 // The Docs pane must then list the schema's types without the re-fetch button being pressed,
@@ -52,13 +31,12 @@ func chromiumPath(tb testing.TB) string {
 // the test server, so the page must work offline. A screenshot is saved in the test's artifact
 // directory (go test -artifacts keeps it).
 func TestPlaygroundInBrowser(t *testing.T) {
-	chromium := chromiumPath(t)
 	env := credittest.New(t)
 	store := env.MustStore(t, "Demo Wholesale", "EUR")
 	key := env.MustKey(t, store, "playground", credit.ScopeReadCredit)
 	company := env.MustCompany(t, store, "Alpenblick Hotels AG", "25000.00")
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: company.ID, Kind: credit.KindOrderPlaced, Amount: "4800.00", OrderGID: "gid://platform/Order/5001"})
-	ctx, log := startChromium(t, chromium)
+	ctx, log := startChromium(t)
 
 	// The typo is a well-formed key too, so without the debounce it would be introspected.
 	typo := key[:len(key)-1] + otherBase62(key[len(key)-1])
@@ -111,7 +89,6 @@ func TestPlaygroundInBrowser(t *testing.T) {
 // Headers tab, the Docs pane must list the schema's types, the fragment must be gone from the
 // address, and the key must not be in the browser's storage or any requested URL.
 func TestPlaygroundKeyInLink(t *testing.T) {
-	chromium := chromiumPath(t)
 	env := credittest.New(t)
 	store := env.MustStore(t, "Demo Wholesale", "EUR")
 	key := env.MustKey(t, store, "playground", credit.ScopeReadCredit)
@@ -131,7 +108,7 @@ func TestPlaygroundKeyInLink(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, log := startChromium(t, chromium)
+			ctx, log := startChromium(t)
 			var docs, headers, href, storage string
 			var screenshot []byte
 			err := chromedp.Run(ctx,
@@ -189,22 +166,9 @@ type browserLog struct {
 
 // startChromium starts a fresh headless Chromium that can reach only 127.0.0.1, and returns a
 // browser context whose events are recorded in the log. It is closed when the test ends.
-func startChromium(t *testing.T, chromium string) (context.Context, *browserLog) {
+func startChromium(t *testing.T) (context.Context, *browserLog) {
 	t.Helper()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium),
-			chromedp.NoSandbox,
-			chromedp.DisableGPU,
-			chromedp.UserDataDir(userDataDir(t)),
-			chromedp.WindowSize(1400, 900),
-			chromedp.Flag("disable-component-update", true),
-			// Every host name but the test server's fails to resolve: no CDN, no update check.
-			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		)...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
+	ctx := credittest.Browser(t, 1400, 900)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(cancelTimeout)
 
@@ -315,27 +279,6 @@ func otherBase62(c byte) string {
 		return "B"
 	}
 	return "A"
-}
-
-// userDataDir is a fresh Chromium profile, removed after the test. Chromium's helper
-// processes may still be writing to it for a moment after the browser closed, which
-// t.TempDir's cleanup would report as a failure.
-func userDataDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "creditd-chromium-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		for i := 0; i < 50; i++ {
-			if err := os.RemoveAll(dir); err == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		tb.Logf("could not remove Chromium's profile %s", dir)
-	})
-	return dir
 }
 
 // resultContainingScript is the text of GraphiQL's result pane once it contains want, else

@@ -1,0 +1,271 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+)
+
+// updateScreenshots names the environment variable that refreshes the README's screenshots in
+// docs/images; without it the screenshots go only to the test's artifact directory.
+const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
+
+// TestConsoleInBrowser drives the console in headless Chromium as a staff member would: signs
+// in, approves an application (which creates the company), places and lifts a hold, is refused
+// lifting an unpaid overdue hold, creates a key whose secret the REST API accepts, and revokes
+// it (accepting the confirmation the page's script asks for), after which the REST API refuses
+// it. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
+// script error may occur. Screenshots of the main pages are saved in the test's artifact
+// directory (go test -artifacts keeps them), and in docs/images with CREDITD_UPDATE_SCREENSHOTS=1.
+func TestConsoleInBrowser(t *testing.T) {
+	f := newConsole(t)
+	store := f.MustStore(t, "Demo Wholesale GmbH", "EUR")
+	f.MustStaff(t, store, "Anna Berg", "anna@example.com", password)
+	staff := credittest.Staff(store)
+	// A key nobody used for 90 days, for the cleanup prompt.
+	f.MustIssuedKey(t, store, "Old price-list export", credit.ScopeReadCredit)
+	f.Clock.Advance(credit.DefaultStaleAfter + 24*time.Hour)
+	f.MustIssuedKey(t, store, "ERP (production)", credit.AllScopes...)
+
+	alpen := f.MustCompany(t, store, "Alpenblick Hotels AG", "25000.00")
+	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: alpen.ID, Kind: credit.KindOrderPlaced, Amount: "4800.00", OrderGID: "gid://platform/Order/5001"})
+	kessler := f.MustCompany(t, store, "Brauhaus Kessler KG", "8000.00", "NET_14")
+	due := credit.At(f.Clock.Now().Add(-20 * 24 * time.Hour))
+	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: kessler.ID, Kind: credit.KindOrderPlaced, Amount: "2950.00", OrderGID: "gid://platform/Order/5003", OccurredAt: &due})
+	cafe := f.MustCompany(t, store, "Café Morgenrot", "3000.00")
+	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: cafe.ID, Kind: credit.KindOrderPlaced, Amount: "640.00", OrderGID: "gid://platform/Order/5004"})
+	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: cafe.ID, Kind: credit.KindPayment, Amount: "-640.00", OrderGID: "gid://platform/Order/5004"})
+	f.MustCompany(t, store, "Dachdeckerei Vogt", "12000.00", "NET_60")
+	app := f.MustApplication(t, store, credit.ApplicationInput{BusinessName: "Bergbäckerei Huber", VATNumber: "DE298765432", VATStatus: "valid", ContactName: "Maria Huber", ContactEmail: "maria@baeckerei-huber.example"})
+	f.MustApplication(t, store, credit.ApplicationInput{BusinessName: "Gasthof Zur Post", ContactName: "Paul Wirt", ContactEmail: "paul@zurpost.example"})
+	if _, err := f.Service.PlaceHold(credittest.Staff(store), credit.HoldInput{CompanyID: cafe.ID}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := credittest.Browser(t, 1280, 800)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+
+	var mu sync.Mutex
+	var requested, scriptErrors []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			mu.Lock()
+			requested = append(requested, ev.Request.URL)
+			mu.Unlock()
+		case *runtime.EventExceptionThrown:
+			mu.Lock()
+			scriptErrors = append(scriptErrors, ev.ExceptionDetails.Error())
+			mu.Unlock()
+		case *cdppage.EventJavascriptDialogOpening:
+			// The revoke button asks for confirmation; accept it as a person would.
+			go func() { _ = chromedp.Run(ctx, cdppage.HandleJavaScriptDialog(true)) }()
+		}
+	})
+
+	shots := map[string][]byte{}
+	// shot keeps a screenshot of the whole page as a laptop screen 1280 pixels wide shows it.
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var buf []byte
+			if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil {
+				return err
+			}
+			shots[name] = buf
+			return nil
+		})
+	}
+	// bodyText waits until a page that has finished loading shows want, then keeps its text.
+	// It evaluates again after errors, since a form's submission replaces the document under
+	// it, and only a complete document is safe for the next action.
+	var text string
+	bodyText := func(want string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			deadline := time.Now().Add(45 * time.Second)
+			for {
+				var ok bool
+				err := chromedp.Evaluate(`document.readyState === "complete" && document.body.innerText.includes(`+jsString(want)+`)`, &ok).Do(ctx)
+				if err == nil && ok {
+					return chromedp.Evaluate(`document.body.innerText`, &text).Do(ctx)
+				}
+				if time.Now().After(deadline) {
+					_ = chromedp.Evaluate(`document.body.innerText`, &text).Do(ctx)
+					return fmt.Errorf("the page never showed %q; it shows:\n%s", want, text)
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+	}
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		for i, action := range actions {
+			if err := chromedp.Run(ctx, action); err != nil {
+				var html string
+				_ = chromedp.Run(ctx, chromedp.OuterHTML("body", &html, chromedp.ByQuery))
+				t.Fatalf("%s, action %d: %v\npage: %.4000s\nconsole log:\n%s", step, i+1, err, html, f.Logs.String())
+			}
+		}
+	}
+
+	run("sign in",
+		network.Enable(),
+		chromedp.EmulateViewport(1280, 800),
+		chromedp.Navigate(f.URL+"/companies"),
+		chromedp.WaitVisible(`#email`, chromedp.ByID),
+		shot("login"),
+		chromedp.SendKeys(`#email`, "anna@example.com", chromedp.ByID),
+		chromedp.SendKeys(`#password`, password, chromedp.ByID),
+		chromedp.Click(`#sign-in`, chromedp.ByID),
+		chromedp.WaitVisible(`table.data`, chromedp.ByQuery),
+		bodyText("Alpenblick Hotels AG"),
+		shot("companies"),
+	)
+	if !strings.Contains(text, "Anna Berg") || !strings.Contains(text, "Demo Wholesale GmbH") {
+		t.Errorf("the companies page does not say who is signed in where:\n%s", text)
+	}
+
+	run("approve the application",
+		chromedp.Click(`a[href="/applications"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`a[href="/applications/`+app.ID+`"]`, chromedp.ByQuery),
+		shot("applications"),
+		chromedp.Click(`a[href="/applications/`+app.ID+`"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#to-in_review`, chromedp.ByID),
+		chromedp.Click(`#to-in_review`, chromedp.ByID),
+		bodyText("The application is now in review."),
+		chromedp.SetValue(`#approve-limit`, "6000.00", chromedp.ByID),
+		chromedp.SetValue(`#approve-terms`, "NET_30", chromedp.ByID),
+		shot("application"),
+		chromedp.Click(`#approve`, chromedp.ByID),
+		bodyText("Application approved: Bergbäckerei Huber is a company with a credit limit of 6,000.00 EUR on NET_30."),
+	)
+	approved, err := f.Service.GetApplication(staff, app.ID)
+	if err != nil || approved.Status != credit.AppApproved {
+		t.Fatalf("the application after approval: %+v %v", approved, err)
+	}
+
+	run("place and lift a hold",
+		chromedp.Navigate(f.URL+"/companies/"+alpen.ID),
+		chromedp.WaitVisible(`#place-hold`, chromedp.ByID),
+		chromedp.SendKeys(`#hold-note`, "Awaiting the signed framework contract", chromedp.ByID),
+		chromedp.Click(`#place-hold`, chromedp.ByID),
+		bodyText("Alpenblick Hotels AG is on hold."),
+		shot("company"),
+		chromedp.Click(`#lift-hold`, chromedp.ByID),
+		bodyText("The hold on Alpenblick Hotels AG is lifted."),
+	)
+	for _, want := range []string{"Hold placed\tAnna Berg", "Hold lifted\tAnna Berg"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the timeline lacks %q:\n%s", want, text)
+		}
+	}
+
+	run("the refusal to lift an unpaid overdue hold",
+		chromedp.Navigate(f.URL+"/companies/"+kessler.ID),
+		chromedp.WaitVisible(`#lift-hold`, chromedp.ByID),
+		chromedp.Click(`#lift-hold`, chromedp.ByID),
+		bodyText("The overdue hold stays until invoice gid://platform/Order/5003"),
+		chromedp.ScrollIntoView(`#hold`, chromedp.ByID),
+		shot("overdue-refusal"),
+	)
+	if co, _ := f.Service.GetCompany(staff, kessler.ID); co.Hold == nil || co.Hold.Kind != credit.HoldOverdue {
+		t.Fatalf("the overdue hold after the refused lift: %+v", co.Hold)
+	}
+
+	var secret string
+	run("create a key",
+		chromedp.Click(`a[href="/settings/api"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#create-key`, chromedp.ByID),
+		chromedp.SendKeys(`#key-label`, "Dashboard (finance)", chromedp.ByID),
+		chromedp.Click(`#scope-read_credit`, chromedp.ByID),
+		chromedp.Click(`#scope-read_applications`, chromedp.ByID),
+		chromedp.Click(`#create-key`, chromedp.ByID),
+		chromedp.WaitVisible(`#secret`, chromedp.ByID),
+		chromedp.Value(`#secret`, &secret, chromedp.ByID),
+		shot("new-key"),
+	)
+	if !strings.HasPrefix(secret, "ck_") {
+		t.Fatalf("secret shown: %q", secret)
+	}
+	f.Get(t, secret, "/v1/applications").WantStatus(t, http.StatusOK)
+
+	run("revoke the key",
+		chromedp.Click(`a[href="/settings/api"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#cleanup-prompt`, chromedp.ByID),
+		bodyText("Dashboard (finance)"),
+		shot("api-settings"),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			var id string
+			if err := chromedp.Evaluate(`[...document.querySelectorAll("tr")].find(r => r.innerText.includes("Dashboard (finance)")).id.replace("key-", "")`, &id).Do(ctx); err != nil {
+				return err
+			}
+			return chromedp.Click(`#revoke-`+id, chromedp.ByID).Do(ctx)
+		}),
+		bodyText("is revoked: its secrets no longer work."),
+	)
+	f.Get(t, secret, "/v1/applications").WantError(t, http.StatusUnauthorized, "unauthenticated", "")
+
+	if err := chromedp.Cancel(ctx); err != nil {
+		t.Logf("closing Chromium: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range requested {
+		if !strings.HasPrefix(u, f.URL+"/") {
+			t.Errorf("the console requested %s: everything must come from the console", u)
+		}
+	}
+	if len(scriptErrors) > 0 {
+		t.Errorf("script errors: %v", scriptErrors)
+	}
+	saveScreenshots(t, shots)
+}
+
+// saveScreenshots writes the screenshots to the test's artifact directory and, when asked
+// with CREDITD_UPDATE_SCREENSHOTS=1, over the README's copies in docs/images.
+func saveScreenshots(t *testing.T, shots map[string][]byte) {
+	t.Helper()
+	dirs := []string{t.ArtifactDir()}
+	if os.Getenv(updateScreenshots) != "" {
+		dirs = append(dirs, filepath.Join("..", "docs", "images"))
+	}
+	for _, dir := range dirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, png := range shots {
+			if len(png) < 1000 || string(png[1:4]) != "PNG" {
+				t.Fatalf("screenshot %s is not a PNG (%d bytes)", name, len(png))
+			}
+			path := filepath.Join(dir, "console-"+name+".png")
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%d screenshots in %s", len(shots), dir)
+	}
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,225 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
+)
+
+// Page sizes of the console's lists: a laptop screen's worth.
+const (
+	companiesPerPage = 25
+	ledgerPerPage    = 15
+	timelinePerPage  = 15
+)
+
+// companiesBody is the companies page.
+type companiesBody struct {
+	Query  string
+	Status string
+	Cursor string
+	Page   credit.Page[credit.Company]
+	// Next is the query string of the next page, "" on the last.
+	Next  string
+	Error string
+}
+
+// companies lists the store's companies by name, with a name search and a status filter.
+func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
+	q := r.URL.Query()
+	body := companiesBody{Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status"), Cursor: q.Get("cursor")}
+	limit := companiesPerPage
+	page, err := c.svc.ListCompanies(v.ctx, credit.CompanyListParams{
+		ListParams:   credit.ListParams{Limit: &limit, Cursor: body.Cursor},
+		Status:       body.Status,
+		NameContains: body.Query,
+		ByName:       true,
+	})
+	status := http.StatusOK
+	if err != nil {
+		p := httpapi.Describe(err)
+		if p.Status >= 500 {
+			c.fail(w, r, v, err)
+			return
+		}
+		status, body.Error = p.Status, sentence(p.Message)
+	}
+	body.Page = page
+	if page.NextCursor != nil {
+		body.Next = buildQuery("q", body.Query, "status", body.Status, "cursor", *page.NextCursor)
+	}
+	p := pageFor(v, "Companies", "companies")
+	p.Notice = c.takeNotice(r, v)
+	p.Body = body
+	c.render(w, r, status, "companies.html", p)
+}
+
+// companyBody is a company's page.
+type companyBody struct {
+	Company  credit.Company
+	Ledger   credit.Page[credit.LedgerEntry]
+	Timeline credit.Page[credit.TimelineEvent]
+	// LedgerFirst and TimelineFirst are true on each list's first page.
+	LedgerFirst, TimelineFirst bool
+	NextLedger, NextTimeline   string
+	// Forms are the page's forms shown again after a refusal, by name.
+	Forms map[string]*form
+	Kinds []string
+}
+
+// company shows a company: its figures and hold, its ledger and its timeline (each paged on
+// its own), and the forms that act on it.
+func (c *Console) company(w http.ResponseWriter, r *http.Request, v *visit) {
+	notice := c.takeNotice(r, v)
+	c.showCompany(w, r, v, http.StatusOK, notice, nil)
+}
+
+// showCompany renders a company's page with status; forms carries a refused form.
+func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, forms map[string]*form) {
+	id := r.PathValue("id")
+	co, err := c.svc.GetCompany(v.ctx, id)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	q := url.Values{}
+	if r.Method == http.MethodGet {
+		q = r.URL.Query()
+	}
+	ledgerCursor, timelineCursor := q.Get("ledger"), q.Get("timeline")
+	ledgerLimit, timelineLimit := ledgerPerPage, timelinePerPage
+	ledger, err := c.svc.ListLedger(v.ctx, co.ID, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &ledgerLimit, Cursor: ledgerCursor}})
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	timeline, err := c.svc.ListTimeline(v.ctx, co.ID, credit.ListParams{Limit: &timelineLimit, Cursor: timelineCursor})
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	body := companyBody{Company: co, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
+		LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == ""}
+	if ledger.NextCursor != nil {
+		body.NextLedger = buildQuery("ledger", *ledger.NextCursor, "timeline", timelineCursor)
+	}
+	if timeline.NextCursor != nil {
+		body.NextTimeline = buildQuery("ledger", ledgerCursor, "timeline", *timeline.NextCursor)
+	}
+	p := pageFor(v, co.Name, "companies")
+	p.Notice = notice
+	p.Body = body
+	c.render(w, r, status, "company.html", p)
+}
+
+// refusedOnCompany shows a company's page again with the refused form, its values and the
+// refusal's message, with the refusal's status. An unknown company (or another store's) is
+// the not-found page, and a failure of the service the error page.
+func (c *Console) refusedOnCompany(w http.ResponseWriter, r *http.Request, v *visit, name string, err error, fields ...string) {
+	p := httpapi.Describe(err)
+	if p.Code == credit.CodeNotFound || p.Status >= 500 {
+		c.fail(w, r, v, err)
+		return
+	}
+	c.showCompany(w, r, v, p.Status, "", map[string]*form{name: refusedForm(r.PostForm, p, fields...)})
+}
+
+// optional returns a pointer to a trimmed form value, nil when it is empty.
+func optional(values url.Values, name string) *string {
+	s := strings.TrimSpace(values.Get(name))
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func companyPath(id string) string { return "/companies/" + url.PathEscape(id) }
+
+// placeHold places a manual hold under the member's name.
+func (c *Console) placeHold(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	res, err := c.svc.PlaceHold(v.ctx, credit.HoldInput{CompanyID: id, Note: optional(r.PostForm, "note")})
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "hold", err, "note")
+		return
+	}
+	c.done(w, r, v, companyPath(id), res.Company.Name+" is on hold.")
+}
+
+// liftHold lifts the company's hold; an unpaid overdue hold is refused with the API's message.
+func (c *Console) liftHold(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	res, err := c.svc.LiftHold(v.ctx, id)
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "lift", err)
+		return
+	}
+	msg := "The hold on " + res.Company.Name + " is lifted."
+	if res.Company.Hold != nil {
+		msg += " An overdue invoice put it on an automatic hold at once."
+	}
+	c.done(w, r, v, companyPath(id), msg)
+}
+
+// setCreditLimit changes the credit limit.
+func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	res, err := c.svc.SetCreditLimit(v.ctx, credit.CreditLimitInput{
+		CompanyID: id,
+		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Reason:    optional(r.PostForm, "reason"),
+	})
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "limit", err, "amount", "reason")
+		return
+	}
+	c.done(w, r, v, companyPath(id), "Credit limit changed from "+formatMoney(res.PreviousCreditLimit)+" to "+formatMoney(res.Company.CreditLimit)+".")
+}
+
+// createAdjustment makes an adjustment through the API's own operation, so it appears on the
+// timeline under the member's name like an API key's.
+func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	note := r.PostForm.Get("note")
+	res, err := c.svc.CreateAdjustment(v.ctx, credit.AdjustmentInput{
+		CompanyID: id,
+		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Note:      &note,
+	})
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "adjust", err, "amount", "note")
+		return
+	}
+	c.done(w, r, v, companyPath(id), "Adjustment of "+formatMoney(res.LedgerEntry.Amount)+" recorded; outstanding is now "+formatMoney(res.Company.Outstanding)+".")
+}
+
+// recordLedgerEntry records an entry from the platform's side (an order, a payment, a refund,
+// a cancellation, an opening balance), as the command line's ledger record does.
+func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	in := credit.LedgerEntryInput{
+		CompanyID: id,
+		Kind:      r.PostForm.Get("kind"),
+		Amount:    strings.TrimSpace(r.PostForm.Get("amount")),
+		OrderGID:  strings.TrimSpace(r.PostForm.Get("order")),
+		Note:      strings.TrimSpace(r.PostForm.Get("note")),
+	}
+	if at := strings.TrimSpace(r.PostForm.Get("occurred_at")); at != "" {
+		ts, err := credit.ParseTimestamp(at)
+		if err != nil {
+			c.refusedOnCompany(w, r, v, "entry", credit.ParamErrorf(credit.CodeValidationFailed, "occurred_at",
+				"occurred at must be an RFC 3339 time such as 2026-03-02T09:00:00Z"), "occurred_at")
+			return
+		}
+		in.OccurredAt = &ts
+	}
+	e, co, err := c.svc.RecordLedgerEntry(v.ctx, in)
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "entry", err, "kind", "amount", "order", "note", "occurred_at")
+		return
+	}
+	c.done(w, r, v, companyPath(id), humanLabel(e.Kind)+" of "+formatMoney(e.Amount)+" recorded; outstanding is now "+formatMoney(co.Outstanding)+".")
+}

@@ -1,0 +1,141 @@
+// Package console is the staff console: the admin interface of the specification, in the
+// browser, for a store's staff. Staff sign in with an email and a password and then see and
+// change only their own store: every page runs as tenant.Staff of that store, the viewer the
+// command line uses, so the data layer scopes every query and the timeline shows the staff
+// member's name.
+//
+// The console holds no rule of its own: each page reads through package credit and each form
+// calls one of its operations, the same ones REST, GraphQL and the command line call, and shows
+// a refusal with the message httpapi.Describe gives it. Pages are rendered on the server with
+// html/template from files embedded in the binary, and work without JavaScript; console.js
+// only asks for confirmation before irreversible actions and offers to copy a new secret.
+//
+// It is served on its own listener (creditd serve --admin-addr), never on the API's.
+package console
+
+import (
+	"context"
+	"embed"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
+	"github.com/creditd/creditd/ratelimit"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed assets/console.css assets/console.js assets/favicon.svg
+var assetFiles embed.FS
+
+// Sign-in attempt limits, unless configured otherwise: every attempt counts, successful or
+// not, so that parallel guesses cannot slip through before a failure is recorded.
+const (
+	// DefaultAddressAttempts is sign-in attempts a minute from one client address (an office
+	// behind one address shares it).
+	DefaultAddressAttempts = 30
+	// DefaultAccountAttempts is sign-in attempts for one email per AccountAttemptsPeriod,
+	// whether or not an account has that email.
+	DefaultAccountAttempts = 10
+	// AccountAttemptsPeriod is the period of DefaultAccountAttempts: after a burst of ten, one
+	// more attempt a minute.
+	AccountAttemptsPeriod = 10 * time.Minute
+)
+
+// Config configures a Console.
+type Config struct {
+	Service *credit.Service
+	Logger  *slog.Logger
+	// Now is the sign-in limiters' clock; nil means time.Now. Sessions follow the service's
+	// clock.
+	Now func() time.Time
+	// Sessions are the idle timeout and the absolute lifetime of staff sessions.
+	Sessions credit.SessionPolicy
+	// SecureCookies marks cookies Secure although the console is served over plain HTTP: set
+	// it when a TLS-terminating proxy stands in front. Over TLS they are Secure anyway.
+	SecureCookies bool
+	// AddressLimiter and AccountLimiter limit sign-in attempts per client address and per
+	// email; nil means in-memory limiters with the defaults above.
+	AddressLimiter ratelimit.Limiter
+	AccountLimiter ratelimit.Limiter
+}
+
+// Console is the staff console's HTTP handler.
+type Console struct {
+	svc      *credit.Service
+	log      *slog.Logger
+	policy   credit.SessionPolicy
+	secure   bool
+	byAddr   ratelimit.Limiter
+	byEmail  ratelimit.Limiter
+	pages    *pages
+	handler  http.Handler
+	assetTag string
+	// patterns are the routes served, for the tests that must cover every one.
+	patterns []string
+}
+
+// New builds the console.
+func New(cfg Config) *Console {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Console{svc: cfg.Service, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
+		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter}
+	if c.byAddr == nil {
+		c.byAddr = ratelimit.NewMemory(DefaultAddressAttempts, time.Minute, cfg.Now)
+	}
+	if c.byEmail == nil {
+		c.byEmail = ratelimit.NewMemory(DefaultAccountAttempts, AccountAttemptsPeriod, cfg.Now)
+	}
+	c.pages = mustParsePages()
+	assets, tag := assetHandler()
+	c.assetTag = tag
+
+	mux := http.NewServeMux()
+	handle := func(pattern string, h http.Handler) {
+		mux.Handle(pattern, h)
+		c.patterns = append(c.patterns, pattern)
+	}
+	handle("GET /assets/", assets)
+	handle("GET /login", http.HandlerFunc(c.loginPage))
+	handle("POST /login", http.HandlerFunc(c.login))
+	handle("POST /logout", c.staffOnly(c.logout))
+	handle("GET /{$}", c.staffOnly(func(w http.ResponseWriter, r *http.Request, v *visit) {
+		http.Redirect(w, r, "/companies", http.StatusSeeOther)
+	}))
+
+	handle("GET /companies", c.staffOnly(c.companies))
+	handle("GET /companies/{id}", c.staffOnly(c.company))
+	handle("POST /companies/{id}/hold", c.staffOnly(c.placeHold))
+	handle("POST /companies/{id}/hold/lift", c.staffOnly(c.liftHold))
+	handle("POST /companies/{id}/credit-limit", c.staffOnly(c.setCreditLimit))
+	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
+	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
+
+	handle("GET /applications", c.staffOnly(c.applications))
+	handle("GET /applications/{id}", c.staffOnly(c.application))
+	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
+
+	handle("GET /settings/api", c.staffOnly(c.apiSettings))
+	handle("POST /settings/api/keys", c.staffOnly(c.createKey))
+	handle("POST /settings/api/keys/{id}/rotate", c.staffOnly(c.rotateKey))
+	handle("POST /settings/api/keys/{id}/revoke", c.staffOnly(c.revokeKey))
+
+	handle("GET /privacy", c.staffOnly(c.privacy))
+	handle("POST /privacy/erase", c.staffOnly(c.erasePerson))
+
+	c.handler = httpapi.WithRequestID(c.observe(c.recoverPanics(securityHeaders(c.fallbacks(mux)))))
+	return c
+}
+
+// ServeHTTP serves a request.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.handler.ServeHTTP(w, r) }
+
+// Serve serves the console on l until ctx is cancelled, then shuts down like the API.
+func (c *Console) Serve(ctx context.Context, l net.Listener) error { return httpapi.Serve(ctx, l, c) }
