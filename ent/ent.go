@@ -16,6 +16,7 @@ import (
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
@@ -23,6 +24,9 @@ import (
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
+	"github.com/creditd/creditd/ent/webhookattempt"
+	"github.com/creditd/creditd/ent/webhookdelivery"
+	"github.com/creditd/creditd/ent/webhookendpoint"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -87,6 +91,7 @@ func checkColumn(t, c string) error {
 			apikeysecret.Table:      apikeysecret.ValidColumn,
 			application.Table:       application.ValidColumn,
 			company.Table:           company.ValidColumn,
+			event.Table:             event.ValidColumn,
 			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
 			invoice.Table:           invoice.ValidColumn,
 			ledgerentry.Table:       ledgerentry.ValidColumn,
@@ -94,6 +99,9 @@ func checkColumn(t, c string) error {
 			staffsession.Table:      staffsession.ValidColumn,
 			store.Table:             store.ValidColumn,
 			timelineevent.Table:     timelineevent.ValidColumn,
+			webhookattempt.Table:    webhookattempt.ValidColumn,
+			webhookdelivery.Table:   webhookdelivery.ValidColumn,
+			webhookendpoint.Table:   webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -26,7 +26,9 @@ type Store struct {
 	// CursorSecret holds the value of the "cursor_secret" field.
 	CursorSecret []byte `json:"-"`
 	// CreatedAt holds the value of the "created_at" field.
-	CreatedAt    time.Time `json:"created_at,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitempty"`
+	// EventSeq holds the value of the "event_seq" field.
+	EventSeq     int64 `json:"event_seq,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -37,7 +39,7 @@ func (*Store) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case store.FieldCursorSecret:
 			values[i] = new([]byte)
-		case store.FieldBufferPercent:
+		case store.FieldBufferPercent, store.FieldEventSeq:
 			values[i] = new(sql.NullInt64)
 		case store.FieldID, store.FieldName, store.FieldCurrency:
 			values[i] = new(sql.NullString)
@@ -94,6 +96,12 @@ func (_m *Store) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
+		case store.FieldEventSeq:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field event_seq", values[i])
+			} else if value.Valid {
+				_m.EventSeq = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -143,6 +151,9 @@ func (_m *Store) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("event_seq=")
+	builder.WriteString(fmt.Sprintf("%v", _m.EventSeq))
 	builder.WriteByte(')')
 	return builder.String()
 }

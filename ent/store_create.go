@@ -61,6 +61,20 @@ func (_c *StoreCreate) SetCreatedAt(v time.Time) *StoreCreate {
 	return _c
 }
 
+// SetEventSeq sets the "event_seq" field.
+func (_c *StoreCreate) SetEventSeq(v int64) *StoreCreate {
+	_c.mutation.SetEventSeq(v)
+	return _c
+}
+
+// SetNillableEventSeq sets the "event_seq" field if the given value is not nil.
+func (_c *StoreCreate) SetNillableEventSeq(v *int64) *StoreCreate {
+	if v != nil {
+		_c.SetEventSeq(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *StoreCreate) SetID(v string) *StoreCreate {
 	_c.mutation.SetID(v)
@@ -114,6 +128,10 @@ func (_c *StoreCreate) defaults() {
 		v := store.DefaultBufferPercent
 		_c.mutation.SetBufferPercent(v)
 	}
+	if _, ok := _c.mutation.EventSeq(); !ok {
+		v := store.DefaultEventSeq
+		_c.mutation.SetEventSeq(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := store.DefaultID()
 		_c.mutation.SetID(v)
@@ -151,6 +169,9 @@ func (_c *StoreCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Store.created_at"`)}
+	}
+	if _, ok := _c.mutation.EventSeq(); !ok {
+		return &ValidationError{Name: "event_seq", err: errors.New(`ent: missing required field "Store.event_seq"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := store.IDValidator(v); err != nil {
@@ -212,6 +233,10 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(store.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
+	}
+	if value, ok := _c.mutation.EventSeq(); ok {
+		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)
+		_node.EventSeq = value
 	}
 	return _node, _spec
 }
@@ -292,6 +317,24 @@ func (u *StoreUpsert) UpdateBufferPercent() *StoreUpsert {
 // AddBufferPercent adds v to the "buffer_percent" field.
 func (u *StoreUpsert) AddBufferPercent(v int) *StoreUpsert {
 	u.Add(store.FieldBufferPercent, v)
+	return u
+}
+
+// SetEventSeq sets the "event_seq" field.
+func (u *StoreUpsert) SetEventSeq(v int64) *StoreUpsert {
+	u.Set(store.FieldEventSeq, v)
+	return u
+}
+
+// UpdateEventSeq sets the "event_seq" field to the value that was provided on create.
+func (u *StoreUpsert) UpdateEventSeq() *StoreUpsert {
+	u.SetExcluded(store.FieldEventSeq)
+	return u
+}
+
+// AddEventSeq adds v to the "event_seq" field.
+func (u *StoreUpsert) AddEventSeq(v int64) *StoreUpsert {
+	u.Add(store.FieldEventSeq, v)
 	return u
 }
 
@@ -384,6 +427,27 @@ func (u *StoreUpsertOne) AddBufferPercent(v int) *StoreUpsertOne {
 func (u *StoreUpsertOne) UpdateBufferPercent() *StoreUpsertOne {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateBufferPercent()
+	})
+}
+
+// SetEventSeq sets the "event_seq" field.
+func (u *StoreUpsertOne) SetEventSeq(v int64) *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetEventSeq(v)
+	})
+}
+
+// AddEventSeq adds v to the "event_seq" field.
+func (u *StoreUpsertOne) AddEventSeq(v int64) *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.AddEventSeq(v)
+	})
+}
+
+// UpdateEventSeq sets the "event_seq" field to the value that was provided on create.
+func (u *StoreUpsertOne) UpdateEventSeq() *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateEventSeq()
 	})
 }
 
@@ -643,6 +707,27 @@ func (u *StoreUpsertBulk) AddBufferPercent(v int) *StoreUpsertBulk {
 func (u *StoreUpsertBulk) UpdateBufferPercent() *StoreUpsertBulk {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateBufferPercent()
+	})
+}
+
+// SetEventSeq sets the "event_seq" field.
+func (u *StoreUpsertBulk) SetEventSeq(v int64) *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetEventSeq(v)
+	})
+}
+
+// AddEventSeq adds v to the "event_seq" field.
+func (u *StoreUpsertBulk) AddEventSeq(v int64) *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.AddEventSeq(v)
+	})
+}
+
+// UpdateEventSeq sets the "event_seq" field to the value that was provided on create.
+func (u *StoreUpsertBulk) UpdateEventSeq() *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateEventSeq()
 	})
 }
 

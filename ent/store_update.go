@@ -62,6 +62,27 @@ func (_u *StoreUpdate) AddBufferPercent(v int) *StoreUpdate {
 	return _u
 }
 
+// SetEventSeq sets the "event_seq" field.
+func (_u *StoreUpdate) SetEventSeq(v int64) *StoreUpdate {
+	_u.mutation.ResetEventSeq()
+	_u.mutation.SetEventSeq(v)
+	return _u
+}
+
+// SetNillableEventSeq sets the "event_seq" field if the given value is not nil.
+func (_u *StoreUpdate) SetNillableEventSeq(v *int64) *StoreUpdate {
+	if v != nil {
+		_u.SetEventSeq(*v)
+	}
+	return _u
+}
+
+// AddEventSeq adds value to the "event_seq" field.
+func (_u *StoreUpdate) AddEventSeq(v int64) *StoreUpdate {
+	_u.mutation.AddEventSeq(v)
+	return _u
+}
+
 // Mutation returns the StoreMutation object of the builder.
 func (_u *StoreUpdate) Mutation() *StoreMutation {
 	return _u.mutation
@@ -130,6 +151,12 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedBufferPercent(); ok {
 		_spec.AddField(store.FieldBufferPercent, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.EventSeq(); ok {
+		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedEventSeq(); ok {
+		_spec.AddField(store.FieldEventSeq, field.TypeInt64, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{store.Label}
@@ -182,6 +209,27 @@ func (_u *StoreUpdateOne) SetNillableBufferPercent(v *int) *StoreUpdateOne {
 // AddBufferPercent adds value to the "buffer_percent" field.
 func (_u *StoreUpdateOne) AddBufferPercent(v int) *StoreUpdateOne {
 	_u.mutation.AddBufferPercent(v)
+	return _u
+}
+
+// SetEventSeq sets the "event_seq" field.
+func (_u *StoreUpdateOne) SetEventSeq(v int64) *StoreUpdateOne {
+	_u.mutation.ResetEventSeq()
+	_u.mutation.SetEventSeq(v)
+	return _u
+}
+
+// SetNillableEventSeq sets the "event_seq" field if the given value is not nil.
+func (_u *StoreUpdateOne) SetNillableEventSeq(v *int64) *StoreUpdateOne {
+	if v != nil {
+		_u.SetEventSeq(*v)
+	}
+	return _u
+}
+
+// AddEventSeq adds value to the "event_seq" field.
+func (_u *StoreUpdateOne) AddEventSeq(v int64) *StoreUpdateOne {
+	_u.mutation.AddEventSeq(v)
 	return _u
 }
 
@@ -282,6 +330,12 @@ func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error)
 	}
 	if value, ok := _u.mutation.AddedBufferPercent(); ok {
 		_spec.AddField(store.FieldBufferPercent, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.EventSeq(); ok {
+		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedEventSeq(); ok {
+		_spec.AddField(store.FieldEventSeq, field.TypeInt64, value)
 	}
 	_node = &Store{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -22,6 +22,8 @@ type Tx struct {
 	Application *ApplicationClient
 	// Company is the client for interacting with the Company builders.
 	Company *CompanyClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// IdempotencyRecord is the client for interacting with the IdempotencyRecord builders.
 	IdempotencyRecord *IdempotencyRecordClient
 	// Invoice is the client for interacting with the Invoice builders.
@@ -36,6 +38,12 @@ type Tx struct {
 	Store *StoreClient
 	// TimelineEvent is the client for interacting with the TimelineEvent builders.
 	TimelineEvent *TimelineEventClient
+	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
+	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 
 	// lazily loaded.
 	client     *Client
@@ -171,6 +179,7 @@ func (tx *Tx) init() {
 	tx.APIKeySecret = NewAPIKeySecretClient(tx.config)
 	tx.Application = NewApplicationClient(tx.config)
 	tx.Company = NewCompanyClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
@@ -178,6 +187,9 @@ func (tx *Tx) init() {
 	tx.StaffSession = NewStaffSessionClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)
 	tx.TimelineEvent = NewTimelineEventClient(tx.config)
+	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -153,6 +153,41 @@ var (
 			},
 		},
 	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt64},
+		{Name: "type", Type: field.TypeString},
+		{Name: "occurred_at", Type: field.TypeTime},
+		{Name: "data", Type: field.TypeString, Size: 2147483647, SchemaType: map[string]string{"postgres": "text", "sqlite3": "text"}},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "events_stores_store",
+				Columns:    []*schema.Column{EventsColumns[5]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_store_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[1]},
+			},
+			{
+				Name:    "event_occurred_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[3]},
+			},
+		},
+	}
 	// IdempotencyRecordsColumns holds the columns for the "idempotency_records" table.
 	IdempotencyRecordsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -352,6 +387,7 @@ var (
 		{Name: "buffer_percent", Type: field.TypeInt, Default: 5},
 		{Name: "cursor_secret", Type: field.TypeBytes},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "event_seq", Type: field.TypeInt64, Default: 0},
 	}
 	// StoresTable holds the schema information for the "stores" table.
 	StoresTable = &schema.Table{
@@ -398,12 +434,132 @@ var (
 			},
 		},
 	}
+	// WebhookAttemptsColumns holds the columns for the "webhook_attempts" table.
+	WebhookAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "endpoint_id", Type: field.TypeString},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "attempt", Type: field.TypeInt},
+		{Name: "attempted_at", Type: field.TypeTime},
+		{Name: "outcome", Type: field.TypeString},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "duration_ms", Type: field.TypeInt64},
+		{Name: "response_snippet", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Default: ""},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "store_id", Type: field.TypeString},
+		{Name: "delivery_id", Type: field.TypeString},
+	}
+	// WebhookAttemptsTable holds the schema information for the "webhook_attempts" table.
+	WebhookAttemptsTable = &schema.Table{
+		Name:       "webhook_attempts",
+		Columns:    WebhookAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_attempts_stores_store",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[11]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_attempts_webhook_deliveries_attempts",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[12]},
+				RefColumns: []*schema.Column{WebhookDeliveriesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookattempt_endpoint_id_attempted_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[1], WebhookAttemptsColumns[4]},
+			},
+		},
+	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "event_seq", Type: field.TypeInt64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "succeeded", "failed"}},
+		{Name: "attempt_count", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+		{Name: "endpoint_id", Type: field.TypeString},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_deliveries_stores_store",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[8]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[9]},
+				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_endpoint_id_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[9], WebhookDeliveriesColumns[1]},
+			},
+			{
+				Name:    "webhookdelivery_endpoint_id_status_event_seq",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[9], WebhookDeliveriesColumns[3], WebhookDeliveriesColumns[2]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "url", Type: field.TypeString},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "event_types", Type: field.TypeJSON},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"enabled", "disabled"}, Default: "enabled"},
+		{Name: "disabled_reason", Type: field.TypeString, Nullable: true},
+		{Name: "disabled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
+		{Name: "cursor_seq", Type: field.TypeInt64, Default: 0},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_endpoints_stores_store",
+				Columns:    []*schema.Column{WebhookEndpointsColumns[13]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
 		APIKeySecretsTable,
 		ApplicationsTable,
 		CompaniesTable,
+		EventsTable,
 		IdempotencyRecordsTable,
 		InvoicesTable,
 		LedgerEntriesTable,
@@ -411,6 +567,9 @@ var (
 		StaffSessionsTable,
 		StoresTable,
 		TimelineEventsTable,
+		WebhookAttemptsTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 	}
 )
 
@@ -420,6 +579,7 @@ func init() {
 	APIKeySecretsTable.ForeignKeys[1].RefTable = StoresTable
 	ApplicationsTable.ForeignKeys[0].RefTable = StoresTable
 	CompaniesTable.ForeignKeys[0].RefTable = StoresTable
+	EventsTable.ForeignKeys[0].RefTable = StoresTable
 	IdempotencyRecordsTable.ForeignKeys[0].RefTable = StoresTable
 	InvoicesTable.ForeignKeys[0].RefTable = StoresTable
 	LedgerEntriesTable.ForeignKeys[0].RefTable = CompaniesTable
@@ -429,4 +589,9 @@ func init() {
 	StaffSessionsTable.ForeignKeys[1].RefTable = StoresTable
 	TimelineEventsTable.ForeignKeys[0].RefTable = CompaniesTable
 	TimelineEventsTable.ForeignKeys[1].RefTable = StoresTable
+	WebhookAttemptsTable.ForeignKeys[0].RefTable = StoresTable
+	WebhookAttemptsTable.ForeignKeys[1].RefTable = WebhookDeliveriesTable
+	WebhookDeliveriesTable.ForeignKeys[0].RefTable = StoresTable
+	WebhookDeliveriesTable.ForeignKeys[1].RefTable = WebhookEndpointsTable
+	WebhookEndpointsTable.ForeignKeys[0].RefTable = StoresTable
 }

@@ -18,6 +18,9 @@ type Application func(*sql.Selector)
 // Company is the predicate function for company builders.
 type Company func(*sql.Selector)
 
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // IdempotencyRecord is the predicate function for idempotencyrecord builders.
 type IdempotencyRecord func(*sql.Selector)
 
@@ -38,3 +41,12 @@ type Store func(*sql.Selector)
 
 // TimelineEvent is the predicate function for timelineevent builders.
 type TimelineEvent func(*sql.Selector)
+
+// WebhookAttempt is the predicate function for webhookattempt builders.
+type WebhookAttempt func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)

@@ -7,6 +7,7 @@ import (
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
@@ -15,6 +16,9 @@ import (
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/timelineevent"
+	"github.com/creditd/creditd/ent/webhookattempt"
+	"github.com/creditd/creditd/ent/webhookdelivery"
+	"github.com/creditd/creditd/ent/webhookendpoint"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -147,6 +151,25 @@ func init() {
 	company.DefaultID = companyDescID.Default.(func() string)
 	// company.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	company.IDValidator = companyDescID.Validators[0].(func(string) error)
+	eventMixin := schema.Event{}.Mixin()
+	eventMixinHooks0 := eventMixin[0].Hooks()
+	event.Hooks[0] = eventMixinHooks0[0]
+	eventMixinInters0 := eventMixin[0].Interceptors()
+	event.Interceptors[0] = eventMixinInters0[0]
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescStoreID is the schema descriptor for store_id field.
+	eventDescStoreID := eventMixinFields0[0].Descriptor()
+	// event.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	event.StoreIDValidator = eventDescStoreID.Validators[0].(func(string) error)
+	// eventDescID is the schema descriptor for id field.
+	eventDescID := eventFields[0].Descriptor()
+	// event.DefaultID holds the default value on creation for the id field.
+	event.DefaultID = eventDescID.Default.(func() string)
+	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	event.IDValidator = eventDescID.Validators[0].(func(string) error)
 	idempotencyrecordMixin := schema.IdempotencyRecord{}.Mixin()
 	idempotencyrecordMixinHooks0 := idempotencyrecordMixin[0].Hooks()
 	idempotencyrecord.Hooks[0] = idempotencyrecordMixinHooks0[0]
@@ -286,6 +309,10 @@ func init() {
 			return nil
 		}
 	}()
+	// storeDescEventSeq is the schema descriptor for event_seq field.
+	storeDescEventSeq := storeFields[6].Descriptor()
+	// store.DefaultEventSeq holds the default value on creation for the event_seq field.
+	store.DefaultEventSeq = storeDescEventSeq.Default.(int64)
 	// storeDescID is the schema descriptor for id field.
 	storeDescID := storeFields[0].Descriptor()
 	// store.DefaultID holds the default value on creation for the id field.
@@ -311,6 +338,87 @@ func init() {
 	timelineevent.DefaultID = timelineeventDescID.Default.(func() string)
 	// timelineevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	timelineevent.IDValidator = timelineeventDescID.Validators[0].(func(string) error)
+	webhookattemptMixin := schema.WebhookAttempt{}.Mixin()
+	webhookattemptMixinHooks0 := webhookattemptMixin[0].Hooks()
+	webhookattempt.Hooks[0] = webhookattemptMixinHooks0[0]
+	webhookattemptMixinInters0 := webhookattemptMixin[0].Interceptors()
+	webhookattempt.Interceptors[0] = webhookattemptMixinInters0[0]
+	webhookattemptMixinFields0 := webhookattemptMixin[0].Fields()
+	_ = webhookattemptMixinFields0
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescStoreID is the schema descriptor for store_id field.
+	webhookattemptDescStoreID := webhookattemptMixinFields0[0].Descriptor()
+	// webhookattempt.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	webhookattempt.StoreIDValidator = webhookattemptDescStoreID.Validators[0].(func(string) error)
+	// webhookattemptDescResponseSnippet is the schema descriptor for response_snippet field.
+	webhookattemptDescResponseSnippet := webhookattemptFields[9].Descriptor()
+	// webhookattempt.DefaultResponseSnippet holds the default value on creation for the response_snippet field.
+	webhookattempt.DefaultResponseSnippet = webhookattemptDescResponseSnippet.Default.(string)
+	// webhookattemptDescError is the schema descriptor for error field.
+	webhookattemptDescError := webhookattemptFields[10].Descriptor()
+	// webhookattempt.DefaultError holds the default value on creation for the error field.
+	webhookattempt.DefaultError = webhookattemptDescError.Default.(string)
+	// webhookattemptDescID is the schema descriptor for id field.
+	webhookattemptDescID := webhookattemptFields[0].Descriptor()
+	// webhookattempt.DefaultID holds the default value on creation for the id field.
+	webhookattempt.DefaultID = webhookattemptDescID.Default.(func() string)
+	// webhookattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookattempt.IDValidator = webhookattemptDescID.Validators[0].(func(string) error)
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdeliveryMixinHooks0 := webhookdeliveryMixin[0].Hooks()
+	webhookdelivery.Hooks[0] = webhookdeliveryMixinHooks0[0]
+	webhookdeliveryMixinInters0 := webhookdeliveryMixin[0].Interceptors()
+	webhookdelivery.Interceptors[0] = webhookdeliveryMixinInters0[0]
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescStoreID is the schema descriptor for store_id field.
+	webhookdeliveryDescStoreID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	webhookdelivery.StoreIDValidator = webhookdeliveryDescStoreID.Validators[0].(func(string) error)
+	// webhookdeliveryDescAttemptCount is the schema descriptor for attempt_count field.
+	webhookdeliveryDescAttemptCount := webhookdeliveryFields[5].Descriptor()
+	// webhookdelivery.DefaultAttemptCount holds the default value on creation for the attempt_count field.
+	webhookdelivery.DefaultAttemptCount = webhookdeliveryDescAttemptCount.Default.(int)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryFields[0].Descriptor()
+	// webhookdelivery.DefaultID holds the default value on creation for the id field.
+	webhookdelivery.DefaultID = webhookdeliveryDescID.Default.(func() string)
+	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdelivery.IDValidator = webhookdeliveryDescID.Validators[0].(func(string) error)
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpointMixinHooks0 := webhookendpointMixin[0].Hooks()
+	webhookendpoint.Hooks[0] = webhookendpointMixinHooks0[0]
+	webhookendpointMixinInters0 := webhookendpointMixin[0].Interceptors()
+	webhookendpoint.Interceptors[0] = webhookendpointMixinInters0[0]
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescStoreID is the schema descriptor for store_id field.
+	webhookendpointDescStoreID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	webhookendpoint.StoreIDValidator = webhookendpointDescStoreID.Validators[0].(func(string) error)
+	// webhookendpointDescURL is the schema descriptor for url field.
+	webhookendpointDescURL := webhookendpointFields[1].Descriptor()
+	// webhookendpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhookendpoint.URLValidator = webhookendpointDescURL.Validators[0].(func(string) error)
+	// webhookendpointDescDescription is the schema descriptor for description field.
+	webhookendpointDescDescription := webhookendpointFields[2].Descriptor()
+	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
+	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
+	// webhookendpointDescCursorSeq is the schema descriptor for cursor_seq field.
+	webhookendpointDescCursorSeq := webhookendpointFields[12].Descriptor()
+	// webhookendpoint.DefaultCursorSeq holds the default value on creation for the cursor_seq field.
+	webhookendpoint.DefaultCursorSeq = webhookendpointDescCursorSeq.Default.(int64)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.DefaultID holds the default value on creation for the id field.
+	webhookendpoint.DefaultID = webhookendpointDescID.Default.(func() string)
+	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookendpoint.IDValidator = webhookendpointDescID.Validators[0].(func(string) error)
 }
 
 const (

@@ -24,6 +24,11 @@ func (Store) Fields() []ent.Field {
 		// another store is refused instead of decoded.
 		field.Bytes("cursor_secret").Sensitive().Immutable(),
 		field.Time("created_at").Immutable(),
+		// EventSeq is the seq of the store's last event (ent/schema/event.go). Each write
+		// increments it in its transaction, last of its locks (after the company's), so on
+		// PostgreSQL the row lock orders the store's events by commit. Rows cached by
+		// credit.Service carry a stale value; the counter is only ever read by its UPDATE.
+		field.Int64("event_seq").Default(0),
 	}
 }
 

@@ -22,6 +22,8 @@ const (
 	FieldCursorSecret = "cursor_secret"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldEventSeq holds the string denoting the event_seq field in the database.
+	FieldEventSeq = "event_seq"
 	// Table holds the table name of the store in the database.
 	Table = "stores"
 )
@@ -34,6 +36,7 @@ var Columns = []string{
 	FieldBufferPercent,
 	FieldCursorSecret,
 	FieldCreatedAt,
+	FieldEventSeq,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -61,6 +64,8 @@ var (
 	DefaultBufferPercent int
 	// BufferPercentValidator is a validator for the "buffer_percent" field. It is called by the builders before save.
 	BufferPercentValidator func(int) error
+	// DefaultEventSeq holds the default value on creation for the "event_seq" field.
+	DefaultEventSeq int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -93,4 +98,9 @@ func ByBufferPercent(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByEventSeq orders the results by the event_seq field.
+func ByEventSeq(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEventSeq, opts...).ToFunc()
 }

@@ -89,6 +89,11 @@ func CreatedAt(v time.Time) predicate.Store {
 	return predicate.Store(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// EventSeq applies equality check predicate on the "event_seq" field. It's identical to EventSeqEQ.
+func EventSeq(v int64) predicate.Store {
+	return predicate.Store(sql.FieldEQ(FieldEventSeq, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Store {
 	return predicate.Store(sql.FieldEQ(FieldName, v))
@@ -337,6 +342,46 @@ func CreatedAtLT(v time.Time) predicate.Store {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.Store {
 	return predicate.Store(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// EventSeqEQ applies the EQ predicate on the "event_seq" field.
+func EventSeqEQ(v int64) predicate.Store {
+	return predicate.Store(sql.FieldEQ(FieldEventSeq, v))
+}
+
+// EventSeqNEQ applies the NEQ predicate on the "event_seq" field.
+func EventSeqNEQ(v int64) predicate.Store {
+	return predicate.Store(sql.FieldNEQ(FieldEventSeq, v))
+}
+
+// EventSeqIn applies the In predicate on the "event_seq" field.
+func EventSeqIn(vs ...int64) predicate.Store {
+	return predicate.Store(sql.FieldIn(FieldEventSeq, vs...))
+}
+
+// EventSeqNotIn applies the NotIn predicate on the "event_seq" field.
+func EventSeqNotIn(vs ...int64) predicate.Store {
+	return predicate.Store(sql.FieldNotIn(FieldEventSeq, vs...))
+}
+
+// EventSeqGT applies the GT predicate on the "event_seq" field.
+func EventSeqGT(v int64) predicate.Store {
+	return predicate.Store(sql.FieldGT(FieldEventSeq, v))
+}
+
+// EventSeqGTE applies the GTE predicate on the "event_seq" field.
+func EventSeqGTE(v int64) predicate.Store {
+	return predicate.Store(sql.FieldGTE(FieldEventSeq, v))
+}
+
+// EventSeqLT applies the LT predicate on the "event_seq" field.
+func EventSeqLT(v int64) predicate.Store {
+	return predicate.Store(sql.FieldLT(FieldEventSeq, v))
+}
+
+// EventSeqLTE applies the LTE predicate on the "event_seq" field.
+func EventSeqLTE(v int64) predicate.Store {
+	return predicate.Store(sql.FieldLTE(FieldEventSeq, v))
 }
 
 // And groups predicates with the AND operator between them.
