@@ -222,7 +222,8 @@ func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (A
 			return err
 		}
 		out = applicationView(a)
-		return nil
+		_, err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationCreated, applicationEventView(a), nil)
+		return err
 	})
 	return out, err
 }
@@ -250,6 +251,7 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 	var out Application
 	var created *Company
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		created = nil
 		if !ids.HasPrefix(in.ApplicationID, "app") {
 			return errNotFound("application")
 		}
@@ -298,7 +300,14 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 			return err
 		}
 		out = applicationView(a)
-		return nil
+		// The events last: they lock the store's row until commit.
+		if created != nil {
+			if _, err := s.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
+				return err
+			}
+		}
+		_, err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
+		return err
 	})
 	return out, created, err
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
 )
 
 // Companies on credit terms: their figures, their listing and reading, creating one (admin
@@ -42,6 +44,15 @@ type Company struct {
 	ledgerSeq int64
 }
 
+// companyViewColumns are the columns companyView reads: a list selects only these (each column
+// of each row is a few calls into SQLite's C library, and timestamps are parsed).
+var companyViewColumns = []string{
+	company.FieldID, company.FieldName, company.FieldPlatformCompanyGid, company.FieldPaymentTermsDays,
+	company.FieldCreditLimit, company.FieldOutstanding, company.FieldLedgerSeq,
+	company.FieldHoldKind, company.FieldHoldNote, company.FieldHoldPlacedAt, company.FieldHoldPlacedBy,
+	company.FieldHoldOrderGid, company.FieldHoldDueAt, company.FieldUpdatedAt,
+}
+
 func companyView(c *ent.Company, st *ent.Store) Company {
 	cur := st.Currency
 	v := Company{
@@ -52,7 +63,7 @@ func companyView(c *ent.Company, st *ent.Store) Company {
 		PaymentTerms:       PaymentTerms(c.PaymentTermsDays),
 		CreditLimit:        NewMoney(c.CreditLimit, cur),
 		Outstanding:        NewMoney(c.Outstanding, cur),
-		AvailableCredit:    NewMoney(availableCredit(c.CreditLimit, c.Outstanding, st.BufferPercent, cur), cur),
+		AvailableCredit:    availableMoney(c.CreditLimit, c.Outstanding, st.BufferPercent, cur),
 		UpdatedAt:          At(c.UpdatedAt),
 		ledgerSeq:          c.LedgerSeq,
 	}
@@ -168,7 +179,7 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
 		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
 	}
-	rows, err := q.Order(order...).Limit(n + 1).All(ctx)
+	rows, err := q.Select(companyViewColumns...).Order(order...).Limit(n + 1).All(ctx)
 	if err != nil {
 		return Page[Company]{}, err
 	}
@@ -210,10 +221,21 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 // lockCompany reads a company with its store for update, so that writes to one company take
 // turns: its ledger sequence numbers then follow commit order.
 //
+// Where the database locks rows (PostgreSQL) it first locks the company's store row, which
+// every write locks anyway to number its event (nextEventSeq). All writers of a store then
+// take their locks in one order, the store before any company, so a transaction that writes
+// to several companies (GraphQL mutations under one Idempotency-Key) cannot close a cycle
+// with another write: it waits instead of deadlocking.
+//
 // Errors: not_found.
 func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
+	}
+	if s.db.LocksRows() {
+		if err := s.lockStoreOf(ctx, tx, id); err != nil {
+			return nil, err
+		}
 	}
 	c, err := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate).Only(ctx)
 	if err != nil {
@@ -290,12 +312,14 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 			return err
 		}
 		out = companyView(c, st)
-		return nil
+		_, err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
+		return err
 	})
 	return out, err
 }
 
-// createCompany creates a company in st within tx.
+// createCompany creates a company in st within tx. The caller emits its company.created
+// event, after any other row it changes (the event must be the transaction's last lock).
 //
 // Errors: validation_failed, invalid_amount, limit_below_zero.
 func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
@@ -379,8 +403,30 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 		}); err != nil {
 			return err
 		}
+		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, companyView(c, c.Edges.Store),
+			map[string]any{"credit_limit": NewMoney(previous, cur)}); err != nil {
+			return err
+		}
 		out = CreditLimitResult{Company: companyView(c, c.Edges.Store), PreviousCreditLimit: NewMoney(previous, cur)}
 		return nil
 	})
 	return out, err
+}
+
+// lockStoreOf locks the row of company id's store until the transaction ends (see
+// lockCompany). A store's viewer names the store; system work (the overdue sweep) reads the
+// company's store first, without a lock.
+//
+// Errors: not_found.
+func (s *Service) lockStoreOf(ctx context.Context, tx *ent.Tx, companyID string) error {
+	v, _ := tenant.FromContext(ctx)
+	storeID := v.StoreID
+	if storeID == "" {
+		var err error
+		if storeID, err = tx.Company.Query().Where(company.ID(companyID)).Select(company.FieldStoreID).String(ctx); err != nil {
+			return notFoundOr(err, "company")
+		}
+	}
+	_, err := tx.Store.Query().Where(store.ID(storeID), s.db.ForUpdate).IDs(ctx)
+	return err
 }

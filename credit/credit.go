@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/webhook"
 )
 
 // Storage is what the domain needs of the database besides ent's generated client: write
@@ -31,6 +32,9 @@ type Storage interface {
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends, where the database needs row locks to serialise writers.
 	ForUpdate(s *sql.Selector)
+	// LocksRows reports whether ForUpdate locks rows: true where writers run concurrently
+	// (PostgreSQL), false where they take turns anyway (SQLite).
+	LocksRows() bool
 	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
 	PurgeErased(ctx context.Context) error
 }
@@ -42,6 +46,16 @@ type Options struct {
 	Now func() time.Time
 	// IdempotencyTTL is how long Idempotency-Key results are remembered; zero means 24 hours.
 	IdempotencyTTL time.Duration
+	// WebhookSealer returns the Sealer that seals and opens webhook signing secrets under the
+	// master key; it is called only when a secret is sealed or opened, so a command that needs
+	// none never needs the key. Nil means webhooks are unavailable (ErrNoWebhookKey).
+	WebhookSealer func() (*webhook.Sealer, error)
+	// AllowPrivateWebhooks accepts http:// and private, loopback and link-local endpoint URLs,
+	// for development and tests (serve --allow-private-webhooks).
+	AllowPrivateWebhooks bool
+	// EventRetention is how long events are kept before the sweep purges them; zero, or
+	// anything shorter than the 30 days contract §11 promises, means 30 days.
+	EventRetention time.Duration
 }
 
 // Service carries out every operation of the domain on one database.
@@ -51,6 +65,10 @@ type Service struct {
 	now    func() time.Time
 
 	idempotencyTTL time.Duration
+	eventRetention time.Duration
+
+	webhookSealer        func() (*webhook.Sealer, error)
+	allowPrivateWebhooks bool
 
 	// stores caches store rows by ID. A store is never updated or deleted once created (no
 	// operation changes one; adding one must drop it from here), so a cached row cannot go
@@ -61,6 +79,9 @@ type Service struct {
 	// so a busy key costs at most one write a minute.
 	lastUsedMu      sync.Mutex
 	lastUsedWritten map[string]time.Time
+
+	// keys remembers recent authentications for up to a second (see Authenticate).
+	keys keyCache
 }
 
 // New returns the Service over db. It is the one constructor: the server, the command line,
@@ -74,7 +95,9 @@ func New(db Storage, opts Options) *Service {
 	if ttl <= 0 {
 		ttl = DefaultIdempotencyTTL
 	}
-	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, lastUsedWritten: map[string]time.Time{}}
+	retention := max(opts.EventRetention, DefaultEventRetention)
+	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, lastUsedWritten: map[string]time.Time{},
+		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
 }
 
 // Now returns the service clock's current time in UTC with microsecond precision, the

@@ -70,6 +70,7 @@ func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, e
 		}
 		v, _ := tenant.FromContext(ctx)
 		now := s.Now()
+		before := c
 		c, err := saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
 			u.SetHoldKind(company.HoldKindManual).
 				SetNillableHoldNote(in.Note).
@@ -83,6 +84,9 @@ func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, e
 			return err
 		}
 		if err := s.recordEvent(ctx, tx, c, EventHoldPlaced, map[string]any{"kind": HoldManual, "note": in.Note}); err != nil {
+			return err
+		}
+		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
 			return err
 		}
 		out = CompanyResult{Company: companyView(c, c.Edges.Store)}
@@ -112,11 +116,15 @@ func (s *Service) LiftHold(ctx context.Context, companyID string) (CompanyResult
 				return Errorf(CodeHoldNotLiftable, "the overdue hold stays until invoice %s (due %s) is paid", overdue.OrderGID, At(overdue.DueAt))
 			}
 		}
+		before := c
 		c, err := clearHold(ctx, c, s.Now())
 		if err != nil {
 			return err
 		}
 		if err := s.recordEvent(ctx, tx, c, EventHoldLifted, map[string]any{"kind": kind}); err != nil {
+			return err
+		}
+		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
 			return err
 		}
 		if c, err = s.reconcileOverdue(ctx, tx, c); err != nil {

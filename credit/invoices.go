@@ -139,6 +139,9 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 		if err != nil {
 			return nil, err
 		}
+		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, nil); err != nil {
+			return nil, err
+		}
 		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{
 			"kind": HoldOverdue, "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
 		})
@@ -149,7 +152,11 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 			u.SetHoldOrderGid(overdue.OrderGID).SetHoldDueAt(overdue.DueAt).SetUpdatedAt(now)
 		})
 	case overdue == nil && isOverdueHold:
+		before := c
 		if c, err = clearHold(ctx, c, now); err != nil {
+			return nil, err
+		}
+		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
 			return nil, err
 		}
 		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldLifted, map[string]any{"kind": HoldOverdue})

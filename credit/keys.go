@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -78,9 +79,75 @@ var errUnauthenticated = Errorf(CodeUnauthenticated, "a valid API key is require
 // ErrUnauthenticated returns the contract's answer to a request without a usable key.
 func ErrUnauthenticated() error { return errUnauthenticated }
 
+// keyCacheTTL is how long an authentication is trusted without reading the database again:
+// a revocation, or the end of a rotated-out secret's grace, made by another process (another
+// instance, the command line) takes effect within this time (contract §2). One made through
+// this Service takes effect at once: it empties the cache.
+const keyCacheTTL = time.Second
+
+// maxCachedKeys bounds the cache; when full it is emptied and refills with the keys in use.
+const maxCachedKeys = 10_000
+
+// cachedKey is a successful authentication, by secret hash.
+type cachedKey struct {
+	storeID, keyID, label string
+	scopes                []string
+	lastUsedAt            *time.Time
+	// The entry is trusted until the earlier of until by the service clock (which tests and
+	// `--now` move) and wallUntil by the machine's monotonic clock.
+	until, wallUntil time.Time
+}
+
+// keyCache holds recent authentications by secret hash, so that a busy key costs one SQL
+// statement a second per process instead of one per request.
+type keyCache struct {
+	mu   sync.RWMutex
+	keys map[string]*cachedKey
+	// gen counts the clears, so that a read made before a clear is not cached after it.
+	gen uint64
+}
+
+func (c *keyCache) get(hash string, now time.Time) *cachedKey {
+	c.mu.RLock()
+	k := c.keys[hash]
+	c.mu.RUnlock()
+	if k == nil || !now.Before(k.until) || !time.Now().Before(k.wallUntil) {
+		return nil
+	}
+	return k
+}
+
+func (c *keyCache) generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+// put caches k unless the cache was cleared since generation returned gen.
+func (c *keyCache) put(gen uint64, hash string, k *cachedKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	if c.keys == nil || len(c.keys) >= maxCachedKeys {
+		c.keys = map[string]*cachedKey{}
+	}
+	c.keys[hash] = k
+}
+
+// clear forgets every authentication; a key's change in this process calls it on commit.
+func (c *keyCache) clear() {
+	c.mu.Lock()
+	c.keys = nil
+	c.gen++
+	c.mu.Unlock()
+}
+
 // Authenticate resolves a bearer secret to its key and returns ctx carrying the key's viewer.
-// Every call reads the database, so a revocation or an expired grace period takes effect on
-// the next request on every instance.
+// A successful authentication is remembered for keyCacheTTL: a revocation or an expired grace
+// period takes effect on the next request in this process, and within a second on every other
+// instance (contract §2).
 //
 // Errors: unauthenticated.
 func (s *Service) Authenticate(ctx context.Context, secret string) (context.Context, error) {
@@ -89,10 +156,15 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	}
 	sys := tenant.System(ctx)
 	now := s.Now()
+	hash := hashSecret(secret)
+	if k := s.keys.get(hash, now); k != nil {
+		s.touchKey(sys, k.keyID, k.lastUsedAt, now)
+		return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
+	}
+	gen := s.keys.generation()
 	// One statement: the key that is not revoked and has this secret, unexpired. It is written
 	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
 	// for every key of every store instead of looking the hash up once.
-	hash := hashSecret(secret)
 	key, err := s.client.APIKey.Query().
 		Where(apikey.RevokedAtIsNil(), func(sel *sql.Selector) {
 			t := sql.Table(apikeysecret.Table)
@@ -109,28 +181,37 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	if err != nil {
 		return nil, err
 	}
-	s.touchKey(sys, key, now)
+	// A secret in its rotation grace is trusted no longer than its expiry.
+	until := now.Add(keyCacheTTL)
+	if sec, err := s.client.APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err != nil {
+		until = now
+	} else if sec.ExpiresAt != nil && sec.ExpiresAt.Before(until) {
+		until = *sec.ExpiresAt
+	}
+	s.keys.put(gen, hash, &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, until: until, wallUntil: time.Now().Add(keyCacheTTL)})
+	s.touchKey(sys, key.ID, key.LastUsedAt, now)
 	return tenant.APIKey(ctx, key.StoreID, key.ID, key.Label, key.Scopes), nil
 }
 
 // touchKey records a key's use: on its first use, then at most once a minute per process.
-// A failure to record is not the caller's problem and does not fail the request.
-func (s *Service) touchKey(ctx context.Context, key *ent.APIKey, now time.Time) {
+// lastUsedAt is the key's last_used_at as last read. A failure to record is not the caller's
+// problem and does not fail the request.
+func (s *Service) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time, now time.Time) {
 	s.lastUsedMu.Lock()
-	last, seen := s.lastUsedWritten[key.ID]
+	last, seen := s.lastUsedWritten[keyID]
 	due := !seen || now.Sub(last) >= lastUsedInterval
-	if !seen && key.LastUsedAt != nil && now.Sub(*key.LastUsedAt) < lastUsedInterval {
+	if !seen && lastUsedAt != nil && now.Sub(*lastUsedAt) < lastUsedInterval {
 		// Another process or an earlier run wrote it moments ago.
 		due = false
-		s.lastUsedWritten[key.ID] = *key.LastUsedAt
+		s.lastUsedWritten[keyID] = *lastUsedAt
 	}
 	if due {
-		s.lastUsedWritten[key.ID] = now
+		s.lastUsedWritten[keyID] = now
 	}
 	s.lastUsedMu.Unlock()
 	if due {
 		_ = s.inTx(ctx, func(tx *ent.Tx) error {
-			return tx.APIKey.UpdateOneID(key.ID).SetLastUsedAt(now).Exec(ctx)
+			return tx.APIKey.UpdateOneID(keyID).SetLastUsedAt(now).Exec(ctx)
 		})
 	}
 }
@@ -207,7 +288,8 @@ func (s *Service) CreateKey(ctx context.Context, label string, scopes []string) 
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		return nil
+		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyCreated, keyEventView(k), nil)
+		return err
 	})
 	return out, err
 }
@@ -241,8 +323,11 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		return nil
+		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
+		return err
 	})
+	// The old secrets' grace may be zero: they stop at once in this process.
+	s.keys.clear()
 	return out, err
 }
 
@@ -254,13 +339,22 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
 		k, err := s.activeKey(ctx, tx, keyID)
 		if err != nil {
 			return err
 		}
-		return tx.APIKey.UpdateOne(k).SetRevokedAt(s.Now()).Exec(ctx)
+		revoked, err := tx.APIKey.UpdateOne(k).SetRevokedAt(s.Now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
+		return err
 	})
+	// Cleared after the commit, so that no authentication running meanwhile puts the key back
+	// from a read made before it.
+	s.keys.clear()
+	return err
 }
 
 func (s *Service) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {

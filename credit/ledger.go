@@ -50,6 +50,13 @@ type LedgerEntry struct {
 	OccurredAt       Timestamp `json:"occurred_at"`
 }
 
+// ledgerViewColumns are the columns ledgerEntryView and the pages' cursors read: pages
+// select only these.
+var ledgerViewColumns = []string{
+	ledgerentry.FieldID, ledgerentry.FieldCompanyID, ledgerentry.FieldSeq, ledgerentry.FieldKind,
+	ledgerentry.FieldAmount, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldNote, ledgerentry.FieldOccurredAt,
+}
+
 func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
 	return LedgerEntry{
 		ID:               e.ID,
@@ -110,7 +117,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 		}
 		q.Where(ledgerentry.SeqLT(cur.Seq))
 	}
-	rows, err := q.Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n + 1).All(ctx)
+	rows, err := q.Select(ledgerViewColumns...).Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n + 1).All(ctx)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
@@ -257,6 +264,17 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 		if err != nil {
 			return err
 		}
+		if in.Kind == KindAdjustment {
+			// Contract §5: every adjustment is on the timeline, under its author's name,
+			// whichever side made it.
+			if err := s.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
+				"ledger_entry_id": e.ID,
+				"amount":          NewMoney(amount, cur),
+				"note":            note,
+			}); err != nil {
+				return err
+			}
+		}
 		entry = ledgerEntryView(e, cur)
 		view = companyView(c, c.Edges.Store)
 		return nil
@@ -328,6 +346,9 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 		u.SetOutstanding(c.Outstanding.Add(amount)).SetLedgerSeq(seq).SetUpdatedAt(now)
 	})
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
 		return nil, nil, err
 	}
 	if updated, err = s.allocate(ctx, tx, updated, e); err != nil {
@@ -435,6 +456,7 @@ func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent
 	if len(window) > 0 {
 		rows, err := client.LedgerEntry.Query().
 			Where(ledgerentry.Or(window...)).
+			Select(ledgerViewColumns...).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)).
 			All(ctx)
 		if err != nil {

@@ -35,7 +35,69 @@ type Money struct {
 // service stores already have at most that many digits, so this only pads).
 func NewMoney(d decimal.Decimal, currency string) Money {
 	digits := minorDigits[currency]
+	if v, ok := minorUnits(d, digits); ok {
+		return Money{Amount: formatMinor(v, digits), Currency: currency}
+	}
 	return Money{Amount: d.Round(digits).StringFixed(digits), Currency: currency}
+}
+
+// maxMinorDigits bounds the amounts handled as int64 minor units: below 10^18, so that a sum
+// or difference of a few of them cannot overflow.
+const maxMinorDigits = 18
+
+// minorUnits returns d as an integer number of minor units (d × 10^digits) when that is exact
+// and has at most maxMinorDigits digits: the case of every amount the service stores (15
+// integer digits at most, and at most the currency's minor digits). Otherwise it returns
+// false, and the caller falls back to decimal arithmetic.
+func minorUnits(d decimal.Decimal, digits int32) (int64, bool) {
+	// NumDigits checks that the coefficient fits an int64 before CoefficientInt64 reads it;
+	// it may overstate by one near a power of ten, which only sends the value to the fallback.
+	nd := d.NumDigits()
+	if nd > maxMinorDigits {
+		return 0, false
+	}
+	shift := d.Exponent() + digits
+	if shift < 0 || int32(nd)+shift > maxMinorDigits {
+		return 0, false // more decimals than the currency has (rounding), or too large
+	}
+	v := d.CoefficientInt64()
+	for ; shift > 0; shift-- {
+		v *= 10
+	}
+	return v, true
+}
+
+// formatMinor writes v minor units with digits decimals: formatMinor(-5, 2) is "-0.05".
+func formatMinor(v int64, digits int32) string {
+	var buf [24]byte
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v) // |v| < 10^18: no overflow
+	}
+	i := len(buf)
+	for n := int32(0); n < digits; n++ {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+	}
+	if digits > 0 {
+		i--
+		buf[i] = '.'
+	}
+	for {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
 }
 
 // maxIntegerDigits bounds amounts far beyond any real balance, so sums never lose precision in
@@ -70,6 +132,39 @@ func ParseAmount(s, currency, param string) (decimal.Decimal, error) {
 // minus the safety buffer (bufferPercent of the limit, rounded half up to the minor unit),
 // never below zero.
 func availableCredit(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
+	if v, ok := availableMinor(limit, outstanding, bufferPercent, minorDigits[currency]); ok {
+		return decimal.New(v, -minorDigits[currency])
+	}
+	return availableCreditDecimal(limit, outstanding, bufferPercent, currency)
+}
+
+// availableMoney is NewMoney(availableCredit(...)), in int64 minor units where they fit.
+func availableMoney(limit, outstanding decimal.Decimal, bufferPercent int, currency string) Money {
+	digits := minorDigits[currency]
+	if v, ok := availableMinor(limit, outstanding, bufferPercent, digits); ok {
+		return Money{Amount: formatMinor(v, digits), Currency: currency}
+	}
+	return NewMoney(availableCreditDecimal(limit, outstanding, bufferPercent, currency), currency)
+}
+
+// availableMinor is availableCredit in minor units, or false when an amount does not fit
+// (see minorUnits), the limit is negative or the buffer is not a percentage.
+func availableMinor(limit, outstanding decimal.Decimal, bufferPercent int, digits int32) (int64, bool) {
+	l, ok := minorUnits(limit, digits)
+	if !ok || l < 0 || l >= 1e16 || bufferPercent < 0 || bufferPercent > 100 {
+		return 0, false
+	}
+	o, ok := minorUnits(outstanding, digits)
+	if !ok {
+		return 0, false
+	}
+	// The buffer rounded half up (half away from zero, as decimal's Round, for l ≥ 0).
+	buffer := (l*int64(bufferPercent) + 50) / 100
+	return max(l-o-buffer, 0), true
+}
+
+// availableCreditDecimal is availableCredit in decimal arithmetic, for any amounts.
+func availableCreditDecimal(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
 	// Shift(-2) divides by 100 exactly, without Div's long division.
 	buffer := limit.Mul(decimal.NewFromInt(int64(bufferPercent))).Shift(-2).Round(minorDigits[currency])
 	avail := limit.Sub(outstanding).Sub(buffer)

@@ -2,6 +2,7 @@ package credit
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -164,5 +165,60 @@ func TestParseTimestamp(t *testing.T) {
 	}
 	if got := At(time.Date(2026, 3, 2, 9, 0, 0, 999, time.FixedZone("x", 3600))).String(); got != "2026-03-02T08:00:00.000000Z" {
 		t.Errorf("At drops nanoseconds and converts to UTC: got %s", got)
+	}
+}
+
+// TestMinorUnitsMatchDecimal holds the int64 fast paths of NewMoney and the available credit
+// to the decimal arithmetic they replace, at random and at the edges where int64 minor units
+// stop fitting (15 integer digits and 3 decimals is 18 digits; beyond, the decimal fallback).
+func TestMinorUnitsMatchDecimal(t *testing.T) {
+	t.Parallel()
+	decimalMoney := func(d decimal.Decimal, currency string) string {
+		digits := minorDigits[currency]
+		return d.Round(digits).StringFixed(digits)
+	}
+	edges := []string{
+		"0", "-0", "0.00", "1", "-1", "0.01", "-0.01", "0.005", "-0.005", "0.001", "12.3", "1e3", "1.50e1",
+		"999999999999999", "-999999999999999", "999999999999999.999", "-999999999999999.999",
+		"999999999999999.99", "1000000000000000", "9999999999999999.99", "99999999999999999.9",
+		"999999999999999999", "1000000000000000000", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "123456789012345678901234567890.12", "0.000000000000000000001",
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		digits := r.IntN(19)
+		n := r.Int64N(1_000_000_000_000_000_000)
+		if r.IntN(2) == 0 {
+			n = r.Int64N(100_000)
+		}
+		edges = append(edges, decimal.New(n, -int32(digits)).String(), decimal.New(-n, -int32(r.IntN(4))).String())
+	}
+	currencies := []string{"EUR", "JPY", "KWD"}
+	for _, a := range edges {
+		d := mustDecimal(t, a)
+		for _, cur := range currencies {
+			if got, want := NewMoney(d, cur).Amount, decimalMoney(d, cur); got != want {
+				t.Fatalf("NewMoney(%s, %s) = %s, want %s", a, cur, got, want)
+			}
+		}
+	}
+	for range 5000 {
+		limit := mustDecimal(t, edges[r.IntN(len(edges))]).Abs()
+		outstanding := mustDecimal(t, edges[r.IntN(len(edges))])
+		if r.IntN(2) == 0 {
+			limit = decimal.New(r.Int64N(1e8), -2)
+			outstanding = decimal.New(r.Int64N(2e8)-5e7, -2)
+		}
+		buffer := r.IntN(101)
+		for _, cur := range currencies {
+			got := availableMoney(limit, outstanding, buffer, cur).Amount
+			want := decimalMoney(availableCreditDecimal(limit, outstanding, buffer, cur), cur)
+			if got != want {
+				t.Fatalf("available credit of limit %s, outstanding %s, buffer %d%%, %s = %s, want %s", limit, outstanding, buffer, cur, got, want)
+			}
+			if d := availableCredit(limit, outstanding, buffer, cur); !d.Equal(availableCreditDecimal(limit, outstanding, buffer, cur)) {
+				t.Fatalf("availableCredit(%s, %s, %d%%, %s) = %s, want %s", limit, outstanding, buffer, cur, d, availableCreditDecimal(limit, outstanding, buffer, cur))
+			}
+		}
 	}
 }

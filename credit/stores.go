@@ -13,6 +13,7 @@ import (
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/webhookendpoint"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
@@ -85,7 +86,7 @@ func storeInfo(st *ent.Store) StoreInfo {
 }
 
 // OwningStore returns the ID of the store that owns a record, named by its ID alone: a store
-// (itself), a company, a ledger entry, an application, an API key or a staff member. The admin command line
+// (itself), a company, a ledger entry, an application, an API key, a staff member or a webhook endpoint. The admin command line
 // names records without their store and then acts as staff of the store it finds, so that the
 // data layer scopes the operation like any other; this look-up is the one piece of system work
 // in that.
@@ -117,6 +118,9 @@ func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
 	case ids.HasPrefix(id, "stf"):
 		what = "staff member"
 		storeID, err = s.client.StaffMember.Query().Where(staffmember.ID(id)).Select(staffmember.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "we"):
+		what = "webhook endpoint"
+		storeID, err = s.client.WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Select(webhookendpoint.FieldStoreID).String(sys)
 	default:
 		return "", Errorf(CodeNotFound, "no record has the ID %q", id)
 	}

@@ -222,8 +222,12 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 57P01-03: the server is shutting down or starting.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0")
+		// Class 08: connection exception; 57P01-03: the server is shutting down or starting;
+		// 40P01: the transaction was chosen as a deadlock's victim, which a retry resolves.
+		// creditd's own writes lock in one order (a store's row before its companies'), so
+		// none should deadlock; one that does anyway is told to retry (503, Retry-After),
+		// and its Idempotency-Key is not spent.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") || pgErr.Code == "40P01"
 	}
 	return strings.Contains(err.Error(), "database is closed")
 }

@@ -119,8 +119,23 @@ func (c *cachingConn) drop(query string) {
 	}
 }
 
+// Statements run detached from their context's cancellation (context.WithoutCancel). For a
+// context that can be cancelled, as every HTTP request's can, go-sqlite3 starts a goroutine
+// and a channel for each statement and for each row it steps to, to call sqlite3_interrupt
+// on cancellation; a page of 250 companies made 250 of them. creditd's statements are short
+// indexed reads and single-row writes, so a request that went away finishes its current
+// statement; database/sql still stops between statements, at the next one it is asked for,
+// and a transaction still rolls back. An interrupted kept statement was also dropped and
+// compiled again on its next use.
+
+// BeginTx begins a transaction, detached from ctx's cancellation as the statements are.
+func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.SQLiteConn.BeginTx(context.WithoutCancel(ctx), opts)
+}
+
 // QueryContext runs a query through the cache.
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	cs := c.cached(ctx, query, args)
 	if cs == nil {
 		return c.SQLiteConn.QueryContext(ctx, query, args)
@@ -136,6 +151,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 
 // ExecContext runs INSERT, UPDATE and DELETE statements through the cache.
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	var cs *cachedStmt
 	if completesInOneStep(query) {
 		cs = c.cached(ctx, query, args)

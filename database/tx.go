@@ -71,6 +71,10 @@ func (db *DB) ForUpdate(s *entsql.Selector) {
 	}
 }
 
+// LocksRows reports whether ForUpdate locks rows: on PostgreSQL; SQLite runs one writer at a
+// time, so its transactions need no row locks.
+func (db *DB) LocksRows() bool { return db.Dialect == dialect.Postgres }
+
 // inSavepoint runs fn inside a savepoint of an enclosing transaction: when fn fails, its own
 // writes are undone and the transaction's other writes are kept.
 func inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) error {

@@ -1,0 +1,381 @@
+package credit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/event"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
+)
+
+// The store's event feed (contract §11): a transactional outbox. Every write appends its
+// events in its own transaction, so an event exists exactly when its change committed, and
+// GET /v1/events and the webhook deliveries read the same rows.
+//
+// Events are numbered per store without gaps by stores.event_seq, incremented in the writing
+// transaction and locked until commit (a company's writer has locked the store's row before
+// the company's already: lockCompany, so every writer of a store locks in one order). On PostgreSQL
+// the row lock makes a writer wait for the previous one to commit before it takes the next
+// number, and a transaction is visible to new snapshots before its locks are released; so a
+// reader that sees event n+1 sees event n, and reading "seq > n" in seq order never skips an
+// event that commits late. SQLite has one writer at a time, which gives the same.
+
+// Event types (contract §11). Each names the resource of its data.object.
+const (
+	EventTypeLedgerEntryCreated        = "ledger_entry.created"
+	EventTypeCompanyCreated            = "company.created"
+	EventTypeCompanyCreditLimitChanged = "company.credit_limit_changed"
+	EventTypeCompanyHoldPlaced         = "company.hold_placed"
+	EventTypeCompanyHoldLifted         = "company.hold_lifted"
+	EventTypeApplicationCreated        = "application.created"
+	EventTypeApplicationStatusChanged  = "application.status_changed"
+	EventTypeKeyCreated                = "key.created"
+	EventTypeKeyRotated                = "key.rotated"
+	EventTypeKeyRevoked                = "key.revoked"
+)
+
+// EventTypes lists every event type in the order they are documented: what a type= filter
+// or a webhook endpoint's subscription may name.
+var EventTypes = []string{
+	EventTypeLedgerEntryCreated,
+	EventTypeCompanyCreated,
+	EventTypeCompanyCreditLimitChanged,
+	EventTypeCompanyHoldPlaced,
+	EventTypeCompanyHoldLifted,
+	EventTypeApplicationCreated,
+	EventTypeApplicationStatusChanged,
+	EventTypeKeyCreated,
+	EventTypeKeyRotated,
+	EventTypeKeyRevoked,
+}
+
+// EventTypeScope returns the scope an API key needs to read events of type t:
+// read_applications for application events, read_credit for the others. It returns "" for
+// an unknown type.
+func EventTypeScope(t string) string {
+	switch {
+	case !slices.Contains(EventTypes, t):
+		return ""
+	case strings.HasPrefix(t, "application."):
+		return ScopeReadApplications
+	default:
+		return ScopeReadCredit
+	}
+}
+
+// Event is one event as GET /v1/events and webhook deliveries show it.
+type Event struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	OccurredAt Timestamp `json:"occurred_at"`
+	// Data is {"object": {...}, "previous": {...}}: the resource as the REST API shows it
+	// (applications without contact) and, where something changed, the values before.
+	Data json.RawMessage `json:"data"`
+	// Seq is the event's gapless number in its store's feed; not part of the JSON.
+	Seq int64 `json:"-"`
+}
+
+// EventOf is the view of a stored event, for the feed and the webhook deliveries.
+func EventOf(e *ent.Event) Event {
+	return Event{ID: e.ID, Type: e.Type, OccurredAt: At(e.OccurredAt), Data: json.RawMessage(e.Data), Seq: e.Seq}
+}
+
+// eventData is the stored "data" member of an event.
+type eventData struct {
+	Object   any            `json:"object"`
+	Previous map[string]any `json:"previous,omitempty"`
+}
+
+// emit appends one event to the feed of the store storeID in tx: object is the resource's
+// REST view (never personal data), previous the changed values before the write (nil when
+// nothing was replaced). It locks the store's row until commit (see above); a transaction
+// that locks a company has locked that row already (lockCompany), so no other lock may
+// follow one taken here in a different order.
+func (s *Service) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) (*ent.Event, error) {
+	data, err := json.Marshal(eventData{Object: object, Previous: previous})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	seq, err := nextEventSeq(ctx, tx, storeID)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Event.Create().
+		SetStoreID(storeID).
+		SetSeq(seq).
+		SetType(typ).
+		SetOccurredAt(s.Now()).
+		SetData(string(data)).
+		Save(ctx)
+}
+
+// nextEventSeq takes the store's next event number in one statement, locking the store's row
+// on PostgreSQL until the transaction ends. ($1 is also SQLite's first positional parameter.)
+func nextEventSeq(ctx context.Context, tx *ent.Tx, storeID string) (int64, error) {
+	rows, err := tx.QueryContext(ctx, `UPDATE stores SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`, storeID)
+	if err != nil {
+		return 0, fmt.Errorf("next event seq: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("next event seq: %w", err)
+		}
+		return 0, fmt.Errorf("next event seq: no store %s", storeID)
+	}
+	var seq int64
+	if err := rows.Scan(&seq); err != nil {
+		return 0, fmt.Errorf("next event seq: %w", err)
+	}
+	return seq, rows.Close()
+}
+
+// readableEventTypes returns the event types the viewer may read: all for staff and the
+// system, for an API key those its scopes allow.
+func readableEventTypes(ctx context.Context) ([]string, error) {
+	v, ok := tenant.FromContext(ctx)
+	if !ok {
+		return nil, errNoViewer
+	}
+	var out []string
+	for _, t := range EventTypes {
+		if v.HasScope(EventTypeScope(t)) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, Errorf(CodeInsufficientScope, "this call needs scope %s or %s", ScopeReadCredit, ScopeReadApplications)
+	}
+	return out, nil
+}
+
+// knownEventTypes checks that each of types is one of EventTypes and returns them without
+// repeats, in the order given. code and param name the input in the error: invalid_parameter
+// for a query parameter (GET /v1/events' type), validation_failed for a write's input (a
+// webhook endpoint's events).
+//
+// Errors: code (param) for an unknown type.
+func knownEventTypes(types []string, code Code, param string) ([]string, error) {
+	out := make([]string, 0, len(types))
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			return nil, ParamErrorf(code, param, "unknown event type %q; the types are %s", t, strings.Join(EventTypes, ", "))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// DefaultEventRetention is how long events are kept by default, and the least that may be
+// configured: 30 days.
+const DefaultEventRetention = 30 * 24 * time.Hour
+
+// eventIDPrefix is the prefix of event IDs. Timeline events share it (they were there first);
+// the two are told apart by the table they are found in.
+const eventIDPrefix = "ev"
+
+// EventListParams are the inputs of ListEvents.
+type EventListParams struct {
+	ListParams
+	// After keeps only events appended after this event of the store. Errors about it name it
+	// "after" (GraphQL renames it "afterEvent").
+	After string
+	// Types keeps only events of these types; empty means every type the viewer may read.
+	// Errors about it name it "type" (GraphQL renames it "types").
+	Types []string
+}
+
+// eventFilter checks a type filter against the known types and the viewer's scopes and
+// returns the types to read, in documented order, and whether that is every type.
+//
+// Errors: unauthenticated, insufficient_scope (no read scope, or only types the viewer may
+// not read), invalid_parameter (type).
+func eventFilter(ctx context.Context, types []string) ([]string, bool, error) {
+	readable, err := readableEventTypes(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(types) == 0 {
+		return readable, len(readable) == len(EventTypes), nil
+	}
+	types, err = knownEventTypes(types, CodeInvalidParameter, "type")
+	if err != nil {
+		return nil, false, err
+	}
+	var out []string
+	var missing string
+	for _, t := range types {
+		if !slices.Contains(readable, t) {
+			missing = EventTypeScope(t)
+			continue
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, false, Errorf(CodeInsufficientScope, "this call needs scope %s", missing)
+	}
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(EventTypes, a) - slices.Index(EventTypes, b) })
+	return out, len(out) == len(EventTypes), nil
+}
+
+// ListEvents lists the viewer's store's events in append order, oldest first, keeping only
+// the types the viewer's scopes allow (contract §11). With After, only events appended after
+// that one: resuming from the last event seen never skips an event nor returns one twice,
+// however late it committed, on SQLite or on PostgreSQL with several instances.
+//
+// Errors: unauthenticated, insufficient_scope, invalid_parameter (limit, cursor, after, type).
+func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event], error) {
+	types, all, err := eventFilter(ctx, p.Types)
+	if err != nil {
+		return Page[Event]{}, err
+	}
+	n, err := pageSize(p.Limit)
+	if err != nil {
+		return Page[Event]{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return Page[Event]{}, err
+	}
+	client := s.reader(ctx)
+	q := client.Event.Query()
+	if !all {
+		q.Where(event.TypeIn(types...))
+	}
+	list := "events|" + strings.Join(types, ",")
+	if p.After != "" {
+		// after is a position: any event the viewer may read, whatever the type filter.
+		readable, err := readableEventTypes(ctx)
+		if err != nil {
+			return Page[Event]{}, err
+		}
+		var after *ent.Event
+		if ids.HasPrefix(p.After, eventIDPrefix) {
+			after, err = client.Event.Query().
+				Where(event.ID(p.After), event.TypeIn(readable...)).
+				Select(event.FieldSeq).Only(ctx)
+			if err != nil && !ent.IsNotFound(err) {
+				return Page[Event]{}, err
+			}
+		}
+		if after == nil {
+			return Page[Event]{}, ParamErrorf(CodeInvalidParameter, "after",
+				"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
+		}
+		q.Where(event.SeqGT(after.Seq))
+		list += "|" + p.After
+	}
+	if p.Cursor != "" {
+		cur, err := decodeCursor(st.CursorSecret, list, p.Cursor)
+		if err != nil {
+			return Page[Event]{}, err
+		}
+		q.Where(event.SeqGT(cur.Seq))
+	}
+	rows, err := q.Order(ent.Asc(event.FieldSeq)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[Event]{}, err
+	}
+	return makePage(rows, n, EventOf, func(e *ent.Event) string {
+		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
+	}), nil
+}
+
+// GetEvent returns one event of the viewer's store that the viewer's scopes allow reading.
+//
+// Errors: unauthenticated, insufficient_scope (no read scope), not_found (unknown ID, another
+// store's, a type the viewer may not read, or purged).
+func (s *Service) GetEvent(ctx context.Context, id string) (Event, error) {
+	types, _, err := eventFilter(ctx, nil)
+	if err != nil {
+		return Event{}, err
+	}
+	if !ids.HasPrefix(id, eventIDPrefix) {
+		return Event{}, errNotFound("event")
+	}
+	e, err := s.reader(ctx).Event.Query().Where(event.ID(id), event.TypeIn(types...)).Only(ctx)
+	if err != nil {
+		return Event{}, notFoundOr(err, "event")
+	}
+	return EventOf(e), nil
+}
+
+// EventRetention is how long this service keeps events.
+func (s *Service) EventRetention() time.Duration { return s.eventRetention }
+
+// PurgeEvents deletes the events older than the retention, in all stores, and returns how
+// many it deleted: system work of the periodic sweep. Deleting the oldest events keeps the
+// rest gapless from the first one kept.
+func (s *Service) PurgeEvents(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx)
+	var n int
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		n, err = tx.Event.Delete().Where(event.OccurredAtLT(s.Now().Add(-s.eventRetention))).Exec(ctx)
+		return err
+	})
+	return n, err
+}
+
+// retentionText writes a retention in days where it is whole days.
+func retentionText(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// emitHoldChange appends a company.hold_placed or company.hold_lifted event: the company as it
+// now is, and its status and hold before (with the lifted hold's kind). before is nil when
+// the hold was placed on a company known to have had none.
+func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
+	previous := map[string]any{"status": StatusApproved, "hold": nil}
+	if before != nil {
+		prev := companyView(before, c.Edges.Store)
+		previous = map[string]any{"status": prev.Status, "hold": prev.Hold}
+	}
+	_, err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), previous)
+	return err
+}
+
+// ApplicationEventObject is an application as events show it: its REST view without the
+// contact person, since events never carry personal data (they are kept for weeks and sent
+// to webhook endpoints, out of reach of an erasure).
+type ApplicationEventObject struct {
+	ID           string    `json:"id"`
+	Status       string    `json:"status"`
+	BusinessName string    `json:"business_name"`
+	VAT          VAT       `json:"vat"`
+	SubmittedAt  Timestamp `json:"submitted_at"`
+}
+
+func applicationEventView(a *ent.Application) ApplicationEventObject {
+	v := applicationView(a)
+	return ApplicationEventObject{ID: v.ID, Status: v.Status, BusinessName: v.BusinessName, VAT: v.VAT, SubmittedAt: v.SubmittedAt}
+}
+
+// KeyEventObject is an API key as events show it: its public listing, never a secret or a
+// secret's hash.
+type KeyEventObject struct {
+	ID        string     `json:"id"`
+	Label     string     `json:"label"`
+	Scopes    []string   `json:"scopes"`
+	CreatedAt Timestamp  `json:"created_at"`
+	RevokedAt *Timestamp `json:"revoked_at"`
+}
+
+func keyEventView(k *ent.APIKey) KeyEventObject {
+	scopes := k.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return KeyEventObject{ID: k.ID, Label: k.Label, Scopes: scopes, CreatedAt: At(k.CreatedAt), RevokedAt: atPtr(k.RevokedAt)}
+}
