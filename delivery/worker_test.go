@@ -1,0 +1,153 @@
+package delivery_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/delivery"
+	"github.com/creditd/creditd/webhook"
+)
+
+// TestWorkerRefusesAPrivateAddressAtConnectTime is DNS rebinding end to end: an endpoint
+// whose URL names a public-looking host passes the check at creation, but the host resolves
+// to loopback when the worker connects. Without --allow-private-webhooks the worker refuses
+// to connect, records the refusal, and the receiver listening there gets nothing; with it
+// (development), the same worker delivers, which shows the refusal is the address check's.
+func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
+	for _, allowPrivate := range []bool{false, true} {
+		var received atomic.Int32
+		recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			received.Add(1)
+		}))
+		defer recv.Close()
+		_, port, _ := net.SplitHostPort(recv.Listener.Addr().String())
+		sealer := mustSealer(t)
+		env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
+			o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
+		}})
+		st := env.MustStore(t, "Rebind", "EUR")
+		// example.com is a public name (and the name in httptest's certificate); the test's
+		// resolver answers 127.0.0.1 for it, as a rebinding attacker's DNS would.
+		we, err := env.Service.CreateWebhookEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "https://example.com:" + port + "/hooks"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.MustCompany(t, st, "Buyer", "100.00")
+
+		roots := x509.NewCertPool()
+		roots.AddCert(recv.Certificate())
+		client := webhook.NewClient(webhook.Options{
+			AllowPrivate: allowPrivate,
+			TLSConfig:    &tls.Config{RootCAs: roots},
+			Resolver:     fakeDNS(t, "example.com.", net.IPv4(127, 0, 0, 1)),
+			Now:          env.Clock.Now,
+		})
+		w := delivery.New(delivery.Config{Queue: env.Service, Lock: env.DB.TryLock, Client: client, PollInterval: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		var report credit.WebhookDeliveryReport
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			report, err = env.Service.WebhookDeliveries(credittest.Staff(st), we.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(report.Attempts) > 0 {
+				break
+			}
+		}
+		cancel()
+		<-done
+		if len(report.Attempts) == 0 {
+			t.Fatalf("allowPrivate=%v: no attempt was recorded", allowPrivate)
+		}
+		a := report.Attempts[0]
+		if allowPrivate {
+			if a.Outcome != webhook.OutcomeSuccess || received.Load() != 1 {
+				t.Errorf("with private destinations allowed: outcome %s (%s), %d received", a.Outcome, a.Error, received.Load())
+			}
+			continue
+		}
+		if a.Outcome != webhook.OutcomeRefusedPrivateAddress || received.Load() != 0 || !strings.Contains(a.Error, "127.0.0.1") {
+			t.Errorf("rebinding to loopback: outcome %s (%s), %d received; want refused_private_address and nothing sent", a.Outcome, a.Error, received.Load())
+		}
+		if a.NextAttemptAt == nil || len(report.Pending) != 1 {
+			t.Errorf("a refused attempt is retried like any failure: %+v", report)
+		}
+	}
+}
+
+func mustSealer(t *testing.T) *webhook.Sealer {
+	t.Helper()
+	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := webhook.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fakeDNS answers A questions for name with ip, and NXDOMAIN otherwise, on a loopback UDP
+// port, and returns a resolver that asks only it.
+func fakeDNS(t *testing.T, name string, ip net.IP) *net.Resolver {
+	t.Helper()
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var p dnsmessage.Parser
+			h, err := p.Start(buf[:n])
+			if err != nil {
+				continue
+			}
+			q, err := p.Question()
+			if err != nil {
+				continue
+			}
+			reply := dnsmessage.Message{Header: dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionAvailable: true}, Questions: []dnsmessage.Question{q}}
+			switch {
+			case !strings.EqualFold(q.Name.String(), name):
+				reply.Header.RCode = dnsmessage.RCodeNameError
+			case q.Type == dnsmessage.TypeA:
+				reply.Answers = []dnsmessage.Resource{{
+					Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET},
+					Body:   &dnsmessage.AResource{A: [4]byte(ip.To4())},
+				}}
+			}
+			if b, err := reply.Pack(); err == nil {
+				_, _ = conn.WriteTo(b, from)
+			}
+		}
+	}()
+	server := conn.LocalAddr().String()
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", server)
+	}}
+}
