@@ -1,6 +1,10 @@
 package graph
 
 import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/model"
 	"github.com/creditd/creditd/graph/scalar"
@@ -17,45 +21,42 @@ func listParams(first *int, after *string) credit.ListParams {
 }
 
 func pageInfo[T any](p credit.Page[T]) *model.PageInfo {
-	info := &model.PageInfo{HasNextPage: p.HasMore}
-	if n := len(p.Data); n > 0 {
-		start, end := p.Cursor(0), p.Cursor(n-1)
-		info.StartCursor, info.EndCursor = &start, &end
-	}
-	return info
+	return &model.PageInfo{HasNextPage: p.HasMore, Cursors: p, Len: len(p.Data)}
 }
 
-// edges pairs each item of p with its cursor. Nodes point into p.Data, so a field resolver of
-// a node receives the very pointer the batch loaders registered.
-func edges[T, E any](p credit.Page[T], edge func(cursor string, node *T) E) []E {
+// edges makes an edge of each item of p; their cursors are signed when a query selects them.
+// Nodes point into p.Data, so a field resolver of a node receives the very pointer the batch
+// loaders registered.
+func edges[T, E any](p credit.Page[T], edge func(cursors model.Cursors, i int, node *T) E) []E {
 	out := make([]E, len(p.Data))
+	var cursors model.Cursors = p // one interface value (and allocation) for the page
 	for i := range p.Data {
-		out[i] = edge(p.Cursor(i), &p.Data[i])
+		out[i] = edge(cursors, i, &p.Data[i])
 	}
 	return out
 }
 
 func companyConnection(p credit.Page[credit.Company]) *model.CompanyConnection {
-	return &model.CompanyConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c string, n *credit.Company) model.CompanyEdge {
-		return model.CompanyEdge{Cursor: c, Node: n}
+	return &model.CompanyConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.Company) model.CompanyEdge {
+		return model.CompanyEdge{Node: n, Cursors: c, Index: i}
 	})}
 }
 
 func ledgerConnection(p credit.Page[credit.LedgerEntry]) *model.LedgerEntryConnection {
-	return &model.LedgerEntryConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c string, n *credit.LedgerEntry) model.LedgerEntryEdge {
-		return model.LedgerEntryEdge{Cursor: c, Node: n}
+	return &model.LedgerEntryConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.LedgerEntry) model.LedgerEntryEdge {
+		return model.LedgerEntryEdge{Node: n, Cursors: c, Index: i}
 	})}
 }
 
 func timelineConnection(p credit.Page[credit.TimelineEvent]) *model.TimelineEventConnection {
-	return &model.TimelineEventConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c string, n *credit.TimelineEvent) model.TimelineEventEdge {
-		return model.TimelineEventEdge{Cursor: c, Node: n}
+	return &model.TimelineEventConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.TimelineEvent) model.TimelineEventEdge {
+		return model.TimelineEventEdge{Node: n, Cursors: c, Index: i}
 	})}
 }
 
 func applicationConnection(p credit.Page[credit.Application]) *model.ApplicationConnection {
-	return &model.ApplicationConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c string, n *credit.Application) model.ApplicationEdge {
-		return model.ApplicationEdge{Cursor: c, Node: n}
+	return &model.ApplicationConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.Application) model.ApplicationEdge {
+		return model.ApplicationEdge{Node: n, Cursors: c, Index: i}
 	})}
 }
 
@@ -82,4 +83,21 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+func eventConnection(p credit.Page[credit.Event]) *model.EventConnection {
+	return &model.EventConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.Event) model.EventEdge {
+		return model.EventEdge{Node: n, Cursors: c, Index: i}
+	})}
+}
+
+// refused reports whether err is insufficient_scope, adding it to the response's errors: a
+// top-level connection the key may not read answers an empty page beside the error (its type
+// is non-null), so the request's other fields keep their data.
+func refused(ctx context.Context, err error) bool {
+	if credit.CodeOf(err) != credit.CodeInsufficientScope {
+		return false
+	}
+	graphql.AddError(ctx, err)
+	return true
 }

@@ -152,3 +152,21 @@ func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
 	}
 	httpapi.WriteBody(w, status, body)
 }
+
+// renameParam gives a domain error about one input the name a field's argument has where it
+// differs from paramNames' (events' afterEvent and types), in param and message.
+func renameParam(err error, names map[string]string) error {
+	var e *credit.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	name, ok := names[e.Param]
+	if !ok {
+		return err
+	}
+	msg := e.Message
+	if rest, found := strings.CutPrefix(msg, e.Param+" "); found {
+		msg = name + " " + rest
+	}
+	return credit.ParamErrorf(e.Code, name, "%s", msg)
+}

@@ -42,6 +42,7 @@ type Config struct {
 type ResolverRoot interface {
 	Application() ApplicationResolver
 	Company() CompanyResolver
+	Event() EventResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -110,6 +111,23 @@ type ComplexityRoot struct {
 		LedgerEntry func(childComplexity int) int
 	}
 
+	Event struct {
+		Data       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Hold struct {
 		DueAt            func(childComplexity int) int
 		Kind             func(childComplexity int) int
@@ -170,6 +188,7 @@ type ComplexityRoot struct {
 		Applications func(childComplexity int, first *int, after *string, status *string) int
 		Companies    func(childComplexity int, first *int, after *string, status *string, updatedSince *credit.Timestamp) int
 		Company      func(childComplexity int, id string) int
+		Events       func(childComplexity int, first *int, after *string, afterEvent *string, types []string) int
 		Node         func(childComplexity int, id string) int
 	}
 
@@ -211,6 +230,9 @@ type CompanyResolver interface {
 	Ledger(ctx context.Context, obj *credit.Company, first *int, after *string, afterEntry *string) (*model.LedgerEntryConnection, error)
 	Timeline(ctx context.Context, obj *credit.Company, first *int, after *string) (*model.TimelineEventConnection, error)
 }
+type EventResolver interface {
+	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
+}
 type MutationResolver interface {
 	CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error)
 	SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error)
@@ -223,6 +245,7 @@ type QueryResolver interface {
 	Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp) (*model.CompanyConnection, error)
 	Application(ctx context.Context, id string) (*credit.Application, error)
 	Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error)
+	Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error)
 }
 
 type executableSchema struct {
@@ -460,6 +483,57 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.CreateAdjustmentPayload.LedgerEntry(childComplexity), true
+
+	case "Event.data":
+		if e.complexity.Event.Data == nil {
+			break
+		}
+
+		return e.complexity.Event.Data(childComplexity), true
+	case "Event.id":
+		if e.complexity.Event.ID == nil {
+			break
+		}
+
+		return e.complexity.Event.ID(childComplexity), true
+	case "Event.occurredAt":
+		if e.complexity.Event.OccurredAt == nil {
+			break
+		}
+
+		return e.complexity.Event.OccurredAt(childComplexity), true
+	case "Event.type":
+		if e.complexity.Event.Type == nil {
+			break
+		}
+
+		return e.complexity.Event.Type(childComplexity), true
+
+	case "EventConnection.edges":
+		if e.complexity.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.complexity.EventConnection.Edges(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.complexity.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.complexity.EventConnection.PageInfo(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.complexity.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.complexity.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.complexity.EventEdge.Node == nil {
+			break
+		}
+
+		return e.complexity.EventEdge.Node(childComplexity), true
 
 	case "Hold.dueAt":
 		if e.complexity.Hold.DueAt == nil {
@@ -702,6 +776,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Query.Company(childComplexity, args["id"].(string)), true
+	case "Query.events":
+		if e.complexity.Query.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Query_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Query.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["afterEvent"].(*string), args["types"].([]string)), true
 	case "Query.node":
 		if e.complexity.Query.Node == nil {
 			break
@@ -978,7 +1063,8 @@ type Money {
 type Query {
   """
   Any object by its ID: a company (` + "`" + `co_` + "`" + `, needs read_credit), ledger entry (` + "`" + `le_` + "`" + `, read_credit),
-  timeline event (` + "`" + `ev_` + "`" + `, read_credit) or application (` + "`" + `app_` + "`" + `, read_applications). Null when no
+  timeline event or feed event (` + "`" + `ev_` + "`" + `, read_credit; application events read_applications) or
+  application (` + "`" + `app_` + "`" + `, read_applications). Null when no
   such object exists in the key's store, including an ID of another store.
   """
   node(id: ID!): Node
@@ -1003,6 +1089,52 @@ type Query {
   an ` + "`" + `insufficient_scope` + "`" + ` error for this field; the rest of its query still runs.
   """
   applications(first: Int, after: String, status: ApplicationStatus): ApplicationConnection!
+
+  """
+  The store's event feed (contract §11), oldest first, in append order: every write's event,
+  kept at least 30 days. A key sees only the types its scopes allow: read_credit for company,
+  ledger and key events, read_applications for application events; a key with neither, or
+  asking only for types it may not read, gets an ` + "`" + `insufficient_scope` + "`" + ` error. ` + "`" + `first` + "`" + ` is 1 to
+  250 (default 50). ` + "`" + `afterEvent` + "`" + ` keeps only events appended after that event, for sync: never
+  skipping an event nor returning one twice. ` + "`" + `types` + "`" + ` keeps only those types (an unknown one is
+  an ` + "`" + `invalid_parameter` + "`" + ` error).
+  """
+  events(first: Int, after: String, afterEvent: ID, types: [String!]): EventConnection!
+}
+
+"""
+One event of the store's feed: a write, recorded in the same transaction. The same JSON as
+GET /v1/events (contract §11).
+"""
+type Event implements Node {
+  "The event's ID (` + "`" + `ev_...` + "`" + `)."
+  id: ID!
+  """
+  What happened: ledger_entry.created, company.created, company.credit_limit_changed,
+  company.hold_placed, company.hold_lifted, application.created, application.status_changed,
+  key.created, key.rotated or key.revoked.
+  """
+  type: String!
+  "When it was recorded."
+  occurredAt: DateTime!
+  """
+  ` + "`" + `{"object": {...}, "previous": {...}}` + "`" + `: the resource as the REST API shows it (an application
+  without its contact person; events never carry personal data), with snake_case members, and
+  the values a change replaced.
+  """
+  data: JSON!
+}
+
+"A page of events."
+type EventConnection {
+  edges: [EventEdge!]!
+  pageInfo: PageInfo!
+}
+
+"An event in a page, with the cursor that resumes after it."
+type EventEdge {
+  cursor: String!
+  node: Event!
 }
 
 "A company's credit status, derived from its hold."
@@ -1468,6 +1600,32 @@ func (ec *executionContext) field_Query_company_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after", ec.unmarshalOString2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "afterEvent", ec.unmarshalOID2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["afterEvent"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "types", ec.unmarshalOString2ᚕstringᚄ)
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1862,7 +2020,7 @@ func (ec *executionContext) _ApplicationEdge_cursor(ctx context.Context, field g
 		field,
 		ec.fieldContext_ApplicationEdge_cursor,
 		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
+			return obj.Cursor(), nil
 		},
 		nil,
 		ec.marshalNString2string,
@@ -1875,7 +2033,7 @@ func (ec *executionContext) fieldContext_ApplicationEdge_cursor(_ context.Contex
 	fc = &graphql.FieldContext{
 		Object:     "ApplicationEdge",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -2424,7 +2582,7 @@ func (ec *executionContext) _CompanyEdge_cursor(ctx context.Context, field graph
 		field,
 		ec.fieldContext_CompanyEdge_cursor,
 		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
+			return obj.Cursor(), nil
 		},
 		nil,
 		ec.marshalNString2string,
@@ -2437,7 +2595,7 @@ func (ec *executionContext) fieldContext_CompanyEdge_cursor(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "CompanyEdge",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -2681,6 +2839,264 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_timeline(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_id,
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		ec.marshalNID2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Event_type(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_type,
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Event_occurredAt(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_occurredAt,
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Event_data(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_data,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Event().Data(ctx, obj)
+		},
+		nil,
+		ec.marshalNJSON2map,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_EventConnection_edges,
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		ec.marshalNEventEdge2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventEdgeᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "cursor":
+				return ec.fieldContext_EventEdge_cursor(ctx, field)
+			case "node":
+				return ec.fieldContext_EventEdge_node(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_EventConnection_pageInfo,
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		ec.marshalNPageInfo2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐPageInfo,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "hasNextPage":
+				return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+			case "hasPreviousPage":
+				return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+			case "startCursor":
+				return ec.fieldContext_PageInfo_startCursor(ctx, field)
+			case "endCursor":
+				return ec.fieldContext_PageInfo_endCursor(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_EventEdge_cursor,
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_EventEdge_node,
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		ec.marshalNEvent2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEvent,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Event_id(ctx, field)
+			case "type":
+				return ec.fieldContext_Event_type(ctx, field)
+			case "occurredAt":
+				return ec.fieldContext_Event_occurredAt(ctx, field)
+			case "data":
+				return ec.fieldContext_Event_data(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 		},
 	}
 	return fc, nil
@@ -3121,7 +3537,7 @@ func (ec *executionContext) _LedgerEntryEdge_cursor(ctx context.Context, field g
 		field,
 		ec.fieldContext_LedgerEntryEdge_cursor,
 		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
+			return obj.Cursor(), nil
 		},
 		nil,
 		ec.marshalNString2string,
@@ -3134,7 +3550,7 @@ func (ec *executionContext) fieldContext_LedgerEntryEdge_cursor(_ context.Contex
 	fc = &graphql.FieldContext{
 		Object:     "LedgerEntryEdge",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -3548,7 +3964,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 		field,
 		ec.fieldContext_PageInfo_startCursor,
 		func(ctx context.Context) (any, error) {
-			return obj.StartCursor, nil
+			return obj.StartCursor(), nil
 		},
 		nil,
 		ec.marshalOString2ᚖstring,
@@ -3561,7 +3977,7 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 	fc = &graphql.FieldContext{
 		Object:     "PageInfo",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -3577,7 +3993,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 		field,
 		ec.fieldContext_PageInfo_endCursor,
 		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
+			return obj.EndCursor(), nil
 		},
 		nil,
 		ec.marshalOString2ᚖstring,
@@ -3590,7 +4006,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "PageInfo",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -3905,6 +4321,53 @@ func (ec *executionContext) fieldContext_Query_applications(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Query_events,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Query().Events(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["afterEvent"].(*string), fc.Args["types"].([]string))
+		},
+		nil,
+		ec.marshalNEventConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventConnection,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "edges":
+				return ec.fieldContext_EventConnection_edges(ctx, field)
+			case "pageInfo":
+				return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4341,7 +4804,7 @@ func (ec *executionContext) _TimelineEventEdge_cursor(ctx context.Context, field
 		field,
 		ec.fieldContext_TimelineEventEdge_cursor,
 		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
+			return obj.Cursor(), nil
 		},
 		nil,
 		ec.marshalNString2string,
@@ -4354,7 +4817,7 @@ func (ec *executionContext) fieldContext_TimelineEventEdge_cursor(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "TimelineEventEdge",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -6145,6 +6608,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._LedgerEntry(ctx, sel, obj)
+	case credit.Event:
+		return ec._Event(ctx, sel, &obj)
+	case *credit.Event:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Event(ctx, sel, obj)
 	case credit.Company:
 		return ec._Company(ctx, sel, &obj)
 	case *credit.Company:
@@ -6691,6 +7161,179 @@ func (ec *executionContext) _CreateAdjustmentPayload(ctx context.Context, sel as
 			}
 		case "company":
 			out.Values[i] = ec._CreateAdjustmentPayload_company(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var eventImplementors = []string{"Event", "Node"}
+
+func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *credit.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Event")
+		case "id":
+			out.Values[i] = ec._Event_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Event_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._Event_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "data":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_data(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7266,6 +7909,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_applications(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_events(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7963,7 +8628,7 @@ func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋcreditdᚋ
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8071,7 +8736,7 @@ func (ec *executionContext) marshalNCompanyEdge2ᚕgithubᚗcomᚋcreditdᚋcred
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8167,6 +8832,78 @@ func (ec *executionContext) marshalNDecimal2string(ctx context.Context, sel ast.
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEvent(ctx context.Context, sel ast.SelectionSet, v *credit.Event) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventConnection2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v model.EventConnection) graphql.Marshaler {
+	return ec._EventConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v model.EventEdge) graphql.Marshaler {
+	return ec._EventEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EventEdge) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNEventEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventEdge(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // sequential: see graph/internal/sequential
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNHoldKind2string(ctx context.Context, v any) (string, error) {
@@ -8284,7 +9021,7 @@ func (ec *executionContext) marshalNLedgerEntryEdge2ᚕgithubᚗcomᚋcreditdᚋ
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8459,7 +9196,7 @@ func (ec *executionContext) marshalNTimelineEventEdge2ᚕgithubᚗcomᚋcreditd�
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8511,7 +9248,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8586,7 +9323,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8642,7 +9379,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8690,7 +9427,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8885,6 +9622,42 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋcreditdᚋcreditdᚋgrap
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var vSlice []any
+	vSlice = graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -8935,7 +9708,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -8982,7 +9755,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -9029,7 +9802,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}
@@ -9083,7 +9856,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		if isLen1 {
 			f(i)
 		} else {
-			go f(i)
+			f(i) // sequential: see graph/internal/sequential
 		}
 
 	}

@@ -32,7 +32,8 @@ type Handler struct {
 // NewHandler builds the GraphQL handler: gqlgen's server with only the POST and GET
 // transports, the query limits, introspection (the schema is public and documented), the
 // contract's error presenter, and the mutation middleware that charges extra mutation fields
-// and applies Idempotency-Key to the whole request.
+// and applies Idempotency-Key to the whole request. There is no field middleware: what it
+// would do for mutations is done in their resolvers (see serialize).
 func NewHandler(opts Options) *Handler {
 	h := &Handler{svc: opts.Service, chargeExtra: opts.ChargeExtra}
 	srv := handler.New(NewExecutableSchema(Config{
@@ -40,7 +41,7 @@ func NewHandler(opts Options) *Handler {
 		Complexity: complexityRoot(),
 	}))
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postTransport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(extension.Introspection{})
@@ -50,7 +51,6 @@ func NewHandler(opts Options) *Handler {
 	srv.SetRecoverFunc(recoverPanic)
 	srv.AroundOperations(h.aroundMutation)
 	srv.AroundResponses(aroundResponse)
-	srv.AroundFields(aroundFields)
 	h.srv = srv
 	return h
 }

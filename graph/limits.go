@@ -50,6 +50,9 @@ func complexityRoot() ComplexityRoot {
 	c.Query.Applications = func(child int, first *int, _ *string, _ *string) int {
 		return listCost(child, first)
 	}
+	c.Query.Events = func(child int, first *int, _ *string, _ *string, _ []string) int {
+		return listCost(child, first)
+	}
 	c.Company.Ledger = func(child int, first *int, _ *string, _ *string) int {
 		return listCost(child, first)
 	}

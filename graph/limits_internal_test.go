@@ -100,3 +100,19 @@ const dashboard = `query Dashboard($n: Int!) {
     pageInfo { hasNextPage endCursor }
   }
 }`
+
+// TestEveryConnectionIsPricedByItsPageSize: a root list field added without a price would cost
+// 1 whatever its page size.
+func TestEveryConnectionIsPricedByItsPageSize(t *testing.T) {
+	c := complexityRoot()
+	first := 250
+	for name, cost := range map[string]int{
+		"companies":    c.Query.Companies(2, &first, nil, nil, nil),
+		"applications": c.Query.Applications(2, &first, nil, nil),
+		"events":       c.Query.Events(2, &first, nil, nil, nil),
+	} {
+		if cost != 1+250*2 {
+			t.Errorf("%s with first 250 and 2 per item costs %d, want %d", name, cost, 1+250*2)
+		}
+	}
+}

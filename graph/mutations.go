@@ -130,21 +130,27 @@ func allStored(errs gqlerror.List) bool {
 	return true
 }
 
-// aroundFields is field middleware. It counts the mutation fields that succeeded, and while the
-// request runs in a transaction it lets one resolver at a time use it: gqlgen resolves sibling
-// fields concurrently, and a transaction is one database connection, which PostgreSQL's
-// driver cannot share between queries in flight.
-func aroundFields(ctx context.Context, next graphql.Resolver) (any, error) {
+// serialize lets one resolver at a time use the request's transaction while the request runs
+// in one (an Idempotency-Key's): gqlgen may resolve sibling fields concurrently, and a
+// transaction is one database connection, which PostgreSQL's driver cannot share between
+// queries in flight. Every resolver that reads or writes the database through the request's
+// context calls it (the mutations, and the ledger and timeline of a payload's company); the
+// fields bound to the views' struct fields touch no database. It returns the unlock.
+//
+// This is done in those resolvers rather than as field middleware: middleware would run on
+// each of the thousands of fields of a dashboard query.
+func serialize(ctx context.Context) func() {
 	req := requestFrom(ctx)
-	if req != nil && req.inTx.Load() {
-		req.txMu.Lock()
-		defer req.txMu.Unlock()
+	if req == nil || !req.inTx.Load() {
+		return func() {}
 	}
-	res, err := next(ctx)
-	if err == nil {
-		if fc := graphql.GetFieldContext(ctx); req != nil && fc != nil && fc.Object == "Mutation" {
-			req.mutationsSucceeded.Add(1)
-		}
+	req.txMu.Lock()
+	return req.txMu.Unlock
+}
+
+// mutated counts a mutation field whose resolver returned without error, for aroundMutation.
+func mutated(ctx context.Context, err error) {
+	if req := requestFrom(ctx); err == nil && req != nil {
+		req.mutationsSucceeded.Add(1)
 	}
-	return res, err
 }

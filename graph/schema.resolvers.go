@@ -6,8 +6,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/model"
 	"github.com/creditd/creditd/ids"
@@ -24,6 +25,7 @@ func (r *applicationResolver) Contact(ctx context.Context, obj *credit.Applicati
 // Ledger is the ledger field. A first page is loaded together with the ledgers of the
 // company's siblings in its list; a later page or an afterEntry sync is read on its own.
 func (r *companyResolver) Ledger(ctx context.Context, obj *credit.Company, first *int, after *string, afterEntry *string) (*model.LedgerEntryConnection, error) {
+	defer serialize(ctx)()
 	if after == nil && afterEntry == nil {
 		p, batched, err := loadersFrom(ctx).ledger(ctx, obj, first)
 		if err != nil {
@@ -45,6 +47,7 @@ func (r *companyResolver) Ledger(ctx context.Context, obj *credit.Company, first
 
 // Timeline is the timeline field, batched like Ledger.
 func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, first *int, after *string) (*model.TimelineEventConnection, error) {
+	defer serialize(ctx)()
 	if after == nil {
 		p, batched, err := loadersFrom(ctx).timeline(ctx, obj, first)
 		if err != nil {
@@ -61,14 +64,25 @@ func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, fir
 	return timelineConnection(p), nil
 }
 
+// Data is the data field: the stored JSON, decoded for the JSON scalar.
+func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string]any, error) {
+	var data map[string]any
+	if err := json.Unmarshal(obj.Data, &data); err != nil {
+		return nil, fmt.Errorf("event %s data: %w", obj.ID, err)
+	}
+	return data, nil
+}
+
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
+	defer serialize(ctx)()
 	res, err := r.svc.CreateAdjustment(ctx, credit.AdjustmentInput{
 		CompanyID: input.CompanyID,
 		Amount:    amount(input.Amount),
 		Note:      &input.Note,
 		Currency:  input.Currency,
 	})
+	mutated(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +91,14 @@ func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.Cre
 
 // SetCreditLimit is the setCreditLimit mutation.
 func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error) {
+	defer serialize(ctx)()
 	res, err := r.svc.SetCreditLimit(ctx, credit.CreditLimitInput{
 		CompanyID: input.CompanyID,
 		Amount:    amount(input.Amount),
 		Reason:    input.Reason,
 		Currency:  input.Currency,
 	})
+	mutated(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +107,9 @@ func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCr
 
 // PlaceHold is the placeHold mutation.
 func (r *mutationResolver) PlaceHold(ctx context.Context, input model.PlaceHoldInput) (*credit.CompanyResult, error) {
+	defer serialize(ctx)()
 	res, err := r.svc.PlaceHold(ctx, credit.HoldInput{CompanyID: input.CompanyID, Note: input.Note})
+	mutated(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +118,9 @@ func (r *mutationResolver) PlaceHold(ctx context.Context, input model.PlaceHoldI
 
 // LiftHold is the liftHold mutation.
 func (r *mutationResolver) LiftHold(ctx context.Context, input model.LiftHoldInput) (*credit.CompanyResult, error) {
+	defer serialize(ctx)()
 	res, err := r.svc.LiftHold(ctx, input.CompanyID)
+	mutated(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +143,12 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	case ids.HasPrefix(id, "le"):
 		node, err = found(r.svc.GetLedgerEntry(ctx, id))
 	case ids.HasPrefix(id, "ev"):
-		node, err = found(r.svc.GetTimelineEvent(ctx, id))
+		// Feed events and timeline events share the prefix: a feed event first, the
+		// timeline's when there is none visible.
+		node, err = found(r.svc.GetEvent(ctx, id))
+		if credit.IsNotFound(err) || credit.CodeOf(err) == credit.CodeInsufficientScope {
+			node, err = found(r.svc.GetTimelineEvent(ctx, id))
+		}
 	}
 	if credit.IsNotFound(err) {
 		return nil, nil
@@ -144,8 +169,7 @@ func (r *queryResolver) Companies(ctx context.Context, first *int, after *string
 		Status:       deref(status),
 		UpdatedSince: updatedSince,
 	})
-	if credit.CodeOf(err) == credit.CodeInsufficientScope {
-		graphql.AddError(ctx, err)
+	if refused(ctx, err) {
 		return &model.CompanyConnection{Edges: []model.CompanyEdge{}, PageInfo: &model.PageInfo{}}, nil
 	}
 	if err != nil {
@@ -166,8 +190,7 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 		ListParams: listParams(first, after),
 		Status:     deref(status),
 	})
-	if credit.CodeOf(err) == credit.CodeInsufficientScope {
-		graphql.AddError(ctx, err)
+	if refused(ctx, err) {
 		return &model.ApplicationConnection{Edges: []model.ApplicationEdge{}, PageInfo: &model.PageInfo{}}, nil
 	}
 	if err != nil {
@@ -176,9 +199,28 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 	return applicationConnection(p), nil
 }
 
+// Events is the events query: the REST feed's rules, with afterEvent and types for after and
+// type.
+func (r *queryResolver) Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error) {
+	p, err := r.svc.ListEvents(ctx, credit.EventListParams{
+		ListParams: listParams(first, after),
+		After:      deref(afterEvent),
+		Types:      types,
+	})
+	if refused(ctx, err) {
+		return &model.EventConnection{Edges: []model.EventEdge{}, PageInfo: &model.PageInfo{}}, nil
+	}
+	if err != nil {
+		return nil, renameParam(err, map[string]string{"after": "afterEvent", "type": "types"})
+	}
+	return eventConnection(p), nil
+}
+
 func (r *Resolver) Application() ApplicationResolver { return &applicationResolver{r} }
 
 func (r *Resolver) Company() CompanyResolver { return &companyResolver{r} }
+
+func (r *Resolver) Event() EventResolver { return &eventResolver{r} }
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
@@ -186,5 +228,6 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type applicationResolver struct{ *Resolver }
 type companyResolver struct{ *Resolver }
+type eventResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }

@@ -159,7 +159,12 @@ func WriteBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 // Marshal encodes v as compact JSON without escaping <, > and & (responses are not HTML).
+// Views that write their own JSON (credit.JSONAppender: companies, ledger entries and their
+// pages) write the same bytes without encoding/json's reflection.
 func Marshal(v any) ([]byte, error) {
+	if a, ok := v.(credit.JSONAppender); ok {
+		return a.AppendJSON(make([]byte, 0, 512)), nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -33,6 +33,8 @@ func (a *API) Routes() []Route {
 		{"GET /v1/companies/{id}/ledger", a.listLedger},
 		{"GET /v1/applications", a.listApplications},
 		{"GET /v1/applications/{id}", a.getApplication},
+		{"GET /v1/events", a.listEvents},
+		{"GET /v1/events/{id}", a.getEvent},
 		{"POST /v1/companies/{id}/adjustments", a.createAdjustment},
 		{"PUT /v1/companies/{id}/credit-limit", a.setCreditLimit},
 		{"POST /v1/companies/{id}/hold", a.placeHold},

@@ -38,6 +38,8 @@ type Config struct {
 	Limiter ratelimit.Limiter
 	// AuthFailureLimit is failed authentications per minute per client address; zero means 30.
 	AuthFailureLimit int
+	// Collectors are more metrics for /metrics, such as the webhook worker's.
+	Collectors []prometheus.Collector
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -67,6 +69,7 @@ func New(cfg Config) *Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
+	reg.MustRegister(cfg.Collectors...)
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)

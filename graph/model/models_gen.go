@@ -3,7 +3,6 @@
 package model
 
 import (
-	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/scalar"
 )
 
@@ -13,22 +12,10 @@ type ApplicationConnection struct {
 	PageInfo *PageInfo         `json:"pageInfo"`
 }
 
-// An application in a page, with the cursor that resumes after it.
-type ApplicationEdge struct {
-	Cursor string              `json:"cursor"`
-	Node   *credit.Application `json:"node"`
-}
-
 // A page of companies.
 type CompanyConnection struct {
 	Edges    []CompanyEdge `json:"edges"`
 	PageInfo *PageInfo     `json:"pageInfo"`
-}
-
-// A company in a page, with the cursor that resumes after it.
-type CompanyEdge struct {
-	Cursor string          `json:"cursor"`
-	Node   *credit.Company `json:"node"`
 }
 
 type CreateAdjustmentInput struct {
@@ -42,16 +29,16 @@ type CreateAdjustmentInput struct {
 	Currency *string `json:"currency,omitempty"`
 }
 
+// A page of events.
+type EventConnection struct {
+	Edges    []EventEdge `json:"edges"`
+	PageInfo *PageInfo   `json:"pageInfo"`
+}
+
 // A page of ledger entries.
 type LedgerEntryConnection struct {
 	Edges    []LedgerEntryEdge `json:"edges"`
 	PageInfo *PageInfo         `json:"pageInfo"`
-}
-
-// A ledger entry in a page, with the cursor that resumes after it.
-type LedgerEntryEdge struct {
-	Cursor string              `json:"cursor"`
-	Node   *credit.LedgerEntry `json:"node"`
 }
 
 type LiftHoldInput struct {
@@ -64,18 +51,6 @@ type LiftHoldInput struct {
 // a retry replays the first response, with header `Idempotent-Replayed: true`. Each mutation field
 // beyond the first in one request counts one more request against the rate limit.
 type Mutation struct {
-}
-
-// Where a page of a connection ends, Relay-style. Pages go forward only: pass `endCursor` as `after`.
-type PageInfo struct {
-	// Whether another page follows this one.
-	HasNextPage bool `json:"hasNextPage"`
-	// Always false: connections page forward only.
-	HasPreviousPage bool `json:"hasPreviousPage"`
-	// The cursor of the first edge, or null on an empty page.
-	StartCursor *string `json:"startCursor,omitempty"`
-	// The cursor of the last edge; pass it as `after` to get the next page. Null on an empty page.
-	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 type PlaceHoldInput struct {
@@ -103,10 +78,4 @@ type SetCreditLimitInput struct {
 type TimelineEventConnection struct {
 	Edges    []TimelineEventEdge `json:"edges"`
 	PageInfo *PageInfo           `json:"pageInfo"`
-}
-
-// A timeline event in a page, with the cursor that resumes after it.
-type TimelineEventEdge struct {
-	Cursor string                `json:"cursor"`
-	Node   *credit.TimelineEvent `json:"node"`
 }

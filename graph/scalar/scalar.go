@@ -11,8 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -20,12 +20,50 @@ import (
 	"github.com/creditd/creditd/httpapi"
 )
 
+// safeString is a string that needs no escaping in JSON (digits, signs, ASCII letters,
+// punctuation of timestamps), written between quotes as it is. As a graphql.Marshaler that is
+// one small allocation a value, where a closure (graphql.MarshalString, WriterFunc) and a
+// context wrapper were three or four; a dashboard has about 2,000 such values.
+type safeString string
+
+func (s safeString) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, `"`)
+	_, _ = io.WriteString(w, string(s))
+	_, _ = io.WriteString(w, `"`)
+}
+
+// MarshalGQLContext makes a safeString a graphql.ContextMarshaler too: Decimal and DateTime
+// are context scalars (their inputs name the argument at fault).
+func (s safeString) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	s.MarshalGQL(w)
+	return nil
+}
+
+// contextString is graphql.MarshalString as a graphql.ContextMarshaler, for strings that
+// need escaping.
+type contextString string
+
+func (s contextString) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	graphql.MarshalString(string(s)).MarshalGQL(w)
+	return nil
+}
+
 // MarshalDecimal writes a decimal string, already formatted by the domain, as a GraphQL string.
 func MarshalDecimal(s string) graphql.ContextMarshaler {
-	return graphql.ContextWriterFunc(func(ctx context.Context, w io.Writer) error {
-		graphql.MarshalString(s).MarshalGQL(w)
-		return nil
-	})
+	if !plainDecimal(s) {
+		return contextString(s)
+	}
+	return safeString(s)
+}
+
+// plainDecimal reports whether s has only the characters of a formatted amount.
+func plainDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalDecimal reads a Decimal where only its text matters.
@@ -71,11 +109,15 @@ func UnmarshalDecimalInput(ctx context.Context, v any) (DecimalInput, error) {
 }
 
 // MarshalDateTime writes a timestamp in the service's one timestamp format.
-func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler {
-	return graphql.ContextWriterFunc(func(ctx context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, strconv.Quote(t.String()))
-		return err
-	})
+func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler { return dateTime(t) }
+
+// dateTime writes itself without making its text first.
+type dateTime credit.Timestamp
+
+func (t dateTime) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	var buf [len(credit.TimestampLayout) + 8]byte
+	_, err := w.Write(credit.Timestamp(t).AppendJSON(buf[:0]))
+	return err
 }
 
 // UnmarshalDateTime reads an RFC 3339 timestamp with any offset and optional fraction.
@@ -98,7 +140,33 @@ func UnmarshalDateTime(ctx context.Context, v any) (credit.Timestamp, error) {
 
 // MarshalEnum shows a domain code as a GraphQL enum value: on_hold becomes ON_HOLD.
 func MarshalEnum(code string) graphql.Marshaler {
-	return graphql.MarshalString(strings.ToUpper(code))
+	if v, ok := enumValues.Load(code); ok {
+		return v.(graphql.Marshaler)
+	}
+	upper := strings.ToUpper(code)
+	var v graphql.Marshaler = graphql.MarshalString(upper)
+	if plainEnum(upper) {
+		v = safeString(upper)
+		enumValues.Store(code, v)
+	}
+	return v
+}
+
+// enumValues holds the marshalled enum value of each code seen: the codes are the schema's
+// enum values, a few dozen.
+var enumValues sync.Map // string -> graphql.Marshaler
+
+// plainEnum reports whether s is made of the characters of GraphQL enum values.
+func plainEnum(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalEnum turns an enum value, already validated against the schema, back into the

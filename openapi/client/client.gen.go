@@ -19,6 +19,21 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ApplicationCreatedEventType.
+const (
+	ApplicationCreated ApplicationCreatedEventType = "application.created"
+)
+
+// Valid indicates whether the value is a known member of the ApplicationCreatedEventType enum.
+func (e ApplicationCreatedEventType) Valid() bool {
+	switch e {
+	case ApplicationCreated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApplicationStatus.
 const (
 	ApplicationStatusApproved  ApplicationStatus = "approved"
@@ -40,6 +55,69 @@ func (e ApplicationStatus) Valid() bool {
 	case ApplicationStatusRejected:
 		return true
 	case ApplicationStatusSubmitted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApplicationStatusChangedEventType.
+const (
+	ApplicationStatusChanged ApplicationStatusChangedEventType = "application.status_changed"
+)
+
+// Valid indicates whether the value is a known member of the ApplicationStatusChangedEventType enum.
+func (e ApplicationStatusChangedEventType) Valid() bool {
+	switch e {
+	case ApplicationStatusChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyCreatedEventType.
+const (
+	CompanyCreated CompanyCreatedEventType = "company.created"
+)
+
+// Valid indicates whether the value is a known member of the CompanyCreatedEventType enum.
+func (e CompanyCreatedEventType) Valid() bool {
+	switch e {
+	case CompanyCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyCreditLimitChangedEventType.
+const (
+	CompanyCreditLimitChanged CompanyCreditLimitChangedEventType = "company.credit_limit_changed"
+)
+
+// Valid indicates whether the value is a known member of the CompanyCreditLimitChangedEventType enum.
+func (e CompanyCreditLimitChangedEventType) Valid() bool {
+	switch e {
+	case CompanyCreditLimitChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyHoldEventType.
+const (
+	CompanyHoldLifted CompanyHoldEventType = "company.hold_lifted"
+	CompanyHoldPlaced CompanyHoldEventType = "company.hold_placed"
+)
+
+// Valid indicates whether the value is a known member of the CompanyHoldEventType enum.
+func (e CompanyHoldEventType) Valid() bool {
+	switch e {
+	case CompanyHoldLifted:
+		return true
+	case CompanyHoldPlaced:
 		return true
 	default:
 		return false
@@ -154,6 +232,63 @@ func (e HoldKind) Valid() bool {
 	}
 }
 
+// Defines values for KeyEventType.
+const (
+	KeyCreated KeyEventType = "key.created"
+	KeyRevoked KeyEventType = "key.revoked"
+	KeyRotated KeyEventType = "key.rotated"
+)
+
+// Valid indicates whether the value is a known member of the KeyEventType enum.
+func (e KeyEventType) Valid() bool {
+	switch e {
+	case KeyCreated:
+		return true
+	case KeyRevoked:
+		return true
+	case KeyRotated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for KeyEventObjectScopes.
+const (
+	ReadApplications KeyEventObjectScopes = "read_applications"
+	ReadCredit       KeyEventObjectScopes = "read_credit"
+	WriteCredit      KeyEventObjectScopes = "write_credit"
+)
+
+// Valid indicates whether the value is a known member of the KeyEventObjectScopes enum.
+func (e KeyEventObjectScopes) Valid() bool {
+	switch e {
+	case ReadApplications:
+		return true
+	case ReadCredit:
+		return true
+	case WriteCredit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LedgerEntryCreatedEventType.
+const (
+	LedgerEntryCreated LedgerEntryCreatedEventType = "ledger_entry.created"
+)
+
+// Valid indicates whether the value is a known member of the LedgerEntryCreatedEventType enum.
+func (e LedgerEntryCreatedEventType) Valid() bool {
+	switch e {
+	case LedgerEntryCreated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LedgerEntryKind.
 const (
 	Adjustment     LedgerEntryKind = "adjustment"
@@ -258,6 +393,43 @@ type Application struct {
 	Vat Vat `json:"vat"`
 }
 
+// ApplicationCreatedEvent `application.created`: a wholesale application was recorded. Scope `read_applications`.
+type ApplicationCreatedEvent struct {
+	Data struct {
+		// Object An application as events show it, without `contact`: events never carry personal data.
+		Object ApplicationEventObject `json:"object"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp                   `json:"occurred_at"`
+	Type       ApplicationCreatedEventType `json:"type"`
+}
+
+// ApplicationCreatedEventType defines model for ApplicationCreatedEvent.Type.
+type ApplicationCreatedEventType string
+
+// ApplicationEventObject An application as events show it, without `contact`: events never carry personal data.
+type ApplicationEventObject struct {
+	BusinessName string `json:"business_name"`
+	Id           string `json:"id"`
+
+	// Status Changes only in the admin interface: submitted → in_review → needs_info ↔ in_review → approved | rejected.
+	Status ApplicationStatus `json:"status"`
+
+	// SubmittedAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	SubmittedAt Timestamp `json:"submitted_at"`
+
+	// Vat The application's VAT number and the result of checking it against a registry.
+	Vat Vat `json:"vat"`
+}
+
 // ApplicationList defines model for ApplicationList.
 type ApplicationList struct {
 	Data    []Application `json:"data"`
@@ -269,6 +441,30 @@ type ApplicationList struct {
 
 // ApplicationStatus Changes only in the admin interface: submitted → in_review → needs_info ↔ in_review → approved | rejected.
 type ApplicationStatus string
+
+// ApplicationStatusChangedEvent `application.status_changed`: the application moved along its workflow; `previous.status` is where it was. Approval also appends `company.created` just before. Scope `read_applications`.
+type ApplicationStatusChangedEvent struct {
+	Data struct {
+		// Object An application as events show it, without `contact`: events never carry personal data.
+		Object   ApplicationEventObject `json:"object"`
+		Previous struct {
+			// Status Changes only in the admin interface: submitted → in_review → needs_info ↔ in_review → approved | rejected.
+			Status ApplicationStatus `json:"status"`
+		} `json:"previous"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp                         `json:"occurred_at"`
+	Type       ApplicationStatusChangedEventType `json:"type"`
+}
+
+// ApplicationStatusChangedEventType defines model for ApplicationStatusChangedEvent.Type.
+type ApplicationStatusChangedEventType string
 
 // Company defines model for Company.
 type Company struct {
@@ -308,6 +504,78 @@ type Company struct {
 	// Examples: 2026-03-02T09:00:00.000000Z
 	UpdatedAt Timestamp `json:"updated_at"`
 }
+
+// CompanyCreatedEvent `company.created`: a company was created on the admin side, or by approving an application. Scope `read_credit`.
+type CompanyCreatedEvent struct {
+	Data struct {
+		Object Company `json:"object"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp               `json:"occurred_at"`
+	Type       CompanyCreatedEventType `json:"type"`
+}
+
+// CompanyCreatedEventType defines model for CompanyCreatedEvent.Type.
+type CompanyCreatedEventType string
+
+// CompanyCreditLimitChangedEvent `company.credit_limit_changed`: the company's credit limit was replaced; `previous.credit_limit` is the limit before. Scope `read_credit`.
+type CompanyCreditLimitChangedEvent struct {
+	Data struct {
+		Object   Company `json:"object"`
+		Previous struct {
+			// CreditLimit An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+			CreditLimit Money `json:"credit_limit"`
+		} `json:"previous"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp                          `json:"occurred_at"`
+	Type       CompanyCreditLimitChangedEventType `json:"type"`
+}
+
+// CompanyCreditLimitChangedEventType defines model for CompanyCreditLimitChangedEvent.Type.
+type CompanyCreditLimitChangedEventType string
+
+// CompanyHoldEvent `company.hold_placed` and `company.hold_lifted`: a manual hold placed or lifted (by an
+// API key or staff), or the automatic overdue hold placed or lifted (by a ledger write or
+// the periodic sweep). The hold's kind is `object.hold.kind` when placed and
+// `previous.hold.kind` when lifted. Lifting a manual hold while an invoice is overdue
+// appends `company.hold_lifted` and then `company.hold_placed` (the overdue hold). Scope
+// `read_credit`.
+type CompanyHoldEvent struct {
+	Data struct {
+		Object   Company `json:"object"`
+		Previous struct {
+			Hold *Hold `json:"hold"`
+
+			// Status `on_hold` when `hold` is not null, else `approved`.
+			Status CompanyStatus `json:"status"`
+		} `json:"previous"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp            `json:"occurred_at"`
+	Type       CompanyHoldEventType `json:"type"`
+}
+
+// CompanyHoldEventType defines model for CompanyHoldEvent.Type.
+type CompanyHoldEventType string
 
 // CompanyList defines model for CompanyList.
 type CompanyList struct {
@@ -396,6 +664,27 @@ type Error struct {
 // `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
 type ErrorCode string
 
+// Event One event: `{"id", "type", "occurred_at", "data": {"object", "previous"}}`. `object` is
+// the resource as this API returns it after the write (an application without its
+// `contact`: events never carry personal data); `previous` holds the values the write
+// replaced, and is absent where nothing was replaced. The same JSON is the body of
+// webhook deliveries.
+type Event struct {
+	union json.RawMessage
+}
+
+// EventId Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+type EventId = string
+
+// EventList defines model for EventList.
+type EventList struct {
+	Data    []Event `json:"data"`
+	HasMore bool    `json:"has_more"`
+
+	// NextCursor Pass as `cursor` to get the next page; null exactly when `has_more` is false.
+	NextCursor *string `json:"next_cursor"`
+}
+
 // Hold A hold blocks the company's credit. `manual` holds are placed by an API key or staff;
 // `overdue` holds are placed by the system when an invoice is past due and name that
 // invoice in `platform_order_gid` and `due_at`.
@@ -420,6 +709,46 @@ type Hold struct {
 // HoldKind defines model for Hold.Kind.
 type HoldKind string
 
+// KeyEvent `key.created`, `key.rotated` (a new secret was issued; the old one works for its grace)
+// and `key.revoked` (every secret stopped; `previous.revoked_at` is null), all on the
+// admin side. Scope `read_credit`.
+type KeyEvent struct {
+	Data struct {
+		// Object An API key's public listing. Never a secret nor a secret's hash.
+		Object   KeyEventObject `json:"object"`
+		Previous *struct {
+			RevokedAt any `json:"revoked_at"`
+		} `json:"previous,omitempty"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp    `json:"occurred_at"`
+	Type       KeyEventType `json:"type"`
+}
+
+// KeyEventType defines model for KeyEvent.Type.
+type KeyEventType string
+
+// KeyEventObject An API key's public listing. Never a secret nor a secret's hash.
+type KeyEventObject struct {
+	// CreatedAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	CreatedAt Timestamp              `json:"created_at"`
+	Id        string                 `json:"id"`
+	Label     string                 `json:"label"`
+	RevokedAt *time.Time             `json:"revoked_at"`
+	Scopes    []KeyEventObjectScopes `json:"scopes"`
+}
+
+// KeyEventObjectScopes defines model for KeyEventObject.Scopes.
+type KeyEventObjectScopes string
+
 // LedgerEntry One ledger entry. The ledger is append-only; entries are never edited or deleted.
 type LedgerEntry struct {
 	// Amount Signed by the entry's effect on `outstanding`.
@@ -443,6 +772,26 @@ type LedgerEntry struct {
 	// `adjustment` and `opening_balance`.
 	PlatformOrderGid *string `json:"platform_order_gid"`
 }
+
+// LedgerEntryCreatedEvent `ledger_entry.created`: an entry of any kind was appended to a company's ledger (an API adjustment or an entry recorded on the admin side). Scope `read_credit`.
+type LedgerEntryCreatedEvent struct {
+	Data struct {
+		// Object One ledger entry. The ledger is append-only; entries are never edited or deleted.
+		Object LedgerEntry `json:"object"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp                   `json:"occurred_at"`
+	Type       LedgerEntryCreatedEventType `json:"type"`
+}
+
+// LedgerEntryCreatedEventType defines model for LedgerEntryCreatedEvent.Type.
+type LedgerEntryCreatedEventType string
 
 // LedgerEntryKind Amounts are signed by their effect on `outstanding`: `order_placed` > 0; `payment`,
 // `refund`, `cancellation` < 0; `adjustment` ≠ 0; `opening_balance` any sign.
@@ -692,6 +1041,51 @@ type ListLedgerEntriesParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page, verbatim; opaque. Send it with the same filters
+	// as the first request. A tampered cursor, or one from another list or store, is refused
+	// with `400 invalid_parameter`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// After An event ID of this store: keep only events appended after it. An ID that is not
+	// one of the store's events the key may read (or was purged) is refused with
+	// `400 invalid_parameter` (`param: after`).
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Keep only these event types: a comma-separated list. An unknown type is refused with
+	// `400 invalid_parameter` (`param: type`); types the key may not read are left out.
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetEventParams defines parameters for GetEvent.
+type GetEventParams struct {
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// EventParams defines parameters for Event.
+type EventParams struct {
+	// WebhookId The event's id, the same on every retry and redelivery.
+	WebhookId EventId `json:"webhook-id"`
+
+	// WebhookTimestamp The attempt's time in Unix seconds; refuse one more than a few minutes from your clock.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed
+	// by the base64-decoded part of the endpoint's secret after `whsec_`; during a secret
+	// rotation's grace two such signatures, space-separated. Accept the request if any verifies.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
 // CreateAdjustmentJSONRequestBody defines body for CreateAdjustment for application/json ContentType.
 type CreateAdjustmentJSONRequestBody = CreateAdjustmentRequest
 
@@ -700,6 +1094,201 @@ type SetCreditLimitJSONRequestBody = SetCreditLimitRequest
 
 // PlaceHoldJSONRequestBody defines body for PlaceHold for application/json ContentType.
 type PlaceHoldJSONRequestBody = PlaceHoldRequest
+
+// EventJSONRequestBody defines body for Event for application/json ContentType.
+type EventJSONRequestBody = Event
+
+// AsLedgerEntryCreatedEvent returns the union data inside the Event as a LedgerEntryCreatedEvent
+func (t Event) AsLedgerEntryCreatedEvent() (LedgerEntryCreatedEvent, error) {
+	var body LedgerEntryCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLedgerEntryCreatedEvent overwrites any union data inside the Event as the provided LedgerEntryCreatedEvent
+func (t *Event) FromLedgerEntryCreatedEvent(v LedgerEntryCreatedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLedgerEntryCreatedEvent performs a merge with any union data inside the Event, using the provided LedgerEntryCreatedEvent
+func (t *Event) MergeLedgerEntryCreatedEvent(v LedgerEntryCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompanyCreatedEvent returns the union data inside the Event as a CompanyCreatedEvent
+func (t Event) AsCompanyCreatedEvent() (CompanyCreatedEvent, error) {
+	var body CompanyCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompanyCreatedEvent overwrites any union data inside the Event as the provided CompanyCreatedEvent
+func (t *Event) FromCompanyCreatedEvent(v CompanyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompanyCreatedEvent performs a merge with any union data inside the Event, using the provided CompanyCreatedEvent
+func (t *Event) MergeCompanyCreatedEvent(v CompanyCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompanyCreditLimitChangedEvent returns the union data inside the Event as a CompanyCreditLimitChangedEvent
+func (t Event) AsCompanyCreditLimitChangedEvent() (CompanyCreditLimitChangedEvent, error) {
+	var body CompanyCreditLimitChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompanyCreditLimitChangedEvent overwrites any union data inside the Event as the provided CompanyCreditLimitChangedEvent
+func (t *Event) FromCompanyCreditLimitChangedEvent(v CompanyCreditLimitChangedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompanyCreditLimitChangedEvent performs a merge with any union data inside the Event, using the provided CompanyCreditLimitChangedEvent
+func (t *Event) MergeCompanyCreditLimitChangedEvent(v CompanyCreditLimitChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompanyHoldEvent returns the union data inside the Event as a CompanyHoldEvent
+func (t Event) AsCompanyHoldEvent() (CompanyHoldEvent, error) {
+	var body CompanyHoldEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompanyHoldEvent overwrites any union data inside the Event as the provided CompanyHoldEvent
+func (t *Event) FromCompanyHoldEvent(v CompanyHoldEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompanyHoldEvent performs a merge with any union data inside the Event, using the provided CompanyHoldEvent
+func (t *Event) MergeCompanyHoldEvent(v CompanyHoldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsApplicationCreatedEvent returns the union data inside the Event as a ApplicationCreatedEvent
+func (t Event) AsApplicationCreatedEvent() (ApplicationCreatedEvent, error) {
+	var body ApplicationCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromApplicationCreatedEvent overwrites any union data inside the Event as the provided ApplicationCreatedEvent
+func (t *Event) FromApplicationCreatedEvent(v ApplicationCreatedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeApplicationCreatedEvent performs a merge with any union data inside the Event, using the provided ApplicationCreatedEvent
+func (t *Event) MergeApplicationCreatedEvent(v ApplicationCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsApplicationStatusChangedEvent returns the union data inside the Event as a ApplicationStatusChangedEvent
+func (t Event) AsApplicationStatusChangedEvent() (ApplicationStatusChangedEvent, error) {
+	var body ApplicationStatusChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromApplicationStatusChangedEvent overwrites any union data inside the Event as the provided ApplicationStatusChangedEvent
+func (t *Event) FromApplicationStatusChangedEvent(v ApplicationStatusChangedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeApplicationStatusChangedEvent performs a merge with any union data inside the Event, using the provided ApplicationStatusChangedEvent
+func (t *Event) MergeApplicationStatusChangedEvent(v ApplicationStatusChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsKeyEvent returns the union data inside the Event as a KeyEvent
+func (t Event) AsKeyEvent() (KeyEvent, error) {
+	var body KeyEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromKeyEvent overwrites any union data inside the Event as the provided KeyEvent
+func (t *Event) FromKeyEvent(v KeyEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeKeyEvent performs a merge with any union data inside the Event, using the provided KeyEvent
+func (t *Event) MergeKeyEvent(v KeyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Event) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Event) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -885,6 +1474,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEvents List the store's events
+	//
+	// The store's event feed, oldest first, in append order (never timestamp order). Every
+	// write appends exactly its events in its own transaction, numbered per store without
+	// gaps, so an event is listed exactly when its change committed. Events are kept at least
+	// 30 days (`serve --event-retention`).
+	//
+	// A key sees only the types its scopes allow: `read_credit` for company, ledger-entry and
+	// key events, `read_applications` for application events. A key with neither scope, or
+	// a `type` filter naming only types the key may not read, is refused with
+	// `403 insufficient_scope`.
+	//
+	// To sync, store the last event's ID and pass it as `after`; repeat while `has_more`.
+	// `after` never skips an event nor returns one twice, however late it committed, also
+	// with several instances on PostgreSQL.
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEvent Get an event
+	//
+	// One event of the store's feed. An event of a type the key may not read is answered
+	// like an unknown one, with 404, and so is a purged one.
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEvent(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocumentJSON This document as JSON
 	//
@@ -1122,6 +1738,53 @@ func (c *Client) PlaceHold(ctx context.Context, id CompanyId, params *PlaceHoldP
 // Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 func (c *Client) ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLedgerEntriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEvents List the store's events
+//
+// The store's event feed, oldest first, in append order (never timestamp order). Every
+// write appends exactly its events in its own transaction, numbered per store without
+// gaps, so an event is listed exactly when its change committed. Events are kept at least
+// 30 days (`serve --event-retention`).
+//
+// A key sees only the types its scopes allow: `read_credit` for company, ledger-entry and
+// key events, `read_applications` for application events. A key with neither scope, or
+// a `type` filter naming only types the key may not read, is refused with
+// `403 insufficient_scope`.
+//
+// To sync, store the last event's ID and pass it as `after`; repeat while `has_more`.
+// `after` never skips an event nor returns one twice, however late it committed, also
+// with several instances on PostgreSQL.
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEvent Get an event
+//
+// One event of the store's feed. An event of a type the key may not read is answered
+// like an unknown one, with 404, and so is a purged one.
+//
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *Client) GetEvent(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1841,6 +2504,160 @@ func NewListLedgerEntriesRequest(server string, id CompanyId, params *ListLedger
 	return req, nil
 }
 
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetEventRequest constructs an http.Request for the GetEvent method
+func NewGetEventRequest(server string, id string, params *GetEventParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentJSONRequest constructs an http.Request for the GetOpenAPIDocumentJSON method
 func NewGetOpenAPIDocumentJSONRequest(server string) (*http.Request, error) {
 	var err error
@@ -2061,6 +2878,37 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntriesWithResponse(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*ListLedgerEntriesResponse, error)
+
+	// ListEventsWithResponse List the store's events
+	//
+	// The store's event feed, oldest first, in append order (never timestamp order). Every
+	// write appends exactly its events in its own transaction, numbered per store without
+	// gaps, so an event is listed exactly when its change committed. Events are kept at least
+	// 30 days (`serve --event-retention`).
+	//
+	// A key sees only the types its scopes allow: `read_credit` for company, ledger-entry and
+	// key events, `read_applications` for application events. A key with neither scope, or
+	// a `type` filter naming only types the key may not read, is refused with
+	// `403 insufficient_scope`.
+	//
+	// To sync, store the last event's ID and pass it as `after`; repeat while `has_more`.
+	// `after` never skips an event nor returns one twice, however late it committed, also
+	// with several instances on PostgreSQL.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
+	// GetEventWithResponse Get an event
+	//
+	// One event of the store's feed. An event of a type the key may not read is answered
+	// like an unknown one, with 404, and so is a purged one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEventWithResponse(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// GetOpenAPIDocumentJSONWithResponse This document as JSON
 	//
@@ -3782,6 +4630,316 @@ func (r ListLedgerEntriesResponse) ContentType() string {
 	return ""
 }
 
+// ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
+type ListEventsResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
+type ListEventsResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListEventsResponse403Headers the declared response headers of an HTTP 403 response for ListEvents
+type ListEventsResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ListEventsResponse500Headers the declared response headers of an HTTP 500 response for ListEvents
+type ListEventsResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type ListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListEventsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsResponse) GetJSON200() *EventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEventsResponse) GetJSON400() *InvalidParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEventsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
+type GetEventResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetEventResponse400Headers the declared response headers of an HTTP 400 response for GetEvent
+type GetEventResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetEventResponse401Headers the declared response headers of an HTTP 401 response for GetEvent
+type GetEventResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetEventResponse403Headers the declared response headers of an HTTP 403 response for GetEvent
+type GetEventResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetEventResponse404Headers the declared response headers of an HTTP 404 response for GetEvent
+type GetEventResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetEventResponse429Headers the declared response headers of an HTTP 429 response for GetEvent
+type GetEventResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetEventResponse500Headers the declared response headers of an HTTP 500 response for GetEvent
+type GetEventResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type GetEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEventResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetEventResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventResponse) GetJSON200() *Event {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEventResponse) GetJSON400() *InvalidParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEventResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEventResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEventResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocumentJSON
 type GetOpenAPIDocumentJSONResponse200Headers struct {
 	XRequestId string
@@ -4071,6 +5229,49 @@ func (c *ClientWithResponses) ListLedgerEntriesWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseListLedgerEntriesResponse(rsp)
+}
+
+// ListEventsWithResponse List the store's events
+//
+// The store's event feed, oldest first, in append order (never timestamp order). Every
+// write appends exactly its events in its own transaction, numbered per store without
+// gaps, so an event is listed exactly when its change committed. Events are kept at least
+// 30 days (`serve --event-retention`).
+//
+// A key sees only the types its scopes allow: `read_credit` for company, ledger-entry and
+// key events, `read_applications` for application events. A key with neither scope, or
+// a `type` filter naming only types the key may not read, is refused with
+// `403 insufficient_scope`.
+//
+// To sync, store the last event's ID and pass it as `after`; repeat while `has_more`.
+// `after` never skips an event nor returns one twice, however late it committed, also
+// with several instances on PostgreSQL.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsResponse(rsp)
+}
+
+// GetEventWithResponse Get an event
+//
+// One event of the store's feed. An event of a type the key may not read is answered
+// like an unknown one, with 404, and so is a purged one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventResponse(rsp)
 }
 
 // GetOpenAPIDocumentJSONWithResponse This document as JSON
@@ -7100,6 +8301,529 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 	return response, nil
 }
 
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListEventsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListEventsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListEventsResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventResponse parses an HTTP response from a GetEventWithResponse call
+func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEventResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetEventResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIDocumentJSONResponse parses an HTTP response from a GetOpenAPIDocumentJSONWithResponse call
 func ParseGetOpenAPIDocumentJSONResponse(rsp *http.Response) (*GetOpenAPIDocumentJSONResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7176,4 +8900,161 @@ func ParseGetOpenAPIDocumentYAMLResponse(rsp *http.Response) (*GetOpenAPIDocumen
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// EventWithBody fires the event webhook with any body
+	EventWithBody(ctx context.Context, targetURL string, params *EventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	Event(ctx context.Context, targetURL string, params *EventParams, body EventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) EventWithBody(ctx context.Context, targetURL string, params *EventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) Event(ctx context.Context, targetURL string, params *EventParams, body EventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewEventWebhookRequest builds a application/json POST request for the event webhook
+func NewEventWebhookRequest(targetURL string, params *EventParams, body EventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEventWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewEventWebhookRequestWithBody builds a POST request for the event webhook with any body
+func NewEventWebhookRequestWithBody(targetURL string, params *EventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }
