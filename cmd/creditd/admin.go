@@ -106,10 +106,7 @@ func keyRotateCommand() command {
 	return command{summary: "issue a new secret for KEY; the old one works for --grace more", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		grace := fs.Duration("grace", credit.DefaultRotationGrace, "how long the old secret keeps working")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
-			if err := exactlyArgs(args, "KEY"); err != nil {
-				return err
-			}
-			sctx, err := env.asStaff(ctx, args[0], cliStaff)
+			sctx, err := env.staffFor(ctx, args, "KEY")
 			if err != nil {
 				return err
 			}
@@ -125,10 +122,7 @@ func keyRotateCommand() command {
 func keyRevokeCommand() command {
 	return command{summary: "revoke KEY: every secret of it stops at once", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
-			if err := exactlyArgs(args, "KEY"); err != nil {
-				return err
-			}
-			sctx, err := env.asStaff(ctx, args[0], cliStaff)
+			sctx, err := env.staffFor(ctx, args, "KEY")
 			if err != nil {
 				return err
 			}

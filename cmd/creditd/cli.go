@@ -107,6 +107,15 @@ type cmdEnv struct {
 // the command line.
 const cliStaff = "command line"
 
+// staffFor checks that args is exactly one ID, called what in the usage error, and returns ctx
+// acting as the command line's staff member in the store that owns that ID.
+func (e *cmdEnv) staffFor(ctx context.Context, args []string, what string) (context.Context, error) {
+	if err := exactlyArgs(args, what); err != nil {
+		return nil, err
+	}
+	return e.asStaff(ctx, args[0], cliStaff)
+}
+
 // asStaff returns ctx acting as a member, named name, of the staff of the store that owns id (a
 // store, company, ledger entry, application or key), so that the data layer scopes the
 // command to that store like any request.
@@ -157,6 +166,14 @@ func commands() map[string]command {
 		"staff list":             staffListCommand(),
 		"staff disable":          staffDisableCommand(),
 		"staff reset-password":   staffResetPasswordCommand(),
+		"webhook create":         webhookCreateCommand(),
+		"webhook list":           webhookListCommand(),
+		"webhook disable":        webhookEnableCommand(false),
+		"webhook enable":         webhookEnableCommand(true),
+		"webhook rotate-secret":  webhookRotateCommand(),
+		"webhook delete":         webhookDeleteCommand(),
+		"webhook deliveries":     webhookDeliveriesCommand(),
+		"webhook redeliver":      webhookRedeliverCommand(),
 	}
 }
 
@@ -241,6 +258,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	if m.afterOpen != nil {
 		m.afterOpen(db)
 	}
+	opts.WebhookSealer = webhookSealer(*dbPath)
 	env.db, env.svc = db, credit.New(db, opts)
 	return m.finish(name, run(ctx, env, positional))
 }

@@ -16,10 +16,12 @@ import (
 
 	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/delivery"
 	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/graph/playground"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
+	"github.com/creditd/creditd/webhook"
 )
 
 func serveCommand() command {
@@ -28,12 +30,15 @@ func serveCommand() command {
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
 		fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
-		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys purged")
+		fs.DurationVar(&opts.EventRetention, "event-retention", credit.DefaultEventRetention, "how long events (GET /v1/events, webhooks) are kept; at least 720h")
+		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys and events purged")
 		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
 		pprofAddr := fs.String("pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
 		adminAddr := fs.String("admin-addr", "", "serve the staff console on this separate address (off by default)")
 		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
 		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
+		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
+		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
 		adminSecure := fs.Bool("admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
@@ -44,6 +49,12 @@ func serveCommand() command {
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
+			}
+			if *webhookPoll <= 0 {
+				return usagef("--webhook-poll-interval must be positive")
+			}
+			if opts.EventRetention < credit.DefaultEventRetention {
+				return usagef("--event-retention must be at least 720h (30 days): integrators are promised a month to catch up")
 			}
 			if *adminIdle <= 0 || *adminLifetime <= 0 {
 				return usagef("--admin-idle-timeout and --admin-session-lifetime must be positive")
@@ -82,6 +93,15 @@ func serveCommand() command {
 				}
 				cfg.Limiter = rl
 			}
+			worker := delivery.New(delivery.Config{
+				Queue:        env.svc,
+				Lock:         env.db.TryLock,
+				Client:       webhook.NewClient(webhook.Options{AllowPrivate: opts.AllowPrivateWebhooks, Now: env.m.Now}),
+				Logger:       log,
+				PollInterval: *webhookPoll,
+				Now:          env.m.Now,
+			})
+			cfg.Collectors = worker.Collectors()
 			srv := server.New(cfg)
 			if *pprofAddr != "" {
 				stop, err := servePprof(*pprofAddr, log)
@@ -127,6 +147,13 @@ func serveCommand() command {
 				}
 			}
 			go runSweeps(ctx, env, log, *sweep)
+			// The webhook worker stops with the server: the serve context ends, its attempts
+			// under way are cut short (and sent again by the next start), and serve returns
+			// only once it has stopped.
+			workerCtx, stopWorker := context.WithCancel(ctx)
+			workerDone := make(chan struct{})
+			go func() { defer close(workerDone); worker.Run(workerCtx) }()
+			defer func() { stopWorker(); <-workerDone }()
 			log.Info("listening", "addr", l.Addr().String())
 			if env.m.Ready != nil {
 				env.m.Ready(l.Addr().String())
@@ -255,5 +282,10 @@ func sweepOnce(ctx context.Context, env *cmdEnv, log *slog.Logger) {
 		log.Error("idempotency purge failed", "error", err.Error())
 	} else if n > 0 {
 		log.Info("idempotency records purged", "count", n)
+	}
+	if n, err := svc.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
+		log.Error("event purge failed", "error", err.Error())
+	} else if n > 0 {
+		log.Info("events purged", "count", n)
 	}
 }

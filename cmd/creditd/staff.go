@@ -108,10 +108,7 @@ func staffListCommand() command {
 func staffDisableCommand() command {
 	return command{summary: "disable staff account ID: it cannot sign in, and its sessions end at once", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
-			if err := exactlyArgs(args, "ID"); err != nil {
-				return err
-			}
-			sctx, err := env.asStaff(ctx, args[0], cliStaff)
+			sctx, err := env.staffFor(ctx, args, "ID")
 			if err != nil {
 				return err
 			}
