@@ -274,6 +274,7 @@ var cursorLists = map[string]string{
 	"GET /v1/companies":             "companies|",
 	"GET /v1/companies/{id}/ledger": "ledger|{co}",
 	"GET /v1/applications":          "applications|",
+	"GET /v1/events":                "events|",
 }
 
 // FuzzListCursor sends arbitrary cursors, and arbitrary other query parameters, to every list

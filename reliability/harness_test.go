@@ -38,7 +38,9 @@ type canaryStore struct {
 	// and an API hold; company2 has no hold, so hold routes meet both states.
 	company, company2 string
 	entries           []string
-	events            []string
+	events            []string // timeline events
+	// feedEvents are the store's event feed (GET /v1/events), oldest first.
+	feedEvents []string
 	// application and application2 are two applications, so application lists have pages.
 	application, application2 string
 	// canaries are every distinctive string of the store, IDs and secret included.
@@ -51,6 +53,7 @@ func (s canaryStore) idsByKind() map[string][]string {
 		"company":     {s.company, s.company2},
 		"entry":       s.entries,
 		"event":       s.events,
+		"feed_event":  s.feedEvents,
 		"application": {s.application, s.application2},
 		"store":       {s.id},
 		"key":         {s.keyID},
@@ -60,7 +63,7 @@ func (s canaryStore) idsByKind() map[string][]string {
 // allIDs returns every record ID of the store.
 func (s canaryStore) allIDs() []string {
 	var out []string
-	for _, kind := range []string{"company", "entry", "event", "application", "store", "key"} {
+	for _, kind := range []string{"company", "entry", "event", "feed_event", "application", "store", "key"} {
 		out = append(out, s.idsByKind()[kind]...)
 	}
 	return out
@@ -127,6 +130,13 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	}
 	if len(s.events) != 3 {
 		tb.Fatalf("store %d has %d timeline events, want 3 (adjustment, limit, hold)", n, len(s.events))
+	}
+	feed, err := env.Service.ListEvents(credittest.Staff(s.id), credit.EventListParams{})
+	if err != nil {
+		tb.Fatalf("events: %v", err)
+	}
+	for _, ev := range feed.Data {
+		s.feedEvents = append(s.feedEvents, ev.ID)
 	}
 	s.canaries = append([]string{s.tag, strings.ToLower(s.tag), gidNum, orderNum, vatNum, email, s.key}, s.allIDs()...)
 	return s

@@ -48,6 +48,8 @@ var restIsolationCases = map[string]restCase{
 	"PUT /v1/companies/{id}/credit-limit": {body: `{"amount":"1.00","reason":"isolation probe"}`},
 	"POST /v1/companies/{id}/hold":        {body: `{"note":"isolation probe"}`},
 	"DELETE /v1/companies/{id}/hold":      {},
+	"GET /v1/events":                      {idParams: []string{"cursor", "after"}},
+	"GET /v1/events/{id}":                 {},
 }
 
 // gqlCase says what a GraphQL field that takes IDs is: a look-up answers null for a foreign ID
@@ -70,6 +72,7 @@ var graphqlIsolationCases = map[string]gqlCase{
 	"Query.companies":           gqlList,
 	"Query.application":         gqlLookup,
 	"Query.applications":        gqlList,
+	"Query.events":              gqlList,
 	"Mutation.createAdjustment": gqlMutation,
 	"Mutation.setCreditLimit":   gqlMutation,
 	"Mutation.placeHold":        gqlMutation,
@@ -256,6 +259,9 @@ func (m *matrix) restMatrix() int {
 				if strings.HasPrefix(pattern, "/v1/applications/") {
 					own = me.application
 				}
+				if strings.HasPrefix(pattern, "/v1/events/") {
+					own = me.feedEvents[0]
+				}
 				if method == http.MethodGet {
 					x := m.send(method, strings.ReplaceAll(pattern, "{id}", own), me.key, "")
 					if x.status != 200 {
@@ -291,6 +297,9 @@ func (m *matrix) restMatrix() int {
 						probes = []string{m.restCursor(other, strings.ReplaceAll(pattern, "{id}", other.company))}
 					case "after":
 						probes = other.entries
+						if strings.HasPrefix(pattern, "/v1/events") {
+							probes = other.feedEvents
+						}
 					default:
 						t.Fatalf("%s: no probe values for query parameter %q", rt.Pattern, param)
 					}
@@ -528,7 +537,7 @@ func (m *matrix) graphqlMatrix() int {
 	}
 
 	for i, me := range m.stores {
-		ownOf := map[string]string{"Company": me.company, "LedgerEntry": me.entries[0], "TimelineEvent": me.events[0], "Application": me.application}
+		ownOf := map[string]string{"Company": me.company, "LedgerEntry": me.entries[0], "TimelineEvent": me.events[0], "Application": me.application, "Event": me.feedEvents[0]}
 		for _, f := range fields {
 			switch graphqlIsolationCases[f.name] {
 			case gqlLookup, gqlMutation:
@@ -564,7 +573,7 @@ func (m *matrix) graphqlMatrix() int {
 				if len(g.Errors) > 0 || !bytes.Contains(x.body, []byte(me.tag)) {
 					t.Errorf("store %d: %s does not list the store's own records: %s", i, f.name, x.body)
 				}
-				restPath := map[string]string{"companies": "/v1/companies", "applications": "/v1/applications"}[f.def.Name]
+				restPath := map[string]string{"companies": "/v1/companies", "applications": "/v1/applications", "events": "/v1/events"}[f.def.Name]
 				if restPath == "" {
 					t.Fatalf("%s: no REST list to take another store's cursor from", f.name)
 				}

@@ -488,6 +488,8 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 		{"terms without approval", []string{"application", "set-status", inReview.ID, "--status", "rejected", "--credit-limit", "10"}, "only when approving"},
 		{"status without application", []string{"application", "set-status", "--status", "in_review"}, "APP"},
 
+		{"serve keeping events under 30 days", []string{"serve", "--addr", "127.0.0.1:0", "--event-retention", "719h"}, "--event-retention must be at least 720h"},
+		{"serve with an unreadable retention", []string{"serve", "--addr", "127.0.0.1:0", "--event-retention", "30d"}, "event-retention"},
 		{"erase without email", []string{"person", "erase", "--store", d.store}, "--email"},
 		{"erase in unknown store", []string{"person", "erase", "--store", "st_0000000000000000000000", "--email", "n@example.com"}, "store"},
 	} {
@@ -775,7 +777,21 @@ func TestCLIChangesAreSeenByARunningServer(t *testing.T) {
 	}
 	other := d.json(t, "key", "create", "--store", st, "--label", "new", "--scopes", "read_credit")
 	env.Get(t, other["secret"].(string), "/v1/companies").WantStatus(t, 200)
+	// The server remembers an authentication for up to a second (contract §2): the revocation,
+	// made by another process, is refused within that second, and then for good.
 	d.json(t, "key", "revoke", other["id"].(string))
+	revoked := time.Now()
+	for {
+		// Judged by when the request was sent: a loaded machine may answer late.
+		sent := time.Now()
+		if env.Get(t, other["secret"].(string), "/v1/companies").Status != 200 {
+			break
+		}
+		if sent.Sub(revoked) > time.Second {
+			t.Fatal("the server still accepts a key revoked more than a second ago by the command line")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	env.Get(t, other["secret"].(string), "/v1/companies").WantError(t, 401, "unauthenticated", "")
 }
 
