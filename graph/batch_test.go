@@ -3,6 +3,7 @@ package graph_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,10 @@ func TestDashboardQueryCount(t *testing.T) {
 		query(t, env, key, dashboardQuery, map[string]any{"n": n}) // the key's first use writes last_used_at
 		log.reset()
 		data := query(t, env, key, dashboardQuery, map[string]any{"n": n})
-		statements[n] = log.snapshot()
+		// The key's authentication is cached for 1 s of wall time; on a loaded machine the
+		// measured query may come after it expired and authenticate again. That costs the same
+		// for any page size and is not the dashboard's work, so it is left out of the count.
+		statements[n] = withoutAuthentication(log.snapshot())
 
 		edges := at(t, data, "companies", "edges").([]any)
 		if len(edges) != n {
@@ -85,6 +89,9 @@ func TestDashboardQueryCount(t *testing.T) {
 	if len(statements[5]) != len(statements[50]) {
 		t.Fatalf("dashboard query: %d SQL statements for 5 companies, %d for 50\n5:\n%s\n50:\n%s",
 			len(statements[5]), len(statements[50]), strings.Join(statements[5], "\n"), strings.Join(statements[50], "\n"))
+	}
+	if len(statements[50]) > 3 {
+		t.Fatalf("dashboard query: %d SQL statements, want at most 3:\n%s", len(statements[50]), strings.Join(statements[50], "\n"))
 	}
 	if got := len(touching(statements[50], "ledger_entries")); got != 1 {
 		t.Fatalf("%d statements read ledger_entries, want 1:\n%s", got, strings.Join(statements[50], "\n"))
@@ -130,4 +137,16 @@ func TestBatchedLedgerMatchesREST(t *testing.T) {
 	if got := at(t, next, "company", "ledger", "edges", 0, "node", "id"); got != f.entries[0].ID {
 		t.Errorf("page 2 starts with %v, want the oldest entry %s", got, f.entries[0].ID)
 	}
+}
+
+// withoutAuthentication drops the statements that authenticate the request's key or record its use.
+func withoutAuthentication(statements []string) []string {
+	auth := touching(statements, "api_keys", "api_key_secrets")
+	var out []string
+	for _, s := range statements {
+		if !slices.Contains(auth, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
