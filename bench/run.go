@@ -52,6 +52,10 @@ type Config struct {
 	ServeFlags []string
 	// Progress receives a line per step.
 	Progress io.Writer
+
+	// beforeStop, when set, runs after the measurements and before the server stops, with the
+	// number of adjustments it acknowledged (the webhook comparison waits for deliveries).
+	beforeStop func(writes uint64)
 }
 
 // Result is one scenario's figures.
@@ -100,6 +104,9 @@ type Report struct {
 	BackendCPUMissing string `json:"backend_cpu_missing,omitempty"`
 	// PostGraphile is the dashboard side by side with PostGraphile, when it ran.
 	PostGraphile *Comparison `json:"postgraphile,omitempty"`
+
+	// finished is when the measurements ended, before the server stopped.
+	finished time.Time
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -280,6 +287,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			rep.PeakRSS = max(rep.PeakRSS, rep.PostGraphile.CreditdPeakRSS)
 		}
+	}
+	rep.finished = time.Now()
+	if cfg.beforeStop != nil {
+		cfg.beforeStop(writes)
 	}
 	srv.Stop()
 	rep.LoadAfter = loadAvg()

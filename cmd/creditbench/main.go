@@ -9,6 +9,9 @@
 //
 //	go run ./cmd/creditbench [--db PATH|postgres://...] [--duration 10s] [--concurrency 8] [--profile]
 //
+// With --webhook it runs only the adjustments scenario, without and then with one webhook
+// endpoint subscribed to ledger_entry.created, and compares the two (issue 12).
+//
 // `creditbench baseline --dir DIR --addr ADDR` is the baseline server it starts.
 package main
 
@@ -55,7 +58,7 @@ func run(ctx context.Context, args []string) error {
 	dbPath := fs.String("db", "", "SQLite file to seed and serve (default <work>/bench-<size>.db; keep it on the disk you want to measure, not tmpfs), or a postgres:// URL")
 	schema := fs.String("schema", bench.DefaultSchema, "with a postgres:// --db, the schema to seed and serve; the harness drops and recreates it, and refuses one it did not create")
 	postgraphile := fs.Bool("postgraphile", true, "with a postgres:// --db, also run the dashboard on PostGraphile "+bench.PostGraphileVersion+" (installed with npm into <work>/postgraphile), interleaved with creditd's")
-	rounds := fs.Int("rounds", 3, "rounds of the interleaved creditd/PostGraphile dashboard comparison")
+	rounds := fs.Int("rounds", 3, "rounds of the interleaved creditd/PostGraphile dashboard comparison, and of the --webhook comparison")
 	size := fs.String("size", "full", "dataset: full (1,000 stores, 10,000 companies, 1M-entry ledger) or tiny")
 	reseed := fs.Bool("reseed", false, "seed afresh even when the database holds a dataset of this size")
 	creditd := fs.String("creditd", "", "creditd binary (default: built from ./cmd/creditd into <work>)")
@@ -65,6 +68,7 @@ func run(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "comma-separated scenarios to run (company, ledger-big, ledger-medium, companies, dashboard, adjustments)")
 	profile := fs.Bool("profile", false, "take a CPU profile of creditd (serve --pprof) during each saturated run, into <work>")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	webhooks := fs.Bool("webhook", false, "issue 12: run only the adjustments scenario, without and then with one webhook endpoint subscribed to ledger_entry.created (a receiver in this process), and compare")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,6 +111,22 @@ func run(ctx context.Context, args []string) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build creditd (run from the repository root, or pass --creditd): %w", err)
 		}
+	}
+	if *webhooks {
+		cmp, err := bench.RunWebhookComparison(ctx, cfg)
+		if cmp != nil && len(cmp.With) > 0 {
+			fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s.\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+			fmt.Printf("Command: creditbench %s\n", strings.Join(args, " "))
+			fmt.Printf("Dataset: %+v.\n\n", cfg.Size)
+			cmp.WriteMarkdown(os.Stdout)
+			if *jsonOut != "" {
+				b, _ := json.MarshalIndent(cmp, "", "  ")
+				if werr := os.WriteFile(*jsonOut, b, 0o644); werr != nil && err == nil {
+					err = werr
+				}
+			}
+		}
+		return err
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if rep != nil {

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/server"
+)
+
+// BenchmarkScenarios runs the read scenarios in this process through the real handler (no
+// network, no load generator), for CPU profiles of creditd's own work while developing:
+//
+//	go test ./bench -run '^$' -bench Scenarios -cpuprofile cpu.out
+//
+// It uses the dataset seeded by creditbench in $CREDITBENCH_WORK (bench-full.db, seeded with
+// `go run ./cmd/creditbench --work DIR --reseed`), or seeds the tiny one when that is unset.
+func BenchmarkScenarios(b *testing.B) {
+	// Cancellable, as net/http's request contexts are: drivers behave differently for them.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		path string
+		ds   Dataset
+	)
+	if dir := os.Getenv("CREDITBENCH_WORK"); dir != "" {
+		path = filepath.Join(dir, "bench-full.db")
+		var ok bool
+		if ds, ok = LoadDataset(path, FullSize); !ok {
+			b.Skipf("no full dataset in %s", dir)
+		}
+	} else {
+		path = filepath.Join(b.TempDir(), "bench.db")
+		var err error
+		if ds, err = Seed(ctx, path, TinySize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	srv := server.New(server.Config{Service: newService(db), DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000_000})
+	for _, s := range Scenarios(ds, "inprocess") {
+		if s.Write {
+			continue
+		}
+		b.Run(s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			var n uint64
+			start := cpuTime()
+			defer func() { b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op") }()
+			for b.Loop() {
+				n++
+				method, path, header, body := s.request(n)
+				req := httptest.NewRequestWithContext(ctx, method, path, bytes.NewReader(body))
+				req.Header = header
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, req)
+				if rec.Code != s.Status {
+					b.Fatalf("%s: status %d: %s", s.Name, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// cpuTime is the CPU time (user and system) this process has used: on a shared machine a
+// steadier measure than the wall time per operation.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
