@@ -77,11 +77,14 @@ func TestGraphQLExamplesRun(t *testing.T) {
 	}
 	var ledger credit.Page[credit.LedgerEntry]
 	env.Get(t, full, "/v1/companies/"+companyID+"/ledger").WantStatus(t, 200).Decode(t, &ledger)
+	var events credit.Page[credit.Event]
+	env.Get(t, full, "/v1/events?limit=1").WantStatus(t, 200).Decode(t, &events)
 	values := map[string]any{
 		"companyId": companyID,
 		"after":     nil,
 		"since":     "2026-01-01T00:00:00Z",
 		"lastEntry": ledger.Data[len(ledger.Data)-1].ID,
+		"lastEvent": events.Data[0].ID,
 	}
 
 	examples := fences(t, "graphql.md", "graphql")
