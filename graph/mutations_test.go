@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/creditd/creditd/credit"
@@ -225,4 +226,54 @@ func TestIdempotentMutations(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEveryMutationKeepsItsWriteBesideARefusedField checks, for every field of the served
+// Mutation type, that its success is kept when another field of the same Idempotency-Key
+// request is refused with an error REST would not store (invalid input): the request is then
+// stored because a mutation succeeded, which the resolver reports with mutated. A mutation
+// resolver that forgot to would have its write rolled back while the response said it was made.
+// A new mutation field fails this test until it has a case below.
+func TestEveryMutationKeepsItsWriteBesideARefusedField(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+		t.Fatal(err)
+	}
+	co, held := f.alpen.ID, f.brau.ID
+	cases := map[string]string{
+		"createAdjustment": `createAdjustment(input: {companyId: "` + co + `", amount: "10.00", note: "kept"}) { ledgerEntry { id } }`,
+		"setCreditLimit":   `setCreditLimit(input: {companyId: "` + co + `", amount: "30000.00"}) { company { id } }`,
+		"placeHold":        `placeHold(input: {companyId: "` + co + `"}) { company { id } }`,
+		"liftHold":         `liftHold(input: {companyId: "` + held + `"}) { company { id } }`,
+	}
+	schema := query(t, f.env, f.full, `{ __schema { mutationType { fields { name } } } }`)
+	fields := at(t, schema, "__schema", "mutationType", "fields").([]any)
+	if len(fields) == 0 {
+		t.Fatal("the schema lists no mutation fields")
+	}
+	for i := range fields {
+		name := at(t, fields[i], "name").(string)
+		t.Run(name, func(t *testing.T) {
+			field, ok := cases[name]
+			if !ok {
+				t.Fatalf("no case for the mutation %s: add one to this test", name)
+			}
+			q := `mutation { a: ` + field + `
+			  b: createAdjustment(input: {companyId: "` + co + `", amount: "1.001", note: "refused"}) { ledgerEntry { id } } }`
+			send := func() gqlResult {
+				return doGQL(t, f.env, gqlRequest{Key: f.full, Query: q, Header: map[string]string{"Idempotency-Key": "kept-" + name}})
+			}
+			// The payloads are non-null, so b's error nulls the whole data (GraphQL's null
+			// propagation); a succeeded when no error names it.
+			first := send()
+			first.wantCodes(t, "invalid_amount")
+			if strings.Contains(string(first.HTTP.Body), `"path":["a"`) {
+				t.Fatalf("%s did not succeed: %s", name, first.HTTP.Body)
+			}
+			again := send()
+			if again.HTTP.Header.Get("Idempotent-Replayed") != "true" || string(again.HTTP.Body) != string(first.HTTP.Body) {
+				t.Fatalf("%s's success beside a refused field was not kept: the retry ran again (%v)\n%s", name, again.HTTP.Header, again.HTTP.Body)
+			}
+		})
+	}
 }
