@@ -9,17 +9,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
-
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/delivery"
 	"github.com/creditd/creditd/webhook"
+	"github.com/creditd/creditd/webhook/webhooktest"
 )
 
 // TestWorkerRefusesAPrivateAddressAtConnectTime is DNS rebinding end to end: an endpoint
@@ -53,7 +53,7 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 		client := webhook.NewClient(webhook.Options{
 			AllowPrivate: allowPrivate,
 			TLSConfig:    &tls.Config{RootCAs: roots},
-			Resolver:     fakeDNS(t, "example.com.", net.IPv4(127, 0, 0, 1)),
+			Resolver:     webhooktest.FakeDNS(t, map[string][]netip.Addr{"example.com.": {netip.MustParseAddr("127.0.0.1")}}),
 			Now:          env.Clock.Now,
 		})
 		w := delivery.New(delivery.Config{Queue: env.Service, Lock: env.DB.TryLock, Client: client, PollInterval: 10 * time.Millisecond,
@@ -103,51 +103,4 @@ func mustSealer(t *testing.T) *webhook.Sealer {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// fakeDNS answers A questions for name with ip, and NXDOMAIN otherwise, on a loopback UDP
-// port, and returns a resolver that asks only it.
-func fakeDNS(t *testing.T, name string, ip net.IP) *net.Resolver {
-	t.Helper()
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := conn.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			reply := dnsmessage.Message{Header: dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionAvailable: true}, Questions: []dnsmessage.Question{q}}
-			switch {
-			case !strings.EqualFold(q.Name.String(), name):
-				reply.Header.RCode = dnsmessage.RCodeNameError
-			case q.Type == dnsmessage.TypeA:
-				reply.Answers = []dnsmessage.Resource{{
-					Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET},
-					Body:   &dnsmessage.AResource{A: [4]byte(ip.To4())},
-				}}
-			}
-			if b, err := reply.Pack(); err == nil {
-				_, _ = conn.WriteTo(b, from)
-			}
-		}
-	}()
-	server := conn.LocalAddr().String()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", server)
-	}}
 }
