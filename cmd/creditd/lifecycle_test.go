@@ -25,19 +25,31 @@ func startLiveServer(t *testing.T) *liveServer {
 	t.Helper()
 	ls := &liveServer{db: filepath.Join(t.TempDir(), "live.db"), clock: credittest.NewClock(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC))}
 	runCreditd(t, "migrate", "--db", ls.db).mustSucceed(t) // serve without --demo needs a database
+	ls.base = startServe(t, ls.clock, "--db", ls.db, "--addr", "127.0.0.1:0")
+	return ls
+}
+
+// startServe runs `creditd serve` with args in-process on clock until the test ends and
+// returns its base URL. The test fails when serve does not start within 30 s or, at the end,
+// exits other than 0.
+func startServe(t *testing.T, clock *credittest.Clock, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
-	m := NewMain(nil, &bytes.Buffer{}, &bytes.Buffer{})
-	m.Now = ls.clock.Now
+	m := NewMain(nil, &lockedBuffer{}, &lockedBuffer{})
+	m.Now = clock.Now
 	m.Ready = func(addr string) { ready <- addr }
-	go func() { done <- m.Run(ctx, []string{"serve", "--db", ls.db, "--addr", "127.0.0.1:0"}) }()
+	go func() { done <- m.Run(ctx, append([]string{"serve"}, args...)) }()
+	var base string
 	select {
 	case addr := <-ready:
-		ls.base = "http://" + addr
+		base = "http://" + addr
 	case code := <-done:
+		cancel()
 		t.Fatalf("serve exited with %d", code)
 	case <-time.After(30 * time.Second):
+		cancel()
 		t.Fatal("serve did not start")
 	}
 	t.Cleanup(func() {
@@ -47,7 +59,7 @@ func startLiveServer(t *testing.T) *liveServer {
 		}
 		m.Close()
 	})
-	return ls
+	return base
 }
 
 // cli runs one creditd command against the live server's database and decodes its --json.

@@ -113,29 +113,8 @@ func startWebhookServe(t *testing.T, extra ...string) *webhookServe {
 	t.Helper()
 	ws := &webhookServe{db: filepath.Join(t.TempDir(), "hooks.db"), clock: credittest.NewClock(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC))}
 	ws.store = ws.cli(t, "store", "create", "--name", "Hooks", "--currency", "EUR")["id"].(string)
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan int, 1)
-	m := NewMain(nil, &lockedBuffer{}, &lockedBuffer{})
-	m.Now = ws.clock.Now
-	m.Ready = func(addr string) { ready <- addr }
-	args := append([]string{"serve", "--db", ws.db, "--addr", "127.0.0.1:0", "--allow-private-webhooks", "--webhook-poll-interval", "20ms"}, extra...)
-	go func() { done <- m.Run(ctx, args) }()
-	select {
-	case addr := <-ready:
-		ws.base = "http://" + addr
-	case code := <-done:
-		t.Fatalf("serve exited with %d", code)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited with %d", code)
-		}
-		m.Close()
-	})
+	args := append([]string{"--db", ws.db, "--addr", "127.0.0.1:0", "--allow-private-webhooks", "--webhook-poll-interval", "20ms"}, extra...)
+	ws.base = startServe(t, ws.clock, args...)
 	return ws
 }
 
