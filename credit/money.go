@@ -128,17 +128,9 @@ func ParseAmount(s, currency, param string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-// availableCredit is what checkout may still spend: the limit minus the outstanding balance
+// availableMoney is what checkout may still spend: the limit minus the outstanding balance
 // minus the safety buffer (bufferPercent of the limit, rounded half up to the minor unit),
-// never below zero.
-func availableCredit(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
-	if v, ok := availableMinor(limit, outstanding, bufferPercent, minorDigits[currency]); ok {
-		return decimal.New(v, -minorDigits[currency])
-	}
-	return availableCreditDecimal(limit, outstanding, bufferPercent, currency)
-}
-
-// availableMoney is NewMoney(availableCredit(...)), in int64 minor units where they fit.
+// never below zero. It is computed in int64 minor units where the amounts fit, else in decimal.
 func availableMoney(limit, outstanding decimal.Decimal, bufferPercent int, currency string) Money {
 	digits := minorDigits[currency]
 	if v, ok := availableMinor(limit, outstanding, bufferPercent, digits); ok {
@@ -147,7 +139,7 @@ func availableMoney(limit, outstanding decimal.Decimal, bufferPercent int, curre
 	return NewMoney(availableCreditDecimal(limit, outstanding, bufferPercent, currency), currency)
 }
 
-// availableMinor is availableCredit in minor units, or false when an amount does not fit
+// availableMinor is the available credit in minor units, or false when an amount does not fit
 // (see minorUnits), the limit is negative or the buffer is not a percentage.
 func availableMinor(limit, outstanding decimal.Decimal, bufferPercent int, digits int32) (int64, bool) {
 	l, ok := minorUnits(limit, digits)
@@ -163,7 +155,7 @@ func availableMinor(limit, outstanding decimal.Decimal, bufferPercent int, digit
 	return max(l-o-buffer, 0), true
 }
 
-// availableCreditDecimal is availableCredit in decimal arithmetic, for any amounts.
+// availableCreditDecimal is the available credit in decimal arithmetic, for any amounts.
 func availableCreditDecimal(limit, outstanding decimal.Decimal, bufferPercent int, currency string) decimal.Decimal {
 	// Shift(-2) divides by 100 exactly, without Div's long division.
 	buffer := limit.Mul(decimal.NewFromInt(int64(bufferPercent))).Shift(-2).Round(minorDigits[currency])
