@@ -334,15 +334,10 @@ func retentionText(d time.Duration) string {
 }
 
 // emitHoldChange appends a company.hold_placed or company.hold_lifted event: the company as it
-// now is, and its status and hold before (with the lifted hold's kind). before is nil when
-// the hold was placed on a company known to have had none.
+// now is (c), and its status and hold as they were (before, with the lifted hold's kind).
 func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
-	previous := map[string]any{"status": StatusApproved, "hold": nil}
-	if before != nil {
-		prev := companyView(before, c.Edges.Store)
-		previous = map[string]any{"status": prev.Status, "hold": prev.Hold}
-	}
-	_, err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), previous)
+	prev := companyView(before, c.Edges.Store)
+	_, err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err
 }
 

@@ -127,6 +127,7 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 	isOverdueHold := c.HoldKind != nil && *c.HoldKind == company.HoldKindOverdue
 	switch {
 	case overdue != nil && c.HoldKind == nil:
+		before := c
 		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
 			u.SetHoldKind(company.HoldKindOverdue).
 				ClearHoldNote().
@@ -139,7 +140,7 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 		if err != nil {
 			return nil, err
 		}
-		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, nil); err != nil {
+		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
 			return nil, err
 		}
 		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{

@@ -184,6 +184,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 			if obj.Hold == nil || obj.Hold.Kind != credit.HoldOverdue || obj.Hold.PlacedBy != "system" {
 				t.Errorf("event %d: overdue hold placed: %s", i, events[i].Data.Object)
 			}
+			mustJSONEqual(t, []byte(mustMarshal(t, events[i].Data.Previous)), `{"status": "approved", "hold": null}`)
 		case credit.EventTypeCompanyHoldLifted:
 			if obj.Hold != nil || prev.Hold == nil || prev.Hold.Kind != credit.HoldOverdue {
 				t.Errorf("event %d: overdue hold lifted: %s %s", i, events[i].Data.Object, mustMarshal(t, events[i].Data.Previous))
