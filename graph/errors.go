@@ -28,10 +28,22 @@ var paramNames = map[string]string{
 	"updated_since": "updatedSince",
 }
 
+// fieldParamNames are the fields whose arguments name an input differently from paramNames:
+// events' after is afterEvent (the ledger's is afterEntry) and its type filter is types.
+var fieldParamNames = map[string]map[string]string{
+	"events": {"after": "afterEvent", "type": "types"},
+}
+
 // graphQLProblem is p with the input at fault under its GraphQL name, in param and where the
-// message starts with it ("limit must be between 1 and 250" becomes "first must be ...").
-func graphQLProblem(p httpapi.Problem) httpapi.Problem {
+// message starts with it ("limit must be between 1 and 250" becomes "first must be ..."). The
+// name is the one of the field that failed (ctx's) where it has its own.
+func graphQLProblem(ctx context.Context, p httpapi.Problem) httpapi.Problem {
 	name, ok := paramNames[p.Param]
+	if fc := graphql.GetFieldContext(ctx); fc != nil {
+		if own, found := fieldParamNames[fc.Field.Name][p.Param]; found {
+			name, ok = own, true
+		}
+	}
 	if !ok {
 		return p
 	}
@@ -42,11 +54,6 @@ func graphQLProblem(p httpapi.Problem) httpapi.Problem {
 	return p
 }
 
-// presentError gives err its contract code: a *credit.Error keeps its code, message and param;
-// a query that does not parse or validate, or that a limit refuses, is invalid_request; a
-// database outage is unavailable; anything else is internal_error with a generic message,
-// logged here once with the request id. The original error stays in Err (never serialised)
-// for the idempotency decision.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	out := &gqlerror.Error{Err: err}
 	var gqlErr *gqlerror.Error
@@ -61,7 +68,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		out.Extensions = extensions(httpapi.Problem{Code: httpapi.CodeInvalidRequest})
 		return out
 	}
-	problem := graphQLProblem(httpapi.Describe(err))
+	problem := graphQLProblem(ctx, httpapi.Describe(err))
 	if problem.Status >= http.StatusInternalServerError && firstReport(ctx, err) {
 		httpapi.Log(ctx, problem, err, "path", out.Path.String())
 	}
@@ -135,7 +142,7 @@ func refusal(format string, args ...any) *gqlerror.Error {
 // WriteError answers a request refused before GraphQL runs (authentication, rate limit, body
 // too large, wrong media type) with the contract's status and headers and a GraphQL error body.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	p := graphQLProblem(httpapi.Describe(err))
+	p := graphQLProblem(r.Context(), httpapi.Describe(err))
 	httpapi.Log(r.Context(), p, err, "route", r.Pattern)
 	httpapi.SetErrorHeaders(w, p.Code)
 	writeResponse(w, p.Status, &graphql.Response{Errors: gqlerror.List{{
@@ -151,22 +158,4 @@ func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
 		body = []byte(`{"errors":[{"message":"response could not be encoded","extensions":{"code":"internal_error"}}]}`)
 	}
 	httpapi.WriteBody(w, status, body)
-}
-
-// renameParam gives a domain error about one input the name a field's argument has where it
-// differs from paramNames' (events' afterEvent and types), in param and message.
-func renameParam(err error, names map[string]string) error {
-	var e *credit.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	name, ok := names[e.Param]
-	if !ok {
-		return err
-	}
-	msg := e.Message
-	if rest, found := strings.CutPrefix(msg, e.Param+" "); found {
-		msg = name + " " + rest
-	}
-	return credit.ParamErrorf(e.Code, name, "%s", msg)
 }

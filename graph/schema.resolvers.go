@@ -200,7 +200,7 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 }
 
 // Events is the events query: the REST feed's rules, with afterEvent and types for after and
-// type.
+// type (the error presenter names them so: fieldParamNames).
 func (r *queryResolver) Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error) {
 	p, err := r.svc.ListEvents(ctx, credit.EventListParams{
 		ListParams: listParams(first, after),
@@ -211,7 +211,7 @@ func (r *queryResolver) Events(ctx context.Context, first *int, after *string, a
 		return &model.EventConnection{Edges: []model.EventEdge{}, PageInfo: &model.PageInfo{}}, nil
 	}
 	if err != nil {
-		return nil, renameParam(err, map[string]string{"after": "afterEvent", "type": "types"})
+		return nil, err
 	}
 	return eventConnection(p), nil
 }
