@@ -46,7 +46,7 @@ func (s *Service) latestEventSeq(ctx context.Context, client *ent.Client, storeI
 //
 // Errors: not_found.
 func (s *Service) webhookEventByID(ctx context.Context, client *ent.Client, id string) (*webhookEvent, error) {
-	if !ids.HasPrefix(id, "ev") {
+	if !ids.HasPrefix(id, eventIDPrefix) {
 		return nil, errNotFound("event")
 	}
 	e, err := client.Event.Get(ctx, id)
@@ -67,11 +67,7 @@ func (s *Service) nextWebhookEvents(ctx context.Context, client *ent.Client, e *
 	if latest <= e.CursorSeq {
 		return nil, nil
 	}
-	q := client.Event.Query().Where(event.SeqGT(e.CursorSeq), event.SeqLTE(latest))
-	if len(e.EventTypes) > 0 {
-		q.Where(event.TypeIn(e.EventTypes...))
-	}
-	evs, err := q.Order(ent.Asc(event.FieldSeq)).Limit(max).All(ctx)
+	evs, err := wantedEvents(client, e).Where(event.SeqLTE(latest)).Order(ent.Asc(event.FieldSeq)).Limit(max).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +90,7 @@ func (s *Service) nextWebhookEvents(ctx context.Context, client *ent.Client, e *
 
 // oldestEventFor returns when the endpoint's next wanted event past its cursor occurred.
 func (s *Service) oldestEventFor(ctx context.Context, e *ent.WebhookEndpoint) (time.Time, bool, error) {
-	q := s.client.Event.Query().Where(event.SeqGT(e.CursorSeq))
-	if len(e.EventTypes) > 0 {
-		q.Where(event.TypeIn(e.EventTypes...))
-	}
-	ev, err := q.Order(ent.Asc(event.FieldSeq)).Select(event.FieldOccurredAt).First(ctx)
+	ev, err := wantedEvents(s.client, e).Order(ent.Asc(event.FieldSeq)).Select(event.FieldOccurredAt).First(ctx)
 	if ent.IsNotFound(err) {
 		return time.Time{}, false, nil
 	}
@@ -106,4 +98,13 @@ func (s *Service) oldestEventFor(ctx context.Context, e *ent.WebhookEndpoint) (t
 		return time.Time{}, false, err
 	}
 	return ev.OccurredAt, true, nil
+}
+
+// wantedEvents queries the events past the endpoint's cursor that its type filter wants.
+func wantedEvents(client *ent.Client, e *ent.WebhookEndpoint) *ent.EventQuery {
+	q := client.Event.Query().Where(event.SeqGT(e.CursorSeq))
+	if len(e.EventTypes) > 0 {
+		q.Where(event.TypeIn(e.EventTypes...))
+	}
+	return q
 }
