@@ -63,5 +63,5 @@ func (w *dataWriter) Write(b []byte) (int, error) {
 // escaped reports whether json.Marshal would change data: whether it holds <, >, & or the
 // UTF-8 of U+2028 or U+2029.
 func escaped(data []byte) bool {
-	return bytes.ContainsAny(data, "<>&") || bytes.Contains(data, []byte(" ")) || bytes.Contains(data, []byte(" "))
+	return bytes.ContainsAny(data, "<>&") || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029"))
 }
