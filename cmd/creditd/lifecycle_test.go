@@ -21,11 +21,12 @@ type liveServer struct {
 	base  string
 }
 
-func startLiveServer(t *testing.T) *liveServer {
+// startLiveServer starts serve, with extra flags, on a new database.
+func startLiveServer(t *testing.T, extra ...string) *liveServer {
 	t.Helper()
 	ls := &liveServer{db: filepath.Join(t.TempDir(), "live.db"), clock: credittest.NewClock(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC))}
 	runCreditd(t, "migrate", "--db", ls.db).mustSucceed(t) // serve without --demo needs a database
-	ls.base = startServe(t, ls.clock, "--db", ls.db, "--addr", "127.0.0.1:0")
+	ls.base = startServe(t, ls.clock, append([]string{"--db", ls.db, "--addr", "127.0.0.1:0"}, extra...)...)
 	return ls
 }
 

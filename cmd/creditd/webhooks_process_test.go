@@ -13,27 +13,15 @@ import (
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
-	"github.com/creditd/creditd/ent"
-	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ids"
-	"github.com/creditd/creditd/tenant"
 )
 
 // feedIDs reads every event of a database in feed order.
 func feedIDs(t *testing.T, dsn string) []string {
 	t.Helper()
-	db, err := database.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	evs, err := db.Client.Event.Query().Order(ent.Asc(event.FieldSeq)).All(tenant.System(context.Background()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
+	var out []string
+	for _, e := range feedEvents(t, dsn) {
+		out = append(out, e.ID)
 	}
 	return out
 }

@@ -5,16 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/event"
@@ -100,21 +100,17 @@ func (h *hookReceiver) waitFor(t *testing.T, n int) []hookRequest {
 	}
 }
 
-// webhookServe is `creditd serve --allow-private-webhooks` in-process on a SQLite file, with a
-// clock shared by the commands the test runs.
+// webhookServe is `creditd serve --allow-private-webhooks` in-process (a liveServer) with one
+// store.
 type webhookServe struct {
-	db    string
-	clock *credittest.Clock
-	base  string
+	*liveServer
 	store string
 }
 
 func startWebhookServe(t *testing.T, extra ...string) *webhookServe {
 	t.Helper()
-	ws := &webhookServe{db: filepath.Join(t.TempDir(), "hooks.db"), clock: credittest.NewClock(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC))}
+	ws := &webhookServe{liveServer: startLiveServer(t, append([]string{"--allow-private-webhooks", "--webhook-poll-interval", "20ms"}, extra...)...)}
 	ws.store = ws.cli(t, "store", "create", "--name", "Hooks", "--currency", "EUR")["id"].(string)
-	args := append([]string{"--db", ws.db, "--addr", "127.0.0.1:0", "--allow-private-webhooks", "--webhook-poll-interval", "20ms"}, extra...)
-	ws.base = startServe(t, ws.clock, args...)
 	return ws
 }
 
@@ -122,12 +118,6 @@ func startWebhookServe(t *testing.T, extra ...string) *webhookServe {
 func (ws *webhookServe) run(t *testing.T, args ...string) cliRun {
 	t.Helper()
 	return runCreditdAt(t, ws.clock.Now(), append(args, "--db", ws.db)...)
-}
-
-// cli runs one command with --json, which must succeed, and returns its object.
-func (ws *webhookServe) cli(t *testing.T, args ...string) map[string]any {
-	t.Helper()
-	return ws.run(t, append(args, "--json")...).mustSucceed(t).object(t)
 }
 
 // endpoint creates an endpoint for url and returns its id and secret.
@@ -168,9 +158,10 @@ func (ws *webhookServe) waitAttempts(t *testing.T, endpoint string, n int) map[s
 }
 
 // events reads the store's events in feed order, as (id, type) pairs.
-func (ws *webhookServe) events(t *testing.T) []*ent.Event {
+// feedEvents reads every store's events from the database dsn, by store and in feed order.
+func feedEvents(t *testing.T, dsn string) []*ent.Event {
 	t.Helper()
-	db, err := database.Open(context.Background(), ws.db)
+	db, err := database.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +208,7 @@ func TestWebhooksDeliverEveryEventSignedAndInOrder(t *testing.T) {
 	key := ws.cli(t, "key", "create", "--store", ws.store, "--label", "ERP", "--scopes", "read_credit")["id"].(string)
 	ws.cli(t, "key", "revoke", key)
 
-	evs := ws.events(t)
+	evs := feedEvents(t, ws.db)
 	var want []string
 	var wantLedger []string
 	for _, e := range evs[1:] { // the first is the early company's creation
@@ -276,10 +267,31 @@ func TestWebhooksDeliverEveryEventSignedAndInOrder(t *testing.T) {
 	if attempts := report["attempts"].([]any); len(attempts) != len(want) || attempts[0].(map[string]any)["outcome"] != "success" {
 		t.Errorf("webhook deliveries shows %d attempts, want %d successes: %v", len(attempts), len(want), report)
 	}
+	// Every enabled endpoint is up to date: the queue's age is 0 however old the events are.
+	ws.clock.Advance(time.Minute)
 	metrics := string(httpGet(t, ws.base+"/metrics", "", 200))
-	if !strings.Contains(metrics, `creditd_webhook_deliveries_total{outcome="success"} `) || !strings.Contains(metrics, "creditd_webhook_oldest_pending_event_age_seconds 0") {
-		t.Errorf("metrics lack the webhook deliveries and queue age:\n%s", grepLines(metrics, "webhook"))
+	if !strings.Contains(metrics, `creditd_webhook_deliveries_total{outcome="success"} `) {
+		t.Errorf("metrics lack the webhook deliveries:\n%s", grepLines(metrics, "webhook"))
 	}
+	if age := metricValue(t, metrics, "creditd_webhook_oldest_pending_event_age_seconds"); age != 0 {
+		t.Errorf("queue age %v s with every enabled endpoint up to date (the disabled one's events do not count)", age)
+	}
+}
+
+// metricValue is the value of the unlabelled metric name in a /metrics text.
+func metricValue(t *testing.T, metrics, name string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics:\n%s", name, grepLines(metrics, name))
+	return 0
 }
 
 func grepLines(s, sub string) string {
@@ -307,7 +319,7 @@ func TestWebhookRetriesKeepOrder(t *testing.T) {
 	id, _ := ws.endpoint(t, recv.URL())
 	ws.company(t, "First")
 	ws.company(t, "Second")
-	evs := ws.events(t)
+	evs := feedEvents(t, ws.db)
 
 	for attempt := 1; attempt <= 3; attempt++ {
 		recv.waitFor(t, attempt)
@@ -333,6 +345,15 @@ func TestWebhookRetriesKeepOrder(t *testing.T) {
 		wantDelay := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}[attempt-1]
 		if d := next.Sub(ws.clock.Now()); d < wantDelay*8/10 || d > wantDelay*12/10 {
 			t.Fatalf("retry %d scheduled after %s, want %s ±20%%", attempt, d, wantDelay)
+		}
+		if attempt == 2 {
+			// While the first event waits for its retry, the queue's age is how long ago it
+			// occurred, by the service clock.
+			metrics := string(httpGet(t, ws.base+"/metrics", "", 200))
+			want := ws.clock.Now().Sub(evs[0].OccurredAt).Seconds()
+			if age := metricValue(t, metrics, "creditd_webhook_oldest_pending_event_age_seconds"); want < 4 || math.Abs(age-want) > 0.001 {
+				t.Errorf("queue age %v s while the first event waits, want %v s", age, want)
+			}
 		}
 		ws.clock.Set(next)
 	}
@@ -381,11 +402,13 @@ func TestWebhookEndpointDisabledAfterFiveDaysOfFailures(t *testing.T) {
 			if r, _ := ep["disabled_reason"].(string); !strings.Contains(r, "every attempt failed since") {
 				t.Errorf("disabled with reason %q", r)
 			}
-			// The attempt after the clock moved may have been the one that disabled it.
-			time.Sleep(100 * time.Millisecond)
+			// The attempt that disabled it is recorded in the same transaction.
 			n = len(ws.cli(t, "webhook", "deliveries", id, "--limit", "1000")["attempts"].([]any))
-			if d := ws.clock.Now().Sub(start); d < 5*24*time.Hour {
-				t.Errorf("disabled after %s of failures", d)
+			// Disabled at the first attempt 5 days or more after the first failure; the clock
+			// moves 13 hours a step, so that attempt is less than 13 hours past the 5 days.
+			at, err := time.Parse(time.RFC3339Nano, ep["disabled_at"].(string))
+			if d := at.Sub(start); err != nil || d < 5*24*time.Hour || d >= 5*24*time.Hour+13*time.Hour {
+				t.Errorf("disabled %s after the first failure (%v), want at the first attempt at least 5 days after it", d, err)
 			}
 			break
 		}
@@ -561,7 +584,7 @@ func TestWebhookEndpointsStayInTheirStore(t *testing.T) {
 	we := d.json(t, "webhook", "create", "--store", d.store, "--url", "https://hooks.example.com/a")["id"].(string)
 	d.json(t, "company", "create", "--store", other, "--name", "Theirs", "--platform-company-gid", "gid://platform/Company/2",
 		"--payment-terms", "NET_30", "--credit-limit", "10.00")
-	evs := (&webhookServe{db: d.path}).events(t)
+	evs := feedEvents(t, d.path)
 	if len(evs) == 0 || evs[len(evs)-1].StoreID != other {
 		t.Fatalf("events %v", evs)
 	}
