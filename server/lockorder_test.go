@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
@@ -16,8 +15,10 @@ import (
 // mutations in one transaction, locking two companies (in either order), while single writes
 // lock one company and all of them lock the store's event counter. On PostgreSQL that could
 // deadlock unless every writer locks in one order (lockCompany takes the store's row first):
-// every request must succeed, never 500 nor a deadlock victim's 503, and nothing may be
-// half-applied. (Before the lock order, 2 of 8 writes answered 500; then 503s.)
+// every request must succeed, never 500 nor a deadlock victim's 503, and each must apply all
+// it reported: two entries per GraphQL request, one per REST write. (Before the lock order,
+// 2 of 8 writes answered 500; then 503s. Without lockStoreOf this fails 3 runs in 3 on
+// PostgreSQL.)
 func TestMultiCompanyRequestsNeverFailWith500(t *testing.T) {
 	t.Parallel()
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 1_000_000 }})
@@ -31,17 +32,17 @@ func TestMultiCompanyRequestsNeverFailWith500(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		statuses[fmt.Sprintf("%s %d", what, status)]++
-		if status >= 300 || strings.Contains(string(body), "internal_error") || strings.Contains(string(body), `"unavailable"`) {
+		if status >= 300 || strings.Contains(string(body), `"errors"`) {
 			t.Errorf("%s: %d %s", what, status, body)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	const rounds = 25 // per goroutine: 100 GraphQL requests and 100 REST writes in all
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
+			for i := range rounds {
 				first, second := a, b
 				if w%2 == 1 {
 					first, second = b, a
@@ -49,17 +50,13 @@ func TestMultiCompanyRequestsNeverFailWith500(t *testing.T) {
 				r := env.Do(t, credittest.Request{Method: "POST", Path: "/graphql", Key: key,
 					Header: map[string]string{"Idempotency-Key": fmt.Sprintf("multi-%d-%d", w, i)},
 					Body:   map[string]any{"query": fmt.Sprintf(`mutation { x: createAdjustment(input: {companyId: %q, amount: "1.00", note: "x"}) { ledgerEntry { id } } y: createAdjustment(input: {companyId: %q, amount: "1.00", note: "y"}) { ledgerEntry { id } } }`, first, second)}})
-				what := "graphql"
-				if strings.Contains(string(r.Body), `"unavailable"`) {
-					what = "graphql unavailable"
-				}
-				count(what, r.Status, r.Body)
+				count("graphql", r.Status, r.Body)
 			}
 		}()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for range rounds {
 				co := a
 				if w%2 == 1 {
 					co = b
@@ -71,15 +68,14 @@ func TestMultiCompanyRequestsNeverFailWith500(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%s: %v", credittest.Backend(), statuses)
-	// Nothing half-applied: each company's ledger entries all have their event.
-	events, _ := mustFeed(t, env, key, "?type=ledger_entry.created", 250)
+	// Nothing lost or half-applied: every answered write is in the ledgers, and nothing else.
 	entries := 0
 	for _, co := range []string{a, b} {
 		for _, p := range env.WalkPages(t, key, "/v1/companies/"+co+"/ledger?limit=250", nil) {
 			entries += len(p.Data)
 		}
 	}
-	if entries != len(events) {
-		t.Errorf("%d ledger entries, %d ledger_entry.created events", entries, len(events))
+	if want := 2*statuses["graphql 200"] + statuses["rest 201"]; entries != want {
+		t.Errorf("%d ledger entries, want %d (2 per GraphQL request, 1 per REST write)", entries, want)
 	}
 }
