@@ -2,9 +2,10 @@ package graph
 
 import (
 	"context"
-	"github.com/creditd/creditd/httpapi"
 	"strings"
 	"testing"
+
+	"github.com/creditd/creditd/httpapi"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -101,18 +102,41 @@ const dashboard = `query Dashboard($n: Int!) {
   }
 }`
 
-// TestEveryConnectionIsPricedByItsPageSize: a root list field added without a price would cost
-// 1 whatever its page size.
+// TestEveryConnectionIsPricedByItsPageSize: a list field added without a price would cost 1
+// whatever its page size. The connection fields are read from the served schema, so a new one
+// fails here until it is priced and has a case.
 func TestEveryConnectionIsPricedByItsPageSize(t *testing.T) {
 	c := complexityRoot()
 	first := 250
-	for name, cost := range map[string]int{
-		"companies":    c.Query.Companies(2, &first, nil, nil, nil),
-		"applications": c.Query.Applications(2, &first, nil, nil),
-		"events":       c.Query.Events(2, &first, nil, nil, nil),
-	} {
-		if cost != 1+250*2 {
-			t.Errorf("%s with first 250 and 2 per item costs %d, want %d", name, cost, 1+250*2)
+	costs := map[string]int{
+		"Query.companies":    c.Query.Companies(2, &first, nil, nil, nil),
+		"Query.applications": c.Query.Applications(2, &first, nil, nil),
+		"Query.events":       c.Query.Events(2, &first, nil, nil, nil),
+		"Company.ledger":     c.Company.Ledger(2, &first, nil, nil),
+		"Company.timeline":   c.Company.Timeline(2, &first, nil),
+	}
+	schema := NewExecutableSchema(Config{}).Schema()
+	found := 0
+	for _, def := range schema.Types {
+		if def.Kind != ast.Object || strings.HasPrefix(def.Name, "__") {
+			continue
 		}
+		for _, f := range def.Fields {
+			if !strings.HasSuffix(f.Type.Name(), "Connection") {
+				continue
+			}
+			found++
+			name := def.Name + "." + f.Name
+			cost, ok := costs[name]
+			switch {
+			case !ok:
+				t.Errorf("%s returns a connection and has no price case here", name)
+			case cost != 1+250*2:
+				t.Errorf("%s with first 250 and 2 per item costs %d, want %d", name, cost, 1+250*2)
+			}
+		}
+	}
+	if found != len(costs) {
+		t.Errorf("the schema has %d connection fields, the cases %d", found, len(costs))
 	}
 }
