@@ -278,21 +278,14 @@ func TestEventFeedAcrossTwoInstancesOnPostgres(t *testing.T) {
 		if after != "" {
 			url += "&after=" + after
 		}
-		req, _ := http.NewRequest("GET", url, nil)
-		req.Header.Set("Authorization", "Bearer "+secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var page struct {
 			Data []struct {
 				ID string `json:"id"`
 			} `json:"data"`
 			HasMore bool `json:"has_more"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		if err := json.Unmarshal(httpGet(t, url, secret, 200), &page); err != nil {
+			t.Fatalf("GET %s: %v", url, err)
 		}
 		for _, e := range page.Data {
 			ids = append(ids, e.ID)
