@@ -403,11 +403,11 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 		}); err != nil {
 			return err
 		}
-		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, companyView(c, c.Edges.Store),
-			map[string]any{"credit_limit": NewMoney(previous, cur)}); err != nil {
+		out = CreditLimitResult{Company: companyView(c, c.Edges.Store), PreviousCreditLimit: NewMoney(previous, cur)}
+		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
+			map[string]any{"credit_limit": out.PreviousCreditLimit}); err != nil {
 			return err
 		}
-		out = CreditLimitResult{Company: companyView(c, c.Edges.Store), PreviousCreditLimit: NewMoney(previous, cur)}
 		return nil
 	})
 	return out, err
