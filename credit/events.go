@@ -267,8 +267,7 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event
 			}
 		}
 		if after == nil {
-			return Page[Event]{}, ParamErrorf(CodeInvalidParameter, "after",
-				"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
+			return Page[Event]{}, s.errEventAfter()
 		}
 		q.Where(event.SeqGT(after.Seq))
 		list += "|" + p.After
@@ -287,6 +286,24 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event
 	return makePage(rows, n, EventOf, func(e *ent.Event) string {
 		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
 	}), nil
+}
+
+// CheckEventListParams checks the inputs of ListEvents that need nothing read, before the
+// list is read (see CheckListParams): the form of after (an event's ID) and the type names.
+// ListEvents checks that after names an event the viewer may read.
+//
+// Errors: invalid_parameter (after, type).
+func (s *Service) CheckEventListParams(p EventListParams) error {
+	if p.After != "" && !ids.HasPrefix(p.After, eventIDPrefix) {
+		return s.errEventAfter()
+	}
+	_, err := knownEventTypes(p.Types, CodeInvalidParameter, "type")
+	return err
+}
+
+func (s *Service) errEventAfter() error {
+	return ParamErrorf(CodeInvalidParameter, "after",
+		"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
 }
 
 // GetEvent returns one event of the viewer's store that the viewer's scopes allow reading.
