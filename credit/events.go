@@ -358,6 +358,40 @@ func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c,
 	return err
 }
 
+// Object decodes the event's data.object into the view of the resource its type names, as it
+// was when the event was recorded: a LedgerEntry (ledger_entry.*), a Company (company.*), an
+// ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's typed
+// Event.object shows it.
+//
+// Errors: an internal error when the stored data does not decode or the type names no resource
+// (a defect: every type's object is written by emit).
+func (e Event) Object() (any, error) {
+	var data struct {
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil {
+		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
+	}
+	resource, _, _ := strings.Cut(e.Type, ".")
+	var obj any
+	switch resource {
+	case "ledger_entry":
+		obj = &LedgerEntry{}
+	case "company":
+		obj = &Company{}
+	case "application":
+		obj = &ApplicationEventObject{}
+	case "key":
+		obj = &KeyEventObject{}
+	default:
+		return nil, fmt.Errorf("event %s: type %q names no resource", e.ID, e.Type)
+	}
+	if err := json.Unmarshal(data.Object, obj); err != nil {
+		return nil, fmt.Errorf("event %s object: %w", e.ID, err)
+	}
+	return obj, nil
+}
+
 // ApplicationEventObject is an application as events show it: its REST view without the
 // contact person, since events never carry personal data (they are kept for weeks and sent
 // to webhook endpoints, out of reach of an erasure).

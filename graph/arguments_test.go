@@ -178,3 +178,29 @@ func TestFieldErrorKeepsData(t *testing.T) {
 	}
 	res.wantCodes(t, "invalid_parameter")
 }
+
+// TestFieldWithoutScope holds docs/graphql.md and the README to what the server does for a
+// field the key lacks the scope for: 200, an insufficient_scope error per field, a single
+// object null and a (non-null) connection empty, the other fields' data kept.
+func TestFieldWithoutScope(t *testing.T) {
+	f := newFixture(t)
+	res := doGQL(t, f.env, gqlRequest{Key: f.noRead, Query: `query($id: ID!) {
+		companies { edges { cursor } pageInfo { hasNextPage endCursor } }
+		applications { edges { cursor } pageInfo { hasNextPage endCursor } }
+		events { edges { cursor } pageInfo { hasNextPage endCursor } }
+		company(id: $id) { id }
+		__typename
+	}`, Variables: map[string]any{"id": f.alpen.ID}})
+	if res.HTTP.Status != http.StatusOK || res.Data["__typename"] != "Query" {
+		t.Fatalf("%d %s", res.HTTP.Status, res.HTTP.Body)
+	}
+	res.wantCodes(t, "insufficient_scope", "insufficient_scope", "insufficient_scope", "insufficient_scope")
+	for _, field := range []string{"companies", "applications", "events"} {
+		if edges := at(t, res.Data, field, "edges").([]any); len(edges) != 0 || at(t, res.Data, field, "pageInfo", "hasNextPage") != false {
+			t.Errorf("%s without scope: %v, want an empty connection", field, res.Data[field])
+		}
+	}
+	if v, ok := res.Data["company"]; !ok || v != nil {
+		t.Errorf("company without scope: %v, want null", v)
+	}
+}
