@@ -42,7 +42,22 @@ func encodeCursor(secret []byte, p cursorPayload) string {
 //
 // Errors: invalid_parameter (param "cursor") for a malformed, tampered or foreign cursor.
 func decodeCursor(secret []byte, list, cursor string) (cursorPayload, error) {
-	bad := ParamErrorf(CodeInvalidParameter, "cursor", "cursor is not valid for this list; use next_cursor from the previous page")
+	p, err := verifyCursor(secret, cursor)
+	if err != nil || p.List != list {
+		return cursorPayload{}, errBadCursor()
+	}
+	return p, nil
+}
+
+func errBadCursor() error {
+	return ParamErrorf(CodeInvalidParameter, "cursor", "cursor is not valid for this list; use next_cursor from the previous page")
+}
+
+// verifyCursor checks a cursor's form and signature, whatever list it was issued for.
+//
+// Errors: invalid_parameter (param "cursor") for a malformed, tampered or foreign cursor.
+func verifyCursor(secret []byte, cursor string) (cursorPayload, error) {
+	bad := errBadCursor()
 	if len(cursor) > 1024 {
 		return cursorPayload{}, bad
 	}
@@ -63,7 +78,7 @@ func decodeCursor(secret []byte, list, cursor string) (cursorPayload, error) {
 		return cursorPayload{}, bad
 	}
 	var p cursorPayload
-	if err := json.Unmarshal(body, &p); err != nil || p.List != list {
+	if err := json.Unmarshal(body, &p); err != nil {
 		return cursorPayload{}, bad
 	}
 	return p, nil

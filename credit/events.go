@@ -267,8 +267,7 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event
 			}
 		}
 		if after == nil {
-			return Page[Event]{}, ParamErrorf(CodeInvalidParameter, "after",
-				"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
+			return Page[Event]{}, s.errEventAfter()
 		}
 		q.Where(event.SeqGT(after.Seq))
 		list += "|" + p.After
@@ -287,6 +286,24 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event
 	return makePage(rows, n, EventOf, func(e *ent.Event) string {
 		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
 	}), nil
+}
+
+// CheckEventListParams checks the inputs of ListEvents that need nothing read, before the
+// list is read (see CheckListParams): the form of after (an event's ID) and the type names.
+// ListEvents checks that after names an event the viewer may read.
+//
+// Errors: invalid_parameter (after, type).
+func (s *Service) CheckEventListParams(p EventListParams) error {
+	if p.After != "" && !ids.HasPrefix(p.After, eventIDPrefix) {
+		return s.errEventAfter()
+	}
+	_, err := knownEventTypes(p.Types, CodeInvalidParameter, "type")
+	return err
+}
+
+func (s *Service) errEventAfter() error {
+	return ParamErrorf(CodeInvalidParameter, "after",
+		"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
 }
 
 // GetEvent returns one event of the viewer's store that the viewer's scopes allow reading.
@@ -339,6 +356,40 @@ func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c,
 	prev := companyView(before, c.Edges.Store)
 	_, err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err
+}
+
+// Object decodes the event's data.object into the view of the resource its type names, as it
+// was when the event was recorded: a LedgerEntry (ledger_entry.*), a Company (company.*), an
+// ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's typed
+// Event.object shows it.
+//
+// Errors: an internal error when the stored data does not decode or the type names no resource
+// (a defect: every type's object is written by emit).
+func (e Event) Object() (any, error) {
+	var data struct {
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil {
+		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
+	}
+	resource, _, _ := strings.Cut(e.Type, ".")
+	var obj any
+	switch resource {
+	case "ledger_entry":
+		obj = &LedgerEntry{}
+	case "company":
+		obj = &Company{}
+	case "application":
+		obj = &ApplicationEventObject{}
+	case "key":
+		obj = &KeyEventObject{}
+	default:
+		return nil, fmt.Errorf("event %s: type %q names no resource", e.ID, e.Type)
+	}
+	if err := json.Unmarshal(data.Object, obj); err != nil {
+		return nil, fmt.Errorf("event %s object: %w", e.ID, err)
+	}
+	return obj, nil
 }
 
 // ApplicationEventObject is an application as events show it: its REST view without the

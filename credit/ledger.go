@@ -105,7 +105,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 			}
 		}
 		if after == nil {
-			return Page[LedgerEntry]{}, ParamErrorf(CodeInvalidParameter, "after", "after must be the ID of an entry in this company's ledger")
+			return Page[LedgerEntry]{}, errLedgerAfter()
 		}
 		q.Where(ledgerentry.SeqGT(after.Seq))
 		list += "|" + p.After
@@ -125,6 +125,21 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 		func(e *ent.LedgerEntry) string {
 			return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
 		}), nil
+}
+
+// CheckLedgerAfter checks the form of a ledger list's after before the list is read (see
+// CheckListParams): a ledger entry's ID. ListLedger checks that it is one of the company's.
+//
+// Errors: invalid_parameter (after).
+func CheckLedgerAfter(after string) error {
+	if after == "" || ids.HasPrefix(after, "le") {
+		return nil
+	}
+	return errLedgerAfter()
+}
+
+func errLedgerAfter() error {
+	return ParamErrorf(CodeInvalidParameter, "after", "after must be the ID of an entry in this company's ledger")
 }
 
 // GetLedgerEntry returns one ledger entry of the viewer's store, so that GraphQL's node(id:)

@@ -1,5 +1,10 @@
 package credit
 
+import (
+	"context"
+	"strings"
+)
+
 // Lists (contract §6): keyset pages of at most 250 items with the envelope
 // {"data", "has_more", "next_cursor"}. Cursors are signed (cursor.go), so a page can only be
 // resumed on the list and filters it came from.
@@ -61,4 +66,33 @@ func pageSize(limit *int) (int, error) {
 		return 0, ParamErrorf(CodeInvalidParameter, "limit", "limit must be between 1 and %d", MaxPageSize)
 	}
 	return *limit, nil
+}
+
+// CheckListParams checks a list's paging inputs before the list is read, for a transport that
+// refuses a whole request before running any of it (GraphQL, contract §14): the page size, and
+// that the cursor is one the viewer's store issued for a list of this kind ("companies",
+// "applications", "events", "ledger", "timeline"; "" accepts any of the store's lists). Whether
+// the cursor belongs to the very filters and company it is then used with is checked by the list
+// when it is read.
+//
+// Errors: invalid_parameter (limit, cursor).
+func (s *Service) CheckListParams(ctx context.Context, kind string, p ListParams) error {
+	if _, err := pageSize(p.Limit); err != nil {
+		return err
+	}
+	if p.Cursor == "" {
+		return nil
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := verifyCursor(st.CursorSecret, p.Cursor)
+	if err != nil {
+		return err
+	}
+	if kind != "" && c.List != kind && !strings.HasPrefix(c.List, kind+"|") {
+		return errBadCursor()
+	}
+	return nil
 }

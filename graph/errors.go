@@ -47,6 +47,12 @@ func graphQLProblem(ctx context.Context, p httpapi.Problem) httpapi.Problem {
 	if !ok {
 		return p
 	}
+	return renameParam(p, name)
+}
+
+// renameParam is p with its param called name, where it names it and where its message starts
+// with it.
+func renameParam(p httpapi.Problem, name string) httpapi.Problem {
 	if rest, found := strings.CutPrefix(p.Message, p.Param+" "); found {
 		p.Message = name + " " + rest
 	}
@@ -68,7 +74,10 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		out.Extensions = extensions(httpapi.Problem{Code: httpapi.CodeInvalidRequest})
 		return out
 	}
-	problem := graphQLProblem(ctx, httpapi.Describe(err))
+	problem := httpapi.Describe(err)
+	if ae := (argumentError{}); !errors.As(err, &ae) {
+		problem = graphQLProblem(ctx, problem)
+	}
 	if problem.Status >= http.StatusInternalServerError && firstReport(ctx, err) {
 		httpapi.Log(ctx, problem, err, "path", out.Path.String())
 	}

@@ -75,6 +75,14 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ApplicationEventObject struct {
+		BusinessName func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Status       func(childComplexity int) int
+		SubmittedAt  func(childComplexity int) int
+		VAT          func(childComplexity int) int
+	}
+
 	Company struct {
 		AvailableCredit    func(childComplexity int) int
 		CreditLimit        func(childComplexity int) int
@@ -114,6 +122,7 @@ type ComplexityRoot struct {
 	Event struct {
 		Data       func(childComplexity int) int
 		ID         func(childComplexity int) int
+		Object     func(childComplexity int) int
 		OccurredAt func(childComplexity int) int
 		Type       func(childComplexity int) int
 	}
@@ -135,6 +144,14 @@ type ComplexityRoot struct {
 		PlacedAt         func(childComplexity int) int
 		PlacedBy         func(childComplexity int) int
 		PlatformOrderGID func(childComplexity int) int
+	}
+
+	KeyEventObject struct {
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Label     func(childComplexity int) int
+		RevokedAt func(childComplexity int) int
+		Scopes    func(childComplexity int) int
 	}
 
 	LedgerEntry struct {
@@ -232,6 +249,7 @@ type CompanyResolver interface {
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
+	Object(ctx context.Context, obj *credit.Event) (model.EventObject, error)
 }
 type MutationResolver interface {
 	CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error)
@@ -342,6 +360,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.ApplicationEdge.Node(childComplexity), true
+
+	case "ApplicationEventObject.businessName":
+		if e.complexity.ApplicationEventObject.BusinessName == nil {
+			break
+		}
+
+		return e.complexity.ApplicationEventObject.BusinessName(childComplexity), true
+	case "ApplicationEventObject.id":
+		if e.complexity.ApplicationEventObject.ID == nil {
+			break
+		}
+
+		return e.complexity.ApplicationEventObject.ID(childComplexity), true
+	case "ApplicationEventObject.status":
+		if e.complexity.ApplicationEventObject.Status == nil {
+			break
+		}
+
+		return e.complexity.ApplicationEventObject.Status(childComplexity), true
+	case "ApplicationEventObject.submittedAt":
+		if e.complexity.ApplicationEventObject.SubmittedAt == nil {
+			break
+		}
+
+		return e.complexity.ApplicationEventObject.SubmittedAt(childComplexity), true
+	case "ApplicationEventObject.vat":
+		if e.complexity.ApplicationEventObject.VAT == nil {
+			break
+		}
+
+		return e.complexity.ApplicationEventObject.VAT(childComplexity), true
 
 	case "Company.availableCredit":
 		if e.complexity.Company.AvailableCredit == nil {
@@ -496,6 +545,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Event.ID(childComplexity), true
+	case "Event.object":
+		if e.complexity.Event.Object == nil {
+			break
+		}
+
+		return e.complexity.Event.Object(childComplexity), true
 	case "Event.occurredAt":
 		if e.complexity.Event.OccurredAt == nil {
 			break
@@ -571,6 +626,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Hold.PlatformOrderGID(childComplexity), true
+
+	case "KeyEventObject.createdAt":
+		if e.complexity.KeyEventObject.CreatedAt == nil {
+			break
+		}
+
+		return e.complexity.KeyEventObject.CreatedAt(childComplexity), true
+	case "KeyEventObject.id":
+		if e.complexity.KeyEventObject.ID == nil {
+			break
+		}
+
+		return e.complexity.KeyEventObject.ID(childComplexity), true
+	case "KeyEventObject.label":
+		if e.complexity.KeyEventObject.Label == nil {
+			break
+		}
+
+		return e.complexity.KeyEventObject.Label(childComplexity), true
+	case "KeyEventObject.revokedAt":
+		if e.complexity.KeyEventObject.RevokedAt == nil {
+			break
+		}
+
+		return e.complexity.KeyEventObject.RevokedAt(childComplexity), true
+	case "KeyEventObject.scopes":
+		if e.complexity.KeyEventObject.Scopes == nil {
+			break
+		}
+
+		return e.complexity.KeyEventObject.Scopes(childComplexity), true
 
 	case "LedgerEntry.amount":
 		if e.complexity.LedgerEntry.Amount == nil {
@@ -1010,8 +1096,10 @@ under the same scopes, personal-data rules, tenant isolation, idempotency and er
 REST API under /v1.
 
 Errors carry the REST error code in ` + "`" + `extensions.code` + "`" + ` (and the input at fault in
-` + "`" + `extensions.param` + "`" + `). A field the key lacks the scope for is null with an ` + "`" + `insufficient_scope` + "`" + `
-error; the rest of the query still returns.
+` + "`" + `extensions.param` + "`" + `). A field the key lacks the scope for is null, or an empty connection for a
+connection, with an ` + "`" + `insufficient_scope` + "`" + ` error; the rest of the query still returns. A request
+refused before execution (it does not parse or validate, breaks a limit, or has a connection
+argument the lists refuse) is answered with HTTP 400 and no ` + "`" + `data` + "`" + `.
 """
 schema {
   query: Query
@@ -1023,16 +1111,16 @@ A decimal amount as a string, such as "1500.00" or "-20.5": an optional minus si
 an optional fraction. Output always has exactly the currency's minor digits. A JSON number is
 refused with ` + "`" + `invalid_amount` + "`" + `, so amounts never pass through binary floating point.
 """
-scalar Decimal
+scalar Decimal @specifiedBy(url: "https://github.com/creditd/creditd/blob/main/docs/contract.md#4-money")
 
 """
 An instant as an ISO 8601 / RFC 3339 string. Output is UTC with six fraction digits, such as
 "2026-03-02T09:00:00.000000Z"; input accepts any offset and fractional seconds.
 """
-scalar DateTime
+scalar DateTime @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
 
 "A JSON object, such as a timeline event's data."
-scalar JSON
+scalar JSON @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc8259")
 
 "An object with a globally unique, prefixed ID (` + "`" + `co_` + "`" + `, ` + "`" + `app_` + "`" + `, ` + "`" + `le_` + "`" + `, ` + "`" + `ev_` + "`" + `), refetchable with ` + "`" + `node(id:)` + "`" + `."
 interface Node {
@@ -1123,6 +1211,48 @@ type Event implements Node {
   the values a change replaced.
   """
   data: JSON!
+  """
+  The resource of ` + "`" + `data.object` + "`" + `, typed: the same values as they were when the event was
+  recorded, with GraphQL's names. A company's ` + "`" + `ledger` + "`" + ` and ` + "`" + `timeline` + "`" + ` are read now, not as they
+  were.
+  """
+  object: EventObject!
+}
+
+"""
+The resource an event describes: a ledger entry (` + "`" + `ledger_entry.*` + "`" + `), a company (` + "`" + `company.*` + "`" + `),
+an application without its contact person (` + "`" + `application.*` + "`" + `) or an API key (` + "`" + `key.*` + "`" + `). More
+members may be added, as more event types may: select with ` + "`" + `... on` + "`" + ` and ignore what you do not
+know.
+"""
+union EventObject = LedgerEntry | Company | ApplicationEventObject | KeyEventObject
+
+"An application as events show it: without its contact person, since events never carry personal data."
+type ApplicationEventObject {
+  "The application's ID (` + "`" + `app_...` + "`" + `)."
+  id: ID!
+  "Where the application was in its workflow."
+  status: ApplicationStatus!
+  "The applying business's name."
+  businessName: String!
+  "The business's VAT number and the result of checking it."
+  vat: Vat!
+  "When the application was submitted."
+  submittedAt: DateTime!
+}
+
+"An API key as events show it: its public listing, never a secret."
+type KeyEventObject {
+  "The key's ID (` + "`" + `key_...` + "`" + `)."
+  id: ID!
+  "The key's label, shown on the timeline for its writes."
+  label: String!
+  "The key's scopes."
+  scopes: [String!]!
+  "When the key was created."
+  createdAt: DateTime!
+  "When the key was revoked; null while it works."
+  revokedAt: DateTime
 }
 
 "A page of events."
@@ -2085,6 +2215,161 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _ApplicationEventObject_id(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_ApplicationEventObject_id,
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		ec.marshalNID2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_ApplicationEventObject_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationEventObject_status(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_ApplicationEventObject_status,
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		ec.marshalNApplicationStatus2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_ApplicationEventObject_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ApplicationStatus does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationEventObject_businessName(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_ApplicationEventObject_businessName,
+		func(ctx context.Context) (any, error) {
+			return obj.BusinessName, nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_ApplicationEventObject_businessName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationEventObject_vat(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_ApplicationEventObject_vat,
+		func(ctx context.Context) (any, error) {
+			return obj.VAT, nil
+		},
+		nil,
+		ec.marshalNVat2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐVAT,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_ApplicationEventObject_vat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "number":
+				return ec.fieldContext_Vat_number(ctx, field)
+			case "status":
+				return ec.fieldContext_Vat_status(ctx, field)
+			case "registry":
+				return ec.fieldContext_Vat_registry(ctx, field)
+			case "checkedAt":
+				return ec.fieldContext_Vat_checkedAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Vat", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationEventObject_submittedAt(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_ApplicationEventObject_submittedAt,
+		func(ctx context.Context) (any, error) {
+			return obj.SubmittedAt, nil
+		},
+		nil,
+		ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_ApplicationEventObject_submittedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2960,6 +3245,35 @@ func (ec *executionContext) fieldContext_Event_data(_ context.Context, field gra
 	return fc, nil
 }
 
+func (ec *executionContext) _Event_object(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_object,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Event().Object(ctx, obj)
+		},
+		nil,
+		ec.marshalNEventObject2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventObject,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type EventObject does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3095,6 +3409,8 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 				return ec.fieldContext_Event_occurredAt(ctx, field)
 			case "data":
 				return ec.fieldContext_Event_data(ctx, field)
+			case "object":
+				return ec.fieldContext_Event_object(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 		},
@@ -3266,6 +3582,151 @@ func (ec *executionContext) _Hold_dueAt(ctx context.Context, field graphql.Colle
 func (ec *executionContext) fieldContext_Hold_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Hold",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeyEventObject_id(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_KeyEventObject_id,
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		ec.marshalNID2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_KeyEventObject_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeyEventObject_label(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_KeyEventObject_label,
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_KeyEventObject_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeyEventObject_scopes(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_KeyEventObject_scopes,
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		ec.marshalNString2ᚕstringᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_KeyEventObject_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeyEventObject_createdAt(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_KeyEventObject_createdAt,
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_KeyEventObject_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyEventObject",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeyEventObject_revokedAt(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_KeyEventObject_revokedAt,
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_KeyEventObject_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyEventObject",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -6590,6 +7051,43 @@ func (ec *executionContext) unmarshalInputSetCreditLimitInput(ctx context.Contex
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionSet, obj model.EventObject) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case credit.LedgerEntry:
+		return ec._LedgerEntry(ctx, sel, &obj)
+	case *credit.LedgerEntry:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LedgerEntry(ctx, sel, obj)
+	case credit.Company:
+		return ec._Company(ctx, sel, &obj)
+	case *credit.Company:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Company(ctx, sel, obj)
+	case credit.KeyEventObject:
+		return ec._KeyEventObject(ctx, sel, &obj)
+	case *credit.KeyEventObject:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KeyEventObject(ctx, sel, obj)
+	case credit.ApplicationEventObject:
+		return ec._ApplicationEventObject(ctx, sel, &obj)
+	case *credit.ApplicationEventObject:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ApplicationEventObject(ctx, sel, obj)
+	default:
+		panic(fmt.Errorf("unexpected type %T", obj))
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -6862,7 +7360,66 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 	return out
 }
 
-var companyImplementors = []string{"Company", "Node"}
+var applicationEventObjectImplementors = []string{"ApplicationEventObject", "EventObject"}
+
+func (ec *executionContext) _ApplicationEventObject(ctx context.Context, sel ast.SelectionSet, obj *credit.ApplicationEventObject) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEventObjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationEventObject")
+		case "id":
+			out.Values[i] = ec._ApplicationEventObject_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ApplicationEventObject_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "businessName":
+			out.Values[i] = ec._ApplicationEventObject_businessName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vat":
+			out.Values[i] = ec._ApplicationEventObject_vat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submittedAt":
+			out.Values[i] = ec._ApplicationEventObject_submittedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var companyImplementors = []string{"Company", "EventObject", "Node"}
 
 func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *credit.Company) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, companyImplementors)
@@ -7249,6 +7806,42 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "object":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_object(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7415,7 +8008,63 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
-var ledgerEntryImplementors = []string{"LedgerEntry", "Node"}
+var keyEventObjectImplementors = []string{"KeyEventObject", "EventObject"}
+
+func (ec *executionContext) _KeyEventObject(ctx context.Context, sel ast.SelectionSet, obj *credit.KeyEventObject) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyEventObjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyEventObject")
+		case "id":
+			out.Values[i] = ec._KeyEventObject_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._KeyEventObject_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scopes":
+			out.Values[i] = ec._KeyEventObject_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._KeyEventObject_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokedAt":
+			out.Values[i] = ec._KeyEventObject_revokedAt(ctx, field, obj)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var ledgerEntryImplementors = []string{"LedgerEntry", "EventObject", "Node"}
 
 func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionSet, obj *credit.LedgerEntry) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ledgerEntryImplementors)
@@ -8906,6 +9555,16 @@ func (ec *executionContext) marshalNEventEdge2ᚕgithubᚗcomᚋcreditdᚋcredit
 	return ret
 }
 
+func (ec *executionContext) marshalNEventObject2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐEventObject(ctx context.Context, sel ast.SelectionSet, v model.EventObject) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventObject(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNHoldKind2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9137,6 +9796,36 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	var vSlice []any
+	vSlice = graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTimelineEvent2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimelineEvent(ctx context.Context, sel ast.SelectionSet, v *credit.TimelineEvent) graphql.Marshaler {

@@ -30,7 +30,7 @@ type Handler struct {
 }
 
 // NewHandler builds the GraphQL handler: gqlgen's server with only the POST and GET
-// transports, the query limits, introspection (the schema is public and documented), the
+// transports, the query limits and connection argument checks, introspection (the schema is public and documented), the
 // contract's error presenter, and the mutation middleware that charges extra mutation fields
 // and applies Idempotency-Key to the whole request. There is no field middleware: what it
 // would do for mutations is done in their resolvers (see serialize).
@@ -40,13 +40,14 @@ func NewHandler(opts Options) *Handler {
 		Resolvers:  &Resolver{svc: opts.Service},
 		Complexity: complexityRoot(),
 	}))
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(postTransport{})
+	srv.AddTransport(shapedTransport{transport.GET{}})
+	srv.AddTransport(shapedTransport{transport.POST{}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(extension.Introspection{})
 	srv.Use(documentLimits{})
 	srv.Use(&queryLimits{})
+	srv.Use(argumentChecks{svc: opts.Service})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	srv.AroundOperations(h.aroundMutation)

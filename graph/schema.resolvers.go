@@ -73,6 +73,11 @@ func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string
 	return data, nil
 }
 
+// Object is the object field: data.object decoded into its resource's view.
+func (r *eventResolver) Object(ctx context.Context, obj *credit.Event) (model.EventObject, error) {
+	return obj.Object()
+}
+
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
 	defer serialize(ctx)()

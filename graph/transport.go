@@ -6,22 +6,32 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/creditd/creditd/httpapi"
 )
 
-// postTransport is gqlgen's POST transport, except that a response of data alone is written
-// as it is. gqlgen encodes every response with json.Marshal, which re-reads and compacts the
-// already encoded data (a dashboard's is about 60 KB) to escape <, >, & and U+2028/9 in it;
-// data without those bytes is written unchanged instead, the same bytes. Any other response
-// (errors, extensions, data with those bytes) takes gqlgen's path.
-type postTransport struct{ transport.POST }
+// shapedTransport is one of gqlgen's transports (GET, POST) with two changes to the body it
+// writes:
+//
+//   - A request refused before execution (it does not parse, does not validate, breaks a limit
+//     or has a connection argument the lists refuse) is answered without a data member, as
+//     GraphQL over HTTP says: gqlgen writes "data": null, which a client reads as an executed
+//     request whose every field failed.
+//   - A response of data alone is written as it is. gqlgen encodes every response with
+//     json.Marshal, which re-reads and compacts the already encoded data (a dashboard's is about
+//     60 KB) to escape <, >, & and U+2028/9 in it; data without those bytes is written unchanged
+//     instead, the same bytes. Any other response (errors, extensions, data with those bytes)
+//     takes gqlgen's path.
+type shapedTransport struct{ graphql.Transport }
 
-func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t shapedTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	dw := &dataWriter{ResponseWriter: w}
-	t.POST.Do(dw, r, dataExecutor{GraphExecutor: exec, w: dw})
+	t.Transport.Do(dw, r, dataExecutor{GraphExecutor: exec, w: dw})
 }
 
-// dataExecutor hands a data-only response to its dataWriter and gqlgen an empty one.
+// dataExecutor hands a data-only response, and a request error's response, to its dataWriter
+// and gqlgen an empty one.
 type dataExecutor struct {
 	graphql.GraphExecutor
 	w *dataWriter
@@ -35,24 +45,42 @@ func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.Operati
 			resp.HasNext != nil || len(resp.Data) == 0 || escaped(resp.Data) {
 			return resp
 		}
-		e.w.data = resp.Data
+		e.w.body = [][]byte{[]byte(`{"data":`), resp.Data, []byte(`}`)}
 		return &graphql.Response{}
 	}, ctx
 }
 
-// dataWriter writes {"data":…} in place of the next body gqlgen writes, once it holds data.
+// DispatchError answers a request that was not executed: its errors (and extensions), no data.
+func (e dataExecutor) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	resp := e.GraphExecutor.DispatchError(ctx, list)
+	body, err := httpapi.Marshal(requestError{Errors: resp.Errors, Extensions: resp.Extensions})
+	if err != nil {
+		return resp
+	}
+	e.w.body = [][]byte{body}
+	return &graphql.Response{}
+}
+
+// requestError is the body of a request refused before execution.
+type requestError struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// dataWriter writes its body, in parts, in place of the next body gqlgen writes, once it holds
+// one.
 type dataWriter struct {
 	http.ResponseWriter
-	data []byte
+	body [][]byte
 }
 
 func (w *dataWriter) Write(b []byte) (int, error) {
-	if w.data == nil {
+	if w.body == nil {
 		return w.ResponseWriter.Write(b)
 	}
-	data := w.data
-	w.data = nil
-	for _, part := range [][]byte{[]byte(`{"data":`), data, []byte(`}`)} {
+	body := w.body
+	w.body = nil
+	for _, part := range body {
 		if _, err := w.ResponseWriter.Write(part); err != nil {
 			return 0, err
 		}

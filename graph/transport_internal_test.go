@@ -24,7 +24,7 @@ func TestDataWrittenAsGqlgenWould(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		w := &dataWriter{ResponseWriter: rec, data: []byte(data)}
+		w := &dataWriter{ResponseWriter: rec, body: [][]byte{[]byte(`{"data":`), []byte(data), []byte(`}`)}}
 		empty, _ := json.Marshal(&graphql.Response{})
 		if n, err := w.Write(empty); err != nil || n != len(empty) {
 			t.Fatalf("Write = %d, %v", n, err)

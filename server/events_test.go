@@ -338,7 +338,7 @@ func TestEventFeedBadInput(t *testing.T) {
 	env.Get(t, key, "/v1/events/"+entry.ID).WantError(t, 404, "not_found", "")
 	body := string(env.Do(t, credittest.Request{Method: "POST", Path: "/graphql", Key: key, Body: map[string]any{
 		"query": `{ events(afterEvent: "ev_unknown000000000000000", types: ["nope"]) { edges { node { id } } } }`,
-	}}).WantStatus(t, 200).Body)
+	}}).WantStatus(t, 400).Body) // refused before execution (contract §14)
 	if !strings.Contains(body, `"param":"types"`) {
 		t.Errorf("graphql unknown type: %s", body)
 	}

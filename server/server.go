@@ -40,6 +40,9 @@ type Config struct {
 	AuthFailureLimit int
 	// Collectors are more metrics for /metrics, such as the webhook worker's.
 	Collectors []prometheus.Collector
+	// CORSOrigins are the browser origins allowed to call the API (serve --cors-origin); none
+	// turns CORS off. Each must pass CheckCORSOrigin.
+	CORSOrigins []string
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -74,20 +77,26 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
 	for _, rt := range api.Routes() {
-		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, httpapi.WriteError), httpapi.WriteError))
+		var h http.Handler = rt.Handler
+		if strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
+			h = conditional(h)
+		}
+		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(h, httpapi.WriteError), httpapi.WriteError))
 	}
 	s.mountGraphQL(mux)
 	// The OpenAPI document: unauthenticated and not rate limited, so tools can fetch it first.
 	docJSON, docYAML := openapi.MustHandlers()
-	mux.Handle("GET /v1/openapi.json", docJSON)
-	mux.Handle("GET /v1/openapi.yaml", docYAML)
+	mux.Handle("GET /v1/openapi.json", conditional(docJSON))
+	mux.Handle("GET /v1/openapi.yaml", conditional(docYAML))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
-	s.handler = httpapi.WithRequestID(s.observe(s.recoverPanics(jsonFallbacks(mux))))
+	// Outside in: a request id for everything; gzip for every body; logs and metrics; CORS, whose
+	// preflights are answered here, before authentication and the rate limit.
+	s.handler = httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux))))))
 	return s
 }
 

@@ -38,6 +38,7 @@ func TestCLIFlagMistakesPointAtHelp(t *testing.T) {
 		{"key create", []string{"-stor", "x"}, "creditd key create: unknown flag --stor; run creditd key create -h for its flags"},
 		{"key list", []string{"--store"}, "creditd key list: flag needs an argument: --store; run creditd key list -h for its flags"},
 		{"serve", []string{"--rate-limit", "many"}, `creditd serve: invalid value "many" for flag --rate-limit: parse error; run creditd serve -h for its flags`},
+		{"serve", []string{"--cors-origin", "https://*.example.com"}, `creditd serve: invalid value "https://*.example.com" for flag --cors-origin: a CORS origin is a scheme and host as a browser sends it, such as https://dashboard.example.com or http://localhost:3000; got "https://*.example.com"; run creditd serve -h for its flags`},
 		{"store list", []string{"--json=maybe"}, `creditd store list: invalid boolean value "maybe" for --json: parse error; run creditd store list -h for its flags`},
 		// A required flag left out, or an argument too many or too few, points at -h too.
 		{"key create", []string{"--store", d.store, "--label", "L"}, "creditd key create: --scopes is required; run creditd key create -h for its flags"},

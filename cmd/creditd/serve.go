@@ -39,6 +39,14 @@ func serveCommand() command {
 		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
 		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
 		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
+		var corsOrigins []string
+		fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {
+			if err := server.CheckCORSOrigin(v); err != nil {
+				return err
+			}
+			corsOrigins = append(corsOrigins, v)
+			return nil
+		})
 		adminSecure := fs.Bool("admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
@@ -80,7 +88,7 @@ func serveCommand() command {
 					return err
 				}
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit}
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, CORSOrigins: corsOrigins}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {

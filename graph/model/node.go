@@ -6,3 +6,7 @@ package model
 // views (credit.Company, credit.Application, ...) implement it as they are; the generated code
 // tells them apart by their Go type.
 type Node interface{}
+
+// EventObject is the Go side of the GraphQL EventObject union: like Node it asks for no method,
+// and the generated code tells the domain's views apart by their Go type.
+type EventObject interface{}

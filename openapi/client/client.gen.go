@@ -872,6 +872,9 @@ type Cursor = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -936,6 +939,11 @@ type ListApplicationsParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetApplicationParams defines parameters for GetApplication.
@@ -943,6 +951,11 @@ type GetApplicationParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListCompaniesParams defines parameters for ListCompanies.
@@ -965,6 +978,11 @@ type ListCompaniesParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListCompaniesParamsStatus defines parameters for ListCompanies.
@@ -975,6 +993,11 @@ type GetCompanyParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CreateAdjustmentParams defines parameters for CreateAdjustment.
@@ -1039,6 +1062,11 @@ type ListLedgerEntriesParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
@@ -1063,6 +1091,11 @@ type ListEventsParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // GetEventParams defines parameters for GetEvent.
@@ -1070,6 +1103,27 @@ type GetEventParams struct {
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetOpenAPIDocumentJSONParams defines parameters for GetOpenAPIDocumentJSON.
+type GetOpenAPIDocumentJSONParams struct {
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetOpenAPIDocumentYAMLParams defines parameters for GetOpenAPIDocumentYAML.
+type GetOpenAPIDocumentYAMLParams struct {
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // EventParams defines parameters for Event.
@@ -1507,14 +1561,14 @@ type ClientInterface interface {
 	// Served without authentication and without rate limit.
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPIDocumentJSON` operationId).
-	GetOpenAPIDocumentJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOpenAPIDocumentJSON(ctx context.Context, params *GetOpenAPIDocumentJSONParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocumentYAML This document as YAML
 	//
 	// Served without authentication and without rate limit.
 	//
 	// Corresponds with GET /v1/openapi.yaml (the `GetOpenAPIDocumentYAML` operationId).
-	GetOpenAPIDocumentYAML(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOpenAPIDocumentYAML(ctx context.Context, params *GetOpenAPIDocumentYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListApplications List wholesale applications
@@ -1800,8 +1854,8 @@ func (c *Client) GetEvent(ctx context.Context, id string, params *GetEventParams
 // Served without authentication and without rate limit.
 //
 // Corresponds with GET /v1/openapi.json (the `GetOpenAPIDocumentJSON` operationId).
-func (c *Client) GetOpenAPIDocumentJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIDocumentJSONRequest(c.Server)
+func (c *Client) GetOpenAPIDocumentJSON(ctx context.Context, params *GetOpenAPIDocumentJSONParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentJSONRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1817,8 +1871,8 @@ func (c *Client) GetOpenAPIDocumentJSON(ctx context.Context, reqEditors ...Reque
 // Served without authentication and without rate limit.
 //
 // Corresponds with GET /v1/openapi.yaml (the `GetOpenAPIDocumentYAML` operationId).
-func (c *Client) GetOpenAPIDocumentYAML(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIDocumentYAMLRequest(c.Server)
+func (c *Client) GetOpenAPIDocumentYAML(ctx context.Context, params *GetOpenAPIDocumentYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentYAMLRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1917,6 +1971,17 @@ func NewListApplicationsRequest(server string, params *ListApplicationsParams) (
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -1964,6 +2029,17 @@ func NewGetApplicationRequest(server string, id string, params *GetApplicationPa
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -2071,6 +2147,17 @@ func NewListCompaniesRequest(server string, params *ListCompaniesParams) (*http.
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -2118,6 +2205,17 @@ func NewGetCompanyRequest(server string, id CompanyId, params *GetCompanyParams)
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -2499,6 +2597,17 @@ func NewListLedgerEntriesRequest(server string, id CompanyId, params *ListLedger
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -2604,6 +2713,17 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -2653,13 +2773,24 @@ func NewGetEventRequest(server string, id string, params *GetEventParams) (*http
 			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
 	}
 
 	return req, nil
 }
 
 // NewGetOpenAPIDocumentJSONRequest constructs an http.Request for the GetOpenAPIDocumentJSON method
-func NewGetOpenAPIDocumentJSONRequest(server string) (*http.Request, error) {
+func NewGetOpenAPIDocumentJSONRequest(server string, params *GetOpenAPIDocumentJSONParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2682,11 +2813,26 @@ func NewGetOpenAPIDocumentJSONRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetOpenAPIDocumentYAMLRequest constructs an http.Request for the GetOpenAPIDocumentYAML method
-func NewGetOpenAPIDocumentYAMLRequest(server string) (*http.Request, error) {
+func NewGetOpenAPIDocumentYAMLRequest(server string, params *GetOpenAPIDocumentYAMLParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2707,6 +2853,21 @@ func NewGetOpenAPIDocumentYAMLRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2917,7 +3078,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPIDocumentJSON` operationId).
-	GetOpenAPIDocumentJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentJSONResponse, error)
+	GetOpenAPIDocumentJSONWithResponse(ctx context.Context, params *GetOpenAPIDocumentJSONParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentJSONResponse, error)
 
 	// GetOpenAPIDocumentYAMLWithResponse This document as YAML
 	//
@@ -2926,13 +3087,22 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/openapi.yaml (the `GetOpenAPIDocumentYAML` operationId).
-	GetOpenAPIDocumentYAMLWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentYAMLResponse, error)
+	GetOpenAPIDocumentYAMLWithResponse(ctx context.Context, params *GetOpenAPIDocumentYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentYAMLResponse, error)
 }
 
 // ListApplicationsResponse200Headers the declared response headers of an HTTP 200 response for ListApplications
 type ListApplicationsResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListApplicationsResponse304Headers the declared response headers of an HTTP 304 response for ListApplications
+type ListApplicationsResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -2998,6 +3168,8 @@ type ListApplicationsResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListApplicationsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListApplicationsResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListApplicationsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -3078,8 +3250,17 @@ func (r ListApplicationsResponse) ContentType() string {
 
 // GetApplicationResponse200Headers the declared response headers of an HTTP 200 response for GetApplication
 type GetApplicationResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetApplicationResponse304Headers the declared response headers of an HTTP 304 response for GetApplication
+type GetApplicationResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -3154,6 +3335,8 @@ type GetApplicationResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApplicationResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetApplicationResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetApplicationResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -3241,8 +3424,17 @@ func (r GetApplicationResponse) ContentType() string {
 
 // ListCompaniesResponse200Headers the declared response headers of an HTTP 200 response for ListCompanies
 type ListCompaniesResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListCompaniesResponse304Headers the declared response headers of an HTTP 304 response for ListCompanies
+type ListCompaniesResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -3308,6 +3500,8 @@ type ListCompaniesResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCompaniesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListCompaniesResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListCompaniesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -3388,8 +3582,17 @@ func (r ListCompaniesResponse) ContentType() string {
 
 // GetCompanyResponse200Headers the declared response headers of an HTTP 200 response for GetCompany
 type GetCompanyResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetCompanyResponse304Headers the declared response headers of an HTTP 304 response for GetCompany
+type GetCompanyResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -3464,6 +3667,8 @@ type GetCompanyResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCompanyResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCompanyResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetCompanyResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -4469,8 +4674,17 @@ func (r PlaceHoldResponse) ContentType() string {
 
 // ListLedgerEntriesResponse200Headers the declared response headers of an HTTP 200 response for ListLedgerEntries
 type ListLedgerEntriesResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListLedgerEntriesResponse304Headers the declared response headers of an HTTP 304 response for ListLedgerEntries
+type ListLedgerEntriesResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -4545,6 +4759,8 @@ type ListLedgerEntriesResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLedgerEntriesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListLedgerEntriesResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListLedgerEntriesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -4632,8 +4848,17 @@ func (r ListLedgerEntriesResponse) ContentType() string {
 
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ListEventsResponse304Headers the declared response headers of an HTTP 304 response for ListEvents
+type ListEventsResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -4699,6 +4924,8 @@ type ListEventsResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListEventsResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListEventsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -4779,8 +5006,17 @@ func (r ListEventsResponse) ContentType() string {
 
 // GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
 type GetEventResponse200Headers struct {
+	ETag                string
 	XRateLimitLimit     int
 	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetEventResponse304Headers the declared response headers of an HTTP 304 response for GetEvent
+type GetEventResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
 	XRequestId          string
 }
 
@@ -4855,6 +5091,8 @@ type GetEventResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetEventResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetEventResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetEventResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -4942,7 +5180,16 @@ func (r GetEventResponse) ContentType() string {
 
 // GetOpenAPIDocumentJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocumentJSON
 type GetOpenAPIDocumentJSONResponse200Headers struct {
+	ETag       string
 	XRequestId string
+}
+
+// GetOpenAPIDocumentJSONResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIDocumentJSON
+type GetOpenAPIDocumentJSONResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
 }
 
 type GetOpenAPIDocumentJSONResponse struct {
@@ -4952,6 +5199,8 @@ type GetOpenAPIDocumentJSONResponse struct {
 	JSON200 *map[string]interface{}
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentJSONResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIDocumentJSONResponse304Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4990,7 +5239,16 @@ func (r GetOpenAPIDocumentJSONResponse) ContentType() string {
 
 // GetOpenAPIDocumentYAMLResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocumentYAML
 type GetOpenAPIDocumentYAMLResponse200Headers struct {
+	ETag       string
 	XRequestId string
+}
+
+// GetOpenAPIDocumentYAMLResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIDocumentYAML
+type GetOpenAPIDocumentYAMLResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
 }
 
 type GetOpenAPIDocumentYAMLResponse struct {
@@ -5000,6 +5258,8 @@ type GetOpenAPIDocumentYAMLResponse struct {
 	YAML200 *map[string]interface{}
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentYAMLResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIDocumentYAMLResponse304Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
@@ -5281,8 +5541,8 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id strin
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/openapi.json (the `GetOpenAPIDocumentJSON` operationId).
-func (c *ClientWithResponses) GetOpenAPIDocumentJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentJSONResponse, error) {
-	rsp, err := c.GetOpenAPIDocumentJSON(ctx, reqEditors...)
+func (c *ClientWithResponses) GetOpenAPIDocumentJSONWithResponse(ctx context.Context, params *GetOpenAPIDocumentJSONParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentJSONResponse, error) {
+	rsp, err := c.GetOpenAPIDocumentJSON(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5296,8 +5556,8 @@ func (c *ClientWithResponses) GetOpenAPIDocumentJSONWithResponse(ctx context.Con
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/openapi.yaml (the `GetOpenAPIDocumentYAML` operationId).
-func (c *ClientWithResponses) GetOpenAPIDocumentYAMLWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentYAMLResponse, error) {
-	rsp, err := c.GetOpenAPIDocumentYAML(ctx, reqEditors...)
+func (c *ClientWithResponses) GetOpenAPIDocumentYAMLWithResponse(ctx context.Context, params *GetOpenAPIDocumentYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentYAMLResponse, error) {
+	rsp, err := c.GetOpenAPIDocumentYAML(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5324,6 +5584,9 @@ func ParseListApplicationsResponse(rsp *http.Response) (*ListApplicationsRespons
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
@@ -5372,6 +5635,13 @@ func ParseListApplicationsResponse(rsp *http.Response) (*ListApplicationsRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListApplicationsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -5394,6 +5664,37 @@ func ParseListApplicationsResponse(rsp *http.Response) (*ListApplicationsRespons
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListApplicationsResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListApplicationsResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -5571,6 +5872,9 @@ func ParseGetApplicationResponse(rsp *http.Response) (*GetApplicationResponse, e
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5625,6 +5929,13 @@ func ParseGetApplicationResponse(rsp *http.Response) (*GetApplicationResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetApplicationResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -5647,6 +5958,37 @@ func ParseGetApplicationResponse(rsp *http.Response) (*GetApplicationResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetApplicationResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetApplicationResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -5848,6 +6190,9 @@ func ParseListCompaniesResponse(rsp *http.Response) (*ListCompaniesResponse, err
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5895,6 +6240,13 @@ func ParseListCompaniesResponse(rsp *http.Response) (*ListCompaniesResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCompaniesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -5917,6 +6269,37 @@ func ParseListCompaniesResponse(rsp *http.Response) (*ListCompaniesResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListCompaniesResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListCompaniesResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -6094,6 +6477,9 @@ func ParseGetCompanyResponse(rsp *http.Response) (*GetCompanyResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6148,6 +6534,13 @@ func ParseGetCompanyResponse(rsp *http.Response) (*GetCompanyResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCompanyResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -6170,6 +6563,37 @@ func ParseGetCompanyResponse(rsp *http.Response) (*GetCompanyResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCompanyResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetCompanyResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -8045,6 +8469,9 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8099,6 +8526,13 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListLedgerEntriesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -8121,6 +8555,37 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListLedgerEntriesResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListLedgerEntriesResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -8322,6 +8787,9 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8369,6 +8837,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -8391,6 +8866,37 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListEventsResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListEventsResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -8568,6 +9074,9 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidParameter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8622,6 +9131,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetEventResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -8644,6 +9160,37 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetEventResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetEventResponse400Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
@@ -8845,11 +9392,21 @@ func ParseGetOpenAPIDocumentJSONResponse(rsp *http.Response) (*GetOpenAPIDocumen
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	}
 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetOpenAPIDocumentJSONResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -8858,6 +9415,37 @@ func ParseGetOpenAPIDocumentJSONResponse(rsp *http.Response) (*GetOpenAPIDocumen
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIDocumentJSONResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -8884,11 +9472,21 @@ func ParseGetOpenAPIDocumentYAMLResponse(rsp *http.Response) (*GetOpenAPIDocumen
 		}
 		response.YAML200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	}
 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetOpenAPIDocumentYAMLResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -8897,6 +9495,37 @@ func ParseGetOpenAPIDocumentYAMLResponse(rsp *http.Response) (*GetOpenAPIDocumen
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIDocumentYAMLResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil

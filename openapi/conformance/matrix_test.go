@@ -153,6 +153,12 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 					expect(t, o.name, r, s)
 				}
 			}
+			// The same GET with the tag it answered: 304.
+			if !write {
+				again := ok
+				again.Header = map[string]string{"If-None-Match": r.Header.Get("ETag")}
+				expect(t, o.name, m.env.Do(t, again), 304)
+			}
 			// The company's state refuses the same write again.
 			switch o.name {
 			case "POST /v1/companies/{id}/hold":

@@ -1,0 +1,85 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/creditd/creditd/credit"
+)
+
+// TestEventObjectIsTyped: every event type's object is its resource, typed, with the values of
+// data.object under GraphQL's names; an application's never has a contact.
+func TestEventObjectIsTyped(t *testing.T) {
+	f := newFixture(t) // company.created, ledger_entry.created, application.created, key.created
+	ctx := viewerOf(f.store)
+	if _, err := f.env.Service.PlaceHold(ctx, credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.env.Service.SetApplicationStatus(ctx, credit.StatusChange{ApplicationID: f.app.ID, Status: "in_review"}); err != nil {
+		t.Fatal(err)
+	}
+	data := query(t, f.env, f.both, `{ events(first: 250) { edges { node { type data object {
+		__typename
+		... on LedgerEntry { id kind amount { amount currency } occurredAt }
+		... on Company { id name companyStatus: status hold { kind } creditLimit { amount } updatedAt }
+		... on ApplicationEventObject { id applicationStatus: status businessName vat { number } submittedAt }
+		... on KeyEventObject { id label scopes createdAt revokedAt }
+	} } } } }`)
+	want := map[string]string{"ledger_entry": "LedgerEntry", "company": "Company", "application": "ApplicationEventObject", "key": "KeyEventObject"}
+	seen := map[string]bool{}
+	for _, e := range at(t, data, "events", "edges").([]any) {
+		node := e.(map[string]any)["node"].(map[string]any)
+		typ := node["type"].(string)
+		obj := node["object"].(map[string]any)
+		rest := node["data"].(map[string]any)["object"].(map[string]any)
+		resource, _, _ := strings.Cut(typ, ".")
+		if obj["__typename"] != want[resource] {
+			t.Errorf("%s: object is a %v, want %s", typ, obj["__typename"], want[resource])
+		}
+		seen[want[resource]] = true
+		if obj["id"] != rest["id"] {
+			t.Errorf("%s: object id %v, data.object id %v", typ, obj["id"], rest["id"])
+		}
+		// Each value typed equals the snake_case member of data.object.
+		for gql, member := range map[string]string{"kind": "kind", "name": "name", "companyStatus": "status", "applicationStatus": "status", "businessName": "business_name", "label": "label",
+			"occurredAt": "occurred_at", "updatedAt": "updated_at", "submittedAt": "submitted_at", "createdAt": "created_at"} {
+			v, ok := obj[gql]
+			if !ok {
+				continue
+			}
+			r := rest[member]
+			if s, isString := r.(string); isString && (member == "status" || member == "kind") {
+				r = strings.ToUpper(s)
+			}
+			if v != r {
+				t.Errorf("%s: object.%s = %v, data.object.%s = %v", typ, gql, v, member, r)
+			}
+		}
+		if _, has := rest["contact"]; has {
+			t.Errorf("%s carries a contact: %v", typ, rest)
+		}
+		if typ == credit.EventTypeCompanyHoldPlaced && at(t, obj, "hold", "kind") != "MANUAL" {
+			t.Errorf("hold_placed object: %v", obj)
+		}
+	}
+	if len(seen) != 4 {
+		b, _ := json.Marshal(data)
+		t.Fatalf("object types seen: %v in %s", seen, b)
+	}
+}
+
+// TestScalarsNameTheirSpecifications: introspection shows each custom scalar's @specifiedBy.
+func TestScalarsNameTheirSpecifications(t *testing.T) {
+	f := newFixture(t)
+	for scalar, want := range map[string]string{
+		"DateTime": "https://datatracker.ietf.org/doc/html/rfc3339",
+		"JSON":     "https://datatracker.ietf.org/doc/html/rfc8259",
+		"Decimal":  "https://github.com/creditd/creditd/blob/main/docs/contract.md#4-money",
+	} {
+		data := query(t, f.env, f.readCredit, `query($n: String!) { __type(name: $n) { kind specifiedByURL } }`, map[string]any{"n": scalar})
+		if got := at(t, data, "__type", "specifiedByURL"); got != want {
+			t.Errorf("%s: specifiedByURL %v, want %s", scalar, got, want)
+		}
+	}
+}
