@@ -33,6 +33,10 @@ type DB struct {
 	SQL     *sql.DB
 	Dialect string
 
+	// driver is the ent client's driver (wrapped by WithDriver), for the few statements
+	// written as SQL: they are counted and faulted like the client's.
+	driver dialect.Driver
+
 	// commits runs this process's write transactions on SQLite, which admits one writer at a
 	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
 	// writes that wait together commit together (group commit, see groupcommit.go).
@@ -236,6 +240,35 @@ func IsUnavailable(err error) bool {
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
-	client := ent.NewClient(ent.Driver(wrap(entsql.OpenDB(db.Dialect, db.SQL))))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, commits: groupCommit{client: client}}
+	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	client := ent.NewClient(ent.Driver(drv))
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, commits: groupCommit{client: client}}
+}
+
+// keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is
+// quoted the way ent quotes it on both dialects, so statement logs name it.
+const keyChangesQuery = `SELECT n FROM "key_changes" WHERE id = 1`
+
+// KeyChanges returns the count of changes to API keys and secrets that can end an
+// authentication: triggers bump it in every transaction that revokes a key or moves a
+// secret's expiry, whichever process runs it (see credit's Authenticate). On SQLite the
+// statement stays prepared on each connection; on PostgreSQL pgx prepares it once per
+// connection too.
+func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
+	var rows entsql.Rows
+	if err := db.driver.Query(ctx, keyChangesQuery, []any{}, &rows); err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("key_changes has no row: run creditd migrate")
+	}
+	var n int64
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, rows.Close()
 }

@@ -777,21 +777,8 @@ func TestCLIChangesAreSeenByARunningServer(t *testing.T) {
 	}
 	other := d.json(t, "key", "create", "--store", st, "--label", "new", "--scopes", "read_credit")
 	env.Get(t, other["secret"].(string), "/v1/companies").WantStatus(t, 200)
-	// The server remembers an authentication for up to a second (contract §2): the revocation,
-	// made by another process, is refused within that second, and then for good.
+	// A revocation made by another process is refused on the very next request (contract §2).
 	d.json(t, "key", "revoke", other["id"].(string))
-	revoked := time.Now()
-	for {
-		// Judged by when the request was sent: a loaded machine may answer late.
-		sent := time.Now()
-		if env.Get(t, other["secret"].(string), "/v1/companies").Status != 200 {
-			break
-		}
-		if sent.Sub(revoked) > time.Second {
-			t.Fatal("the server still accepts a key revoked more than a second ago by the command line")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	env.Get(t, other["secret"].(string), "/v1/companies").WantError(t, 401, "unauthenticated", "")
 }
 
