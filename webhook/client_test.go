@@ -397,6 +397,11 @@ func TestDeliverRefusesInvalidRequests(t *testing.T) {
 		if res := c.Deliver(context.Background(), r); res.Success || res.Outcome != tt.outcome || res.Err == nil {
 			t.Errorf("%s: %v, want %s", tt.name, res, tt.outcome)
 		}
+		// An endpoint created with --allow-private-webhooks but delivered by a serve without
+		// it is told why.
+		if res := c.Deliver(context.Background(), r); tt.name == "plain http" && !strings.Contains(res.Err.Error(), "--allow-private-webhooks") {
+			t.Errorf("%s: %v does not name --allow-private-webhooks", tt.name, res.Err)
+		}
 	}
 }
 
