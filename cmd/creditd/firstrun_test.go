@@ -212,9 +212,24 @@ func TestServeSuggestsAFreeAddress(t *testing.T) {
 	}
 	defer taken.Close()
 	d := newCLIDB(t)
-	got := d.run(t, "serve", "--addr", taken.Addr().String()).wantOneLine(t, exitFailure)
-	if !strings.Contains(got, "address already in use") || !strings.Contains(got, "--addr 127.0.0.1:0 for any free port") || strings.Contains(got, "database") {
-		t.Errorf("serve on an address in use: %s", got)
+	// A port in use or an address without a colon is the operator's to fix (exit 2), with the
+	// fix, and never reads as a database outage, whichever listener it is.
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--addr", taken.Addr().String()}, []string{"address already in use", "--addr 127.0.0.1:0 for any free port"}},
+		{[]string{"--addr", "127.0.0.1:0", "--admin-addr", taken.Addr().String()}, []string{"--admin-addr", "address already in use", "--admin-addr 127.0.0.1:0 for any free port"}},
+		{[]string{"--addr", "127.0.0.1:0", "--admin-addr", "8083"}, []string{"write --admin-addr :8083"}},
+		{[]string{"--addr", "8082"}, []string{"write --addr :8082"}},
+		{[]string{"--addr", "localhost"}, []string{"[host]:port"}},
+	} {
+		got := d.run(t, append([]string{"serve"}, tt.args...)...).wantOneLine(t, exitBadInput)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) || strings.Contains(got, "database") {
+				t.Errorf("serve %s: %s\nwant it to say %q, and nothing of the database", strings.Join(tt.args, " "), got, w)
+			}
+		}
 	}
 }
 

@@ -64,14 +64,9 @@ func serveCommand() command {
 			}
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
-			// The listener's errors are formatted with %v, not wrapped: a *net.OpError in the
-			// chain would read as a database outage (database.IsUnavailable).
-			l, err := net.Listen("tcp", *addr)
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return fmt.Errorf("%v: another program, perhaps another creditd, listens there; pick another address with --addr, or --addr 127.0.0.1:0 for any free port", err)
-			}
+			l, err := listen("--addr", *addr)
 			if err != nil {
-				return fmt.Errorf("listen on %s: %v", *addr, err)
+				return err
 			}
 			base := "http://" + displayAddr(l.Addr())
 			if *demo {
@@ -114,10 +109,10 @@ func serveCommand() command {
 			var consoleDone chan error
 			stopConsole := func(error) {}
 			if *adminAddr != "" {
-				al, err := net.Listen("tcp", *adminAddr)
+				al, err := listen("--admin-addr", *adminAddr)
 				if err != nil {
 					l.Close()
-					return fmt.Errorf("--admin-addr: listen on %s: %w", *adminAddr, err)
+					return err
 				}
 				staffConsole := console.New(console.Config{
 					Service:       env.svc,
@@ -170,12 +165,32 @@ func serveCommand() command {
 	}, createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" }}
 }
 
+// listen opens the listener a flag names. Its failures are the operator's to fix (a mistyped
+// address, a port another program holds), so they are usage errors (exit 2) with the fix, never
+// an outage: a *net.OpError left in the chain would read as an unreachable database.
+func listen(flag, addr string) (net.Listener, error) {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		if strings.Trim(addr, "0123456789") == "" && addr != "" {
+			return nil, usagef("%s %s: a listen address is [host]:port; write %s :%s for port %s on every interface, or 127.0.0.1:%s for this machine only", flag, addr, flag, addr, addr, addr)
+		}
+		return nil, usagef("%s %q: a listen address is [host]:port, such as :8080 or 127.0.0.1:8080", flag, addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, usagef("%s %s: address already in use: another program, perhaps another creditd, listens there; pick another port, or %s 127.0.0.1:0 for any free port", flag, addr, flag)
+	}
+	if err != nil {
+		return nil, usagef("%s %s: cannot listen there: %v", flag, addr, err)
+	}
+	return l, nil
+}
+
 // servePprof serves net/http/pprof on its own listener, never on the API's: profiles reveal
 // internals and cost CPU, so they are only there when an operator asks with --pprof.
 func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	l, err := net.Listen("tcp", addr)
+	l, err := listen("--pprof", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--pprof: listen on %s: %v", addr, err)
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
