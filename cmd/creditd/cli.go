@@ -79,7 +79,9 @@ func syntaxf(format string, args ...any) error {
 // command is one subcommand: it declares its flags on fs and runs with the positional args.
 type command struct {
 	summary string
-	flags   func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
+	// args names the positional arguments for the usage line ("APP"), if the command takes any.
+	args  string
+	flags func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
 	// createsDatabase, when set, reports whether this run may create a SQLite file that does
 	// not exist yet (migrate, store create, serve --demo). Every other command refuses a
 	// missing file, so that a mistyped --db never leaves a new, empty database behind.

@@ -22,7 +22,11 @@ var commonFlags = map[string]bool{"db": true, "json": true}
 // spells them (the flag package's own PrintDefaults writes -name).
 func (m *Main) commandUsage(name string, cmd command, fs *flag.FlagSet) {
 	w := m.Stdout
-	fmt.Fprintf(w, "creditd %s: %s\n\nusage: creditd %s [flags]   (flags may come before or after arguments)\n", name, cmd.summary, name)
+	call := name
+	if cmd.args != "" {
+		call += " " + cmd.args
+	}
+	fmt.Fprintf(w, "creditd %s: %s\n\nusage: creditd %s [flags]   (flags may come before or after arguments)\n", name, cmd.summary, call)
 	var own, common []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
 		if commonFlags[f.Name] {
