@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ const (
 type Main struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Self is how the hints serve prints name this program: "creditd" when that is on PATH,
+	// "go run ./cmd/creditd" under go run, else the path it was started by (see selfCommand).
+	Self string
 	// Now overrides the clock (tests only).
 	Now func() time.Time
 	// Ready, when set, receives the address serve listens on once it accepts connections.
@@ -47,7 +51,8 @@ type Main struct {
 
 // NewMain returns a Main wired to the given streams.
 func NewMain(stdin io.Reader, stdout, stderr io.Writer) *Main {
-	return &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	exe, _ := os.Executable()
+	return &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr, Self: selfCommand(exe, os.Args[0], exec.LookPath)}
 }
 
 // Close releases the database.

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -233,6 +234,25 @@ func TestServeSuggestsAFreeAddress(t *testing.T) {
 	}
 }
 
+func TestSelfCommand(t *testing.T) {
+	onPath := func(string) (string, error) { return "/usr/local/bin/creditd", nil }
+	notOnPath := func(string) (string, error) { return "", errors.New("not found") }
+	for _, tt := range []struct {
+		exe, arg0 string
+		look      func(string) (string, error)
+		want      string
+	}{
+		{"/tmp/go-build123/b001/exe/creditd", "/tmp/go-build123/b001/exe/creditd", notOnPath, "go run ./cmd/creditd"},
+		{"/home/me/creditd/creditd", "./creditd", notOnPath, "./creditd"},
+		{"/home/me/creditd/creditd", "./creditd", onPath, "./creditd"},
+		{"/home/me/go/bin/creditd", "creditd", notOnPath, "creditd"},
+	} {
+		if got := selfCommand(tt.exe, tt.arg0, tt.look); got != tt.want {
+			t.Errorf("selfCommand(%q, %q) = %q, want %q", tt.exe, tt.arg0, got, tt.want)
+		}
+	}
+}
+
 // TestSecondDemoSaysHowToMakeAKey starts serve --demo twice on one database: the second start
 // seeds nothing, prints the demo store's ID and a key create line, and that line, run as
 // printed, makes a key of that store.
@@ -250,7 +270,9 @@ func TestSecondDemoSaysHowToMakeAKey(t *testing.T) {
 	if strings.Contains(second, "ck_") || !strings.Contains(second, "no demo was seeded") || !strings.Contains(second, store+"  Demo Wholesale GmbH (EUR)") {
 		t.Errorf("the second --demo:\n%s", second)
 	}
-	line := regexp.MustCompile(`(?m)^\s+(creditd key create .*)$`).FindStringSubmatch(second)
+	// The test binary runs from Go's build cache, as under go run, so the line names
+	// go run ./cmd/creditd, which a README reader has (TestSelfCommand covers the other cases).
+	line := regexp.MustCompile(`(?m)^\s+go run \./cmd/(creditd key create .*)$`).FindStringSubmatch(second)
 	if line == nil {
 		t.Fatalf("the second --demo prints no key create line:\n%s", second)
 	}

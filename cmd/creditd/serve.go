@@ -136,7 +136,7 @@ func serveCommand() command {
 					consoleDone <- err
 				}()
 				log.Info("staff console listening", "addr", al.Addr().String())
-				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: creditd staff create --store ST --name N --email E --password-stdin)\n", displayAddr(al.Addr()))
+				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: %s)\n", displayAddr(al.Addr()), staffCreateHint(ctx, env))
 				if env.m.AdminReady != nil {
 					env.m.AdminReady(al.Addr().String())
 				}
@@ -229,6 +229,20 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 	return nil
 }
 
+// staffCreateHint is the command line that makes the first console account: for the one
+// store when the database has exactly one (the demo's, say), else with ST to fill in.
+func staffCreateHint(ctx context.Context, env *cmdEnv) string {
+	store := "ST"
+	if stores, err := env.svc.ListStores(ctx); err == nil && len(stores) == 1 {
+		store = stores[0].ID
+	}
+	db := ""
+	if env.dbArg != "" {
+		db = " --db " + shellQuote(env.dbArg)
+	}
+	return fmt.Sprintf("printf '%%s\\n' 'a long passphrase' | %s staff create%s --store %s --name N --email E --password-stdin", env.m.Self, db, store)
+}
+
 // printExistingStores answers a --demo on a database that already has data: the demo's keys
 // were printed only when it was seeded, so it names the stores and the exact command line that
 // makes a new key for each.
@@ -246,7 +260,7 @@ func printExistingStores(ctx context.Context, env *cmdEnv) error {
 	}
 	for _, st := range stores {
 		fmt.Fprintf(out, "  %s  %s (%s)\n", st.ID, st.Name, st.Currency)
-		fmt.Fprintf(out, "    creditd key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", db, st.ID)
+		fmt.Fprintf(out, "    %s key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", env.m.Self, db, st.ID)
 	}
 	fmt.Fprintln(out)
 	return nil
