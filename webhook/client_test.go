@@ -342,8 +342,8 @@ func TestDeliverClassifiesNetworkFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	closedPort := l.Addr().String()
-	l.Close()
-
+	// Closed only once the other receivers listen: closed first, its port was sometimes handed
+	// straight to the next receiver, and "nothing listening" met a TLS server.
 	untrusted := newReceiver(t, answer(http.StatusOK, ""))
 	hangUp := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
@@ -351,6 +351,7 @@ func TestDeliverClassifiesNetworkFailures(t *testing.T) {
 			conn.Close()
 		}
 	})
+	l.Close()
 	tests := []struct {
 		name    string
 		url     string
