@@ -41,8 +41,8 @@ const (
 	// DefaultAccountAttempts is sign-in attempts for one email per AccountAttemptsPeriod,
 	// whether or not an account has that email.
 	DefaultAccountAttempts = 10
-	// AccountAttemptsPeriod is the period of DefaultAccountAttempts: after a burst of ten, one
-	// more attempt a minute.
+	// AccountAttemptsPeriod is the period of DefaultAccountAttempts: at most ten attempts in
+	// any ten minutes (a sliding window, like the API's limit).
 	AccountAttemptsPeriod = 10 * time.Minute
 )
 

@@ -157,7 +157,7 @@ func TestApplicationPages(t *testing.T) {
 	b.follow(b.post(path+"/status", url.Values{"status": {"in_review"}})).wantText(t, "The application is now in review.", "Approve and create", "Reject", "Ask for more information")
 	b.follow(b.post(path+"/status", url.Values{"status": {"needs_info"}})).wantText(t, "The application is now needs info.", "Start the review").wantNoText(t, "Approve and create")
 	b.post(path+"/status", url.Values{"status": {"approved"}, "credit_limit": {"5000"}, "payment_terms": {"NET_30"}}).
-		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, "An application cannot go from needs_info to approved.")
+		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, "An application cannot go from needs_info to approved: from needs_info it can go to in_review.")
 	b.follow(b.post(path+"/status", url.Values{"status": {"in_review"}}))
 	b.post(path+"/status", url.Values{"status": {"approved"}, "credit_limit": {"5000"}, "payment_terms": {"NET_400"}}).
 		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="approve-terms-error">Payment_terms must be between NET_1 and NET_365.`, `value="5000"`)

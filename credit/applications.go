@@ -268,7 +268,11 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 			allowed = allowed || to == in.Status
 		}
 		if !allowed {
-			return ParamErrorf(CodeValidationFailed, "status", "an application cannot go from %s to %s", from, in.Status)
+			next := applicationTransitions[from]
+			if len(next) == 0 {
+				return ParamErrorf(CodeValidationFailed, "status", "an application cannot go from %s to %s: %s is final", from, in.Status, from)
+			}
+			return ParamErrorf(CodeValidationFailed, "status", "an application cannot go from %s to %s: from %s it can go to %s", from, in.Status, from, strings.Join(next, " or "))
 		}
 		approving := in.Status == AppApproved
 		if !approving && (in.CreditLimit != "" || in.PaymentTerms != "" || in.PlatformCompanyGID != "") {

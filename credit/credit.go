@@ -37,6 +37,10 @@ type Storage interface {
 	LocksRows() bool
 	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
 	PurgeErased(ctx context.Context) error
+	// KeyChanges returns a count that every change able to end an authentication (a key
+	// revoked, a secret's expiry set or moved), by any process, increases before its
+	// transaction commits.
+	KeyChanges(ctx context.Context) (int64, error)
 }
 
 // Options configure a Service.
@@ -80,7 +84,7 @@ type Service struct {
 	lastUsedMu      sync.Mutex
 	lastUsedWritten map[string]time.Time
 
-	// keys remembers recent authentications for up to a second (see Authenticate).
+	// keys remembers authentications until a key changes (see Authenticate).
 	keys keyCache
 }
 

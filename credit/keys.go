@@ -79,12 +79,6 @@ var errUnauthenticated = Errorf(CodeUnauthenticated, "a valid API key is require
 // ErrUnauthenticated returns the contract's answer to a request without a usable key.
 func ErrUnauthenticated() error { return errUnauthenticated }
 
-// keyCacheTTL is how long an authentication is trusted without reading the database again:
-// a revocation, or the end of a rotated-out secret's grace, made by another process (another
-// instance, the command line) takes effect within this time (contract §2). One made through
-// this Service takes effect at once: it empties the cache.
-const keyCacheTTL = time.Second
-
 // maxCachedKeys bounds the cache; when full it is emptied and refills with the keys in use.
 const maxCachedKeys = 10_000
 
@@ -93,61 +87,45 @@ type cachedKey struct {
 	storeID, keyID, label string
 	scopes                []string
 	lastUsedAt            *time.Time
-	// The entry is trusted until the earlier of until by the service clock (which tests and
-	// `--now` move) and wallUntil by the machine's monotonic clock.
-	until, wallUntil time.Time
+	// changes is the count of key changes (Storage.KeyChanges) read before the key was: the entry holds while the
+	// count is the same. until is the secret's expiry (the end of a rotation's grace) by the
+	// service clock, which tests and `--now` move; the zero time when it has none.
+	changes int64
+	until   time.Time
 }
 
-// keyCache holds recent authentications by secret hash, so that a busy key costs one SQL
-// statement a second per process instead of one per request.
+// keyCache holds authentications by secret hash. An entry is used only while the database's
+// count of key changes is the one it was made under, so a revocation made anywhere (another
+// instance, the command line) takes effect on the very next request (contract §2), and a busy
+// key costs one read of a one-row table per request instead of the key lookup.
 type keyCache struct {
 	mu   sync.RWMutex
 	keys map[string]*cachedKey
-	// gen counts the clears, so that a read made before a clear is not cached after it.
-	gen uint64
 }
 
-func (c *keyCache) get(hash string, now time.Time) *cachedKey {
+func (c *keyCache) get(hash string, now time.Time, changes int64) *cachedKey {
 	c.mu.RLock()
 	k := c.keys[hash]
 	c.mu.RUnlock()
-	if k == nil || !now.Before(k.until) || !time.Now().Before(k.wallUntil) {
+	if k == nil || k.changes != changes || (!k.until.IsZero() && !now.Before(k.until)) {
 		return nil
 	}
 	return k
 }
 
-func (c *keyCache) generation() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen
-}
-
-// put caches k unless the cache was cleared since generation returned gen.
-func (c *keyCache) put(gen uint64, hash string, k *cachedKey) {
+func (c *keyCache) put(hash string, k *cachedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen {
-		return
-	}
 	if c.keys == nil || len(c.keys) >= maxCachedKeys {
 		c.keys = map[string]*cachedKey{}
 	}
 	c.keys[hash] = k
 }
 
-// clear forgets every authentication; a key's change in this process calls it on commit.
-func (c *keyCache) clear() {
-	c.mu.Lock()
-	c.keys = nil
-	c.gen++
-	c.mu.Unlock()
-}
-
 // Authenticate resolves a bearer secret to its key and returns ctx carrying the key's viewer.
-// A successful authentication is remembered for keyCacheTTL: a revocation or an expired grace
-// period takes effect on the next request in this process, and within a second on every other
-// instance (contract §2).
+// A successful authentication is remembered until a key or secret changes anywhere (a
+// revocation, a rotation) or the secret's grace ends: every request reads the database's count
+// of key changes, so a revocation by any process takes effect on the next request (contract §2).
 //
 // Errors: unauthenticated.
 func (s *Service) Authenticate(ctx context.Context, secret string) (context.Context, error) {
@@ -155,13 +133,16 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 		return nil, errUnauthenticated
 	}
 	sys := tenant.System(ctx)
+	changes, err := s.db.KeyChanges(sys)
+	if err != nil {
+		return nil, err
+	}
 	now := s.Now()
 	hash := hashSecret(secret)
-	if k := s.keys.get(hash, now); k != nil {
+	if k := s.keys.get(hash, now, changes); k != nil {
 		s.touchKey(sys, k.keyID, k.lastUsedAt, now)
 		return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
 	}
-	gen := s.keys.generation()
 	// One statement: the key that is not revoked and has this secret, unexpired. It is written
 	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
 	// for every key of every store instead of looking the hash up once.
@@ -181,14 +162,16 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	if err != nil {
 		return nil, err
 	}
-	// A secret in its rotation grace is trusted no longer than its expiry.
-	until := now.Add(keyCacheTTL)
-	if sec, err := s.client.APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err != nil {
-		until = now
-	} else if sec.ExpiresAt != nil && sec.ExpiresAt.Before(until) {
-		until = *sec.ExpiresAt
+	// A secret in its rotation grace is trusted no longer than its expiry. The entry is made
+	// under the count read before the key was, so a change committed in between is seen by
+	// the next request.
+	if sec, err := s.client.APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err == nil {
+		k := &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, changes: changes}
+		if sec.ExpiresAt != nil {
+			k.until = *sec.ExpiresAt
+		}
+		s.keys.put(hash, k)
 	}
-	s.keys.put(gen, hash, &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, until: until, wallUntil: time.Now().Add(keyCacheTTL)})
 	s.touchKey(sys, key.ID, key.LastUsedAt, now)
 	return tenant.APIKey(ctx, key.StoreID, key.ID, key.Label, key.Scopes), nil
 }
@@ -326,8 +309,7 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
 		return err
 	})
-	// The old secrets' grace may be zero: they stop at once in this process.
-	s.keys.clear()
+	// The old secrets' expiry bumps key_changes (a trigger): every process sees it.
 	return out, err
 }
 
@@ -351,9 +333,8 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
 		return err
 	})
-	// Cleared after the commit, so that no authentication running meanwhile puts the key back
-	// from a read made before it.
-	s.keys.clear()
+	// Revoking bumps key_changes (a trigger) in the same transaction: every process's next
+	// authentication reads the new count and no longer trusts what it cached.
 	return err
 }
 

@@ -191,6 +191,10 @@ func requiredAmount(in AmountInput, currency *string, companyCurrency string) (d
 	if in.Text == nil {
 		return decimal.Decimal{}, ParamErrorf(CodeValidationFailed, "amount", "amount is required")
 	}
+	if strings.TrimSpace(*in.Text) == "" {
+		// Empty is missing (contract §3), not a malformed amount.
+		return decimal.Decimal{}, ParamErrorf(CodeValidationFailed, "amount", "amount is required and must not be empty")
+	}
 	if currency != nil && *currency != companyCurrency {
 		return decimal.Decimal{}, ParamErrorf(CodeCurrencyMismatch, "currency", "this company's amounts are in %s, not %q", companyCurrency, *currency)
 	}

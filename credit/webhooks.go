@@ -115,15 +115,23 @@ func (s *Service) validateWebhookURL(raw string) error {
 		return err
 	}
 	err := webhook.ValidateURL(raw, s.allowPrivateWebhooks)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
+	}
+	// What the webhook package found, when it says more than its generic error.
+	detail := ""
+	if d, ok := strings.CutPrefix(err.Error(), webhook.ErrInvalidURL.Error()+": "); ok {
+		detail = ": " + d
+	}
+	switch {
 	case errors.Is(err, webhook.ErrPrivateDestination):
-		return ParamErrorf(CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused; serve --allow-private-webhooks lifts this for development)")
+		return ParamErrorf(CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; --allow-private-webhooks, given to webhook create and to serve, lifts this for development)")
 	case s.allowPrivateWebhooks:
-		return ParamErrorf(CodeValidationFailed, "url", "the URL must be http(s)://host[:port]/path without user:password")
+		return ParamErrorf(CodeValidationFailed, "url", "the URL must be http(s)://host[:port]/path without user:password or #fragment, with a port 1-65535%s", detail)
+	case strings.HasPrefix(strings.ToLower(raw), "http://"):
+		return ParamErrorf(CodeValidationFailed, "url", "only HTTPS is allowed; http:// needs --allow-private-webhooks (given to webhook create and to serve; development and tests only)")
 	default:
-		return ParamErrorf(CodeValidationFailed, "url", "the URL must be https://host[:port]/path without user:password (only HTTPS is allowed)")
+		return ParamErrorf(CodeValidationFailed, "url", "the URL must be https://host[:port]/path without user:password or #fragment, with a port 1-65535 (only HTTPS is allowed)%s", detail)
 	}
 }
 

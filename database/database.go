@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -32,6 +33,13 @@ type DB struct {
 	Client  *ent.Client
 	SQL     *sql.DB
 	Dialect string
+
+	// keyChanges shares concurrent reads of key_changes on PostgreSQL (see KeyChanges).
+	keyChanges *sharedRead
+
+	// driver is the ent client's driver (wrapped by WithDriver), for the few statements
+	// written as SQL: they are counted and faulted like the client's.
+	driver dialect.Driver
 
 	// commits runs this process's write transactions on SQLite, which admits one writer at a
 	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
@@ -236,6 +244,111 @@ func IsUnavailable(err error) bool {
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
-	client := ent.NewClient(ent.Driver(wrap(entsql.OpenDB(db.Dialect, db.SQL))))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, commits: groupCommit{client: client}}
+	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	client := ent.NewClient(ent.Driver(drv))
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
+}
+
+// keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is
+// quoted the way ent quotes it on both dialects, so statement logs name it.
+const keyChangesQuery = `SELECT n FROM "key_changes" WHERE id = 1`
+
+// KeyChanges returns the count of changes to API keys and secrets that can end an
+// authentication: triggers bump it in every transaction that revokes a key or moves a
+// secret's expiry, whichever process runs it (see credit's Authenticate), and every
+// authenticated request reads it.
+//
+// SQLite: the statement stays prepared on each connection, and it runs without the request's
+// cancellation (a one-row read in WAL mode never waits), since go-sqlite3 starts a goroutine to
+// watch a cancellable context on every row. PostgreSQL: concurrent callers share a read, but
+// only one that started after they called (see sharedRead), so what each sees was read after
+// any revocation that returned before it called.
+func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
+	if db.Dialect != dialect.Postgres {
+		return db.readKeyChanges(context.WithoutCancel(ctx))
+	}
+	return db.keyChanges.do(ctx, db.readKeyChanges)
+}
+
+func (db *DB) readKeyChanges(ctx context.Context) (int64, error) {
+	var rows entsql.Rows
+	if err := db.driver.Query(ctx, keyChangesQuery, []any{}, &rows); err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("key_changes has no row: run creditd migrate")
+	}
+	var n int64
+	if err := rows.Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, rows.Close()
+}
+
+// sharedRead lets concurrent callers share reads of a value that only grows with commits,
+// without ever answering a caller with a read that started before it called: a caller that
+// finds no read running starts one; a caller that finds one running (it may have started
+// before the caller came) joins the next read, which starts when the running one ends and
+// serves everyone who joined it. Under load that is one read per round trip instead of one per
+// request; alone, a caller waits for its own read only.
+type sharedRead struct {
+	mu      sync.Mutex
+	running bool
+	next    *sharedFlight
+}
+
+type sharedFlight struct {
+	done chan struct{}
+	n    int64
+	err  error
+}
+
+// sharedReadTimeout bounds a read made for the callers who joined it, which runs on a context
+// of its own (any one caller's cancellation must not fail the others).
+const sharedReadTimeout = 10 * time.Second
+
+func (s *sharedRead) do(ctx context.Context, read func(context.Context) (int64, error)) (int64, error) {
+	s.mu.Lock()
+	if !s.running {
+		s.running = true
+		s.mu.Unlock()
+		n, err := read(ctx)
+		s.finish(read)
+		return n, err
+	}
+	f := s.next
+	if f == nil {
+		f = &sharedFlight{done: make(chan struct{})}
+		s.next = f
+	}
+	s.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.n, f.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// finish ends the running read and starts the next one if callers joined it.
+func (s *sharedRead) finish(read func(context.Context) (int64, error)) {
+	s.mu.Lock()
+	f := s.next
+	s.next = nil
+	s.running = f != nil
+	s.mu.Unlock()
+	if f == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedReadTimeout)
+		f.n, f.err = read(ctx)
+		cancel()
+		close(f.done)
+		s.finish(read)
+	}()
 }

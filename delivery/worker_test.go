@@ -83,7 +83,7 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 			}
 			continue
 		}
-		if a.Outcome != webhook.OutcomeRefusedPrivateAddress || received.Load() != 0 || !strings.Contains(a.Error, "127.0.0.1") {
+		if a.Outcome != webhook.OutcomeRefusedPrivateAddress || received.Load() != 0 || !strings.Contains(a.Error, "127.0.0.1") || !strings.Contains(a.Error, "--allow-private-webhooks") {
 			t.Errorf("rebinding to loopback: outcome %s (%s), %d received; want refused_private_address and nothing sent", a.Outcome, a.Error, received.Load())
 		}
 		if a.NextAttemptAt == nil || len(report.Pending) != 1 {

@@ -60,6 +60,8 @@ func TestErrorCodesMatchREST(t *testing.T) {
 		{"ledger limit 300", f.readCredit, get("/v1/companies/" + co + "/ledger?limit=300"), ledgerQ, map[string]any{"id": co, "first": 300}, "invalid_parameter", "limit", "first"},
 		{"too many decimals", f.full, post("/v1/companies/"+co+"/adjustments", `{"amount":"12.345","note":"x"}`), adjust, in("companyId", co, "amount", "12.345", "note", "x"), "invalid_amount", "amount", "amount"},
 		{"not a decimal", f.full, post("/v1/companies/"+co+"/adjustments", `{"amount":"1e3","note":"x"}`), adjust, in("companyId", co, "amount", "1e3", "note", "x"), "invalid_amount", "amount", "amount"},
+		{"empty amount", f.full, post("/v1/companies/"+co+"/adjustments", `{"amount":"","note":"x"}`), adjust, in("companyId", co, "amount", "", "note", "x"), "validation_failed", "amount", "amount"},
+		{"empty limit", f.full, put("/v1/companies/"+co+"/credit-limit", `{"amount":""}`), limit, in("companyId", co, "amount", ""), "validation_failed", "amount", "amount"},
 		{"amount as a JSON number", f.full, post("/v1/companies/"+co+"/adjustments", `{"amount":12.5,"note":"x"}`), adjust, in("companyId", co, "amount", 12.5, "note", "x"), "invalid_amount", "amount", "amount"},
 		{"amount as a literal number", f.full, post("/v1/companies/"+co+"/adjustments", `{"amount":12,"note":"x"}`), `mutation { createAdjustment(input: {companyId: "` + co + `", amount: 12, note: "x"}) { ledgerEntry { id } } }`, nil, "invalid_amount", "amount", "amount"},
 		{"number for an unknown company", f.full, post("/v1/companies/co_nope/adjustments", `{"amount":12.5,"note":"x"}`), adjust, in("companyId", "co_nope", "amount", 12.5, "note", "x"), "not_found", "", ""},

@@ -39,8 +39,10 @@ func AmountField(name string, dst *credit.AmountInput) Field {
 // ObjectField accepts a JSON object member, kept raw in dst.
 func ObjectField(name string, dst *json.RawMessage) Field { return Field{name: name, object: dst} }
 
-// ReadBody reads a request body of at most MaxBodyBytes after checking its media type.
-// An empty body is allowed (bodies whose members are all optional).
+// ReadBody reads a request body of at most MaxBodyBytes after checking its media type: JSON,
+// in UTF-8 (a charset parameter other than utf-8 is refused). A body left out entirely, without
+// a Content-Type, is allowed (bodies whose members are all optional); an empty body that says
+// it is JSON is not JSON and is refused.
 //
 // Errors: unsupported_media_type, request_too_large, invalid_request.
 func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -52,12 +54,18 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, credit.Errorf(CodeInvalidRequest, "the request body could not be read")
 	}
-	if len(body) == 0 {
+	if len(body) == 0 && r.Header.Get("Content-Type") == "" {
 		return body, nil
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, credit.Errorf(CodeUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return nil, credit.Errorf(CodeUnsupportedMediaType, "request bodies are JSON in UTF-8: charset %q is not accepted (send charset=utf-8, or no charset)", cs)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, credit.Errorf(CodeInvalidRequest, "the request body is empty but its Content-Type says JSON: send a JSON object ({} when every field is optional)")
 	}
 	if !utf8.Valid(body) {
 		return nil, credit.Errorf(CodeInvalidRequest, "the request body must be UTF-8")

@@ -1,60 +1,92 @@
-// Package ratelimit decides whether a caller may make another request: a token bucket per key
-// (a store, or a client address for failed authentications) that holds a minute's allowance
-// and refills continuously, the GCRA behaviour that golang.org/x/time/rate implements in
-// memory and go-redis/redis_rate implements on a shared Redis.
+// Package ratelimit decides whether a caller may make another request: at most limit requests
+// admitted in any window of one period per key (a store, or a client address for failed
+// authentications), exactly (contract §8). Each key keeps a sliding log of its admitted
+// requests' times: a ring of at most limit times in memory (Memory), a sorted set updated by one
+// Lua script in Redis (Redis) when instances share the limit. A request is admitted when fewer
+// than limit of its key's admissions are younger than a period; when refused it may retry once
+// the oldest admission in the window is a period old, which is what RetryAfter says.
+//
+// (A token bucket refilling continuously, which this package was before, admits a full
+// allowance at once and then the refill: up to twice the limit in a minute.)
 package ratelimit
 
 import (
 	"context"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
-// Decision is the outcome of asking for tokens.
+// Decision is the outcome of asking for admission.
 type Decision struct {
 	Allowed bool
-	// Limit is the number of requests a full minute allows.
+	// Limit is the number of requests a period admits.
 	Limit int
-	// Remaining is how many requests may still be made right now.
+	// Remaining is how many requests may still be admitted right now.
 	Remaining int
-	// RetryAfter is how long to wait before the request would be allowed (when not allowed).
+	// RetryAfter is how long until the request would be admitted (when not allowed): until
+	// enough of the oldest admissions in the window are a period old.
 	RetryAfter time.Duration
 }
 
-// Limiter hands out request allowances per key.
+// Limiter admits requests per key.
 type Limiter interface {
-	// Take takes n tokens for key if all n are available.
+	// Take admits n requests for key if all n fit in the window; otherwise it admits none.
 	Take(ctx context.Context, key string, n int) (Decision, error)
-	// Peek reports the key's state without taking anything.
+	// Peek reports whether one more request would be admitted, without admitting it.
 	Peek(ctx context.Context, key string) (Decision, error)
 }
 
-// Memory is a Limiter for one instance. Buckets of keys idle for a whole period are full
-// again, so they are dropped: memory stays bounded by the keys active in the last period.
+// Memory is a Limiter for one instance. Logs of keys idle for a whole period are empty, so they
+// are dropped: memory stays bounded by the keys active in the last period, at most limit times
+// each.
 type Memory struct {
 	limit  int
 	period time.Duration
 	now    func() time.Time
 
 	mu        sync.Mutex
-	buckets   map[string]*bucket
+	logs      map[string]*log
 	lastSweep time.Time
 }
 
-type bucket struct {
-	lim      *rate.Limiter
-	lastSeen time.Time
+// log is a key's admitted times, oldest first: a ring that grows as needed up to limit
+// entries (a limit of a billion, as benchmarks set, costs only what is admitted).
+type log struct {
+	times []time.Time // the live entries are times[start:start+count] modulo len(times)
+	start int
+	count int
 }
 
-// NewMemory returns a limiter allowing limit requests per period per key. now is the clock
-// (nil for time.Now).
+// at returns the i-th oldest admitted time.
+func (l *log) at(i int) time.Time { return l.times[(l.start+i)%len(l.times)] }
+
+// expire drops the admissions that are a period old or older at now.
+func (l *log) expire(now time.Time, period time.Duration) {
+	for l.count > 0 && now.Sub(l.at(0)) >= period {
+		l.start = (l.start + 1) % len(l.times)
+		l.count--
+	}
+}
+
+func (l *log) push(t time.Time) {
+	if l.count == len(l.times) {
+		grown := make([]time.Time, max(8, 2*l.count))
+		for i := range l.count {
+			grown[i] = l.at(i)
+		}
+		l.times, l.start = grown, 0
+	}
+	l.times[(l.start+l.count)%len(l.times)] = t
+	l.count++
+}
+
+// NewMemory returns a limiter admitting at most limit requests per key in any window of
+// period. now is the clock (nil for time.Now).
 func NewMemory(limit int, period time.Duration, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{limit: limit, period: period, now: now, buckets: map[string]*bucket{}}
+	return &Memory{limit: limit, period: period, now: now, logs: map[string]*log{}}
 }
 
 // Take implements Limiter.
@@ -63,16 +95,19 @@ func (m *Memory) Take(_ context.Context, key string, n int) (Decision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
-	b := m.bucket(key, now)
-	r := b.lim.ReserveN(now, n)
-	if !r.OK() {
-		return Decision{Limit: m.limit, Remaining: m.remaining(b, now), RetryAfter: m.period}, nil
+	l, ok := m.logs[key]
+	if !ok {
+		l = &log{}
+		m.logs[key] = l
 	}
-	if delay := r.DelayFrom(now); delay > 0 {
-		r.CancelAt(now)
-		return Decision{Limit: m.limit, Remaining: m.remaining(b, now), RetryAfter: delay}, nil
+	l.expire(now, m.period)
+	if n > 0 && l.count+n <= m.limit {
+		for range n {
+			l.push(now)
+		}
+		return Decision{Allowed: true, Limit: m.limit, Remaining: m.limit - l.count}, nil
 	}
-	return Decision{Allowed: true, Limit: m.limit, Remaining: m.remaining(b, now)}, nil
+	return m.refusal(l, now, n), nil
 }
 
 // Peek implements Limiter.
@@ -80,54 +115,50 @@ func (m *Memory) Peek(_ context.Context, key string) (Decision, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, ok := m.buckets[key]
+	l, ok := m.logs[key]
 	if !ok {
 		return Decision{Allowed: true, Limit: m.limit, Remaining: m.limit}, nil
 	}
-	tokens := b.lim.TokensAt(now)
-	d := Decision{Allowed: tokens >= 1, Limit: m.limit, Remaining: m.remaining(b, now)}
-	if !d.Allowed {
-		d.RetryAfter = time.Duration((1 - tokens) * float64(m.period) / float64(m.limit))
+	l.expire(now, m.period)
+	if l.count < m.limit {
+		return Decision{Allowed: true, Limit: m.limit, Remaining: m.limit - l.count}, nil
 	}
-	return d, nil
+	return m.refusal(l, now, 1), nil
+}
+
+// refusal is the answer to n requests that do not fit: they fit once the oldest
+// count+n-limit admissions have left the window.
+func (m *Memory) refusal(l *log, now time.Time, n int) Decision {
+	d := Decision{Limit: m.limit, Remaining: m.limit - l.count}
+	if n > m.limit || n <= 0 {
+		d.RetryAfter = m.period
+		return d
+	}
+	d.RetryAfter = retryAfter(l.at(l.count+n-m.limit-1), now, m.period)
+	return d
+}
+
+// retryAfter is how long until an admission made at oldest leaves the window.
+func retryAfter(oldest, now time.Time, period time.Duration) time.Duration {
+	return max(oldest.Add(period).Sub(now), time.Microsecond)
 }
 
 // Len returns how many keys are tracked (for tests of the memory bound).
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.buckets)
+	return len(m.logs)
 }
 
-func (m *Memory) bucket(key string, now time.Time) *bucket {
-	b, ok := m.buckets[key]
-	if !ok {
-		every := m.period / time.Duration(m.limit)
-		b = &bucket{lim: rate.NewLimiter(rate.Every(every), m.limit)}
-		// A new limiter starts full at its first use.
-		m.buckets[key] = b
-	}
-	b.lastSeen = now
-	return b
-}
-
-func (m *Memory) remaining(b *bucket, now time.Time) int {
-	t := int(b.lim.TokensAt(now))
-	if t < 0 {
-		return 0
-	}
-	return t
-}
-
-// sweep drops buckets idle for a whole period, at most once a period.
+// sweep drops logs whose newest admission is a period old, at most once a period.
 func (m *Memory) sweep(now time.Time) {
 	if now.Sub(m.lastSweep) < m.period {
 		return
 	}
 	m.lastSweep = now
-	for k, b := range m.buckets {
-		if now.Sub(b.lastSeen) >= m.period {
-			delete(m.buckets, k)
+	for k, l := range m.logs {
+		if l.count == 0 || now.Sub(l.at(l.count-1)) >= m.period {
+			delete(m.logs, k)
 		}
 	}
 }

@@ -7,32 +7,42 @@ import (
 	"time"
 )
 
-func TestMemoryLimitAndRefill(t *testing.T) {
+func TestMemorySlidingWindow(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := NewMemory(120, time.Minute, func() time.Time { return now })
-	ctx := context.Background()
-	for i := 1; i <= 120; i++ {
-		d, _ := m.Take(ctx, "store:a", 1)
-		if !d.Allowed || d.Remaining != 120-i || d.Limit != 120 {
-			t.Fatalf("request %d: %+v", i, d)
-		}
-	}
-	d, _ := m.Take(ctx, "store:a", 1)
-	if d.Allowed || d.RetryAfter != 500*time.Millisecond {
-		t.Fatalf("121st: %+v", d)
-	}
-	if d, _ := m.Take(ctx, "store:b", 1); !d.Allowed {
+	ExerciseExactWindow(t, func() time.Time { return now }, func(d time.Duration) { now = now.Add(d) }, m, m)
+	if d, _ := m.Take(context.Background(), "store:b", 1); !d.Allowed {
 		t.Fatal("another key is limited")
 	}
-	now = now.Add(500 * time.Millisecond)
-	if d, _ := m.Take(ctx, "store:a", 1); !d.Allowed {
-		t.Fatalf("after the retry delay: %+v", d)
+}
+
+func TestMemoryTakesSeveralOrNone(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewMemory(5, time.Minute, func() time.Time { return now })
+	ctx := context.Background()
+	if d, _ := m.Take(ctx, "k", 3); !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("3 of 5: %+v", d)
 	}
-	if d, _ := m.Take(ctx, "store:a", 2); d.Allowed {
-		t.Fatal("took more than was left")
+	now = now.Add(10 * time.Second)
+	if d, _ := m.Take(ctx, "k", 1); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("4th: %+v", d)
 	}
-	if d, _ := m.Take(ctx, "store:a", 121); d.Allowed || d.RetryAfter != time.Minute {
-		t.Fatalf("more than a full bucket: %+v", d)
+	// 3 more need the first three to leave the window: at 60 s.
+	if d, _ := m.Take(ctx, "k", 3); d.Allowed || d.Remaining != 1 || d.RetryAfter != 50*time.Second {
+		t.Fatalf("3 more: %+v", d)
+	}
+	if d, _ := m.Take(ctx, "k", 6); d.Allowed || d.RetryAfter != time.Minute {
+		t.Fatalf("more than the limit: %+v", d)
+	}
+	if d, _ := m.Peek(ctx, "k"); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("peek: %+v", d)
+	}
+	now = now.Add(50 * time.Second)
+	if d, _ := m.Take(ctx, "k", 4); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("4 more at 60 s: %+v", d)
+	}
+	if d, _ := m.Peek(ctx, "k"); d.Allowed || d.RetryAfter != 10*time.Second {
+		t.Fatalf("peek when full: %+v", d)
 	}
 }
 
@@ -50,5 +60,17 @@ func TestMemoryEvictsIdleKeys(t *testing.T) {
 	_, _ = m.Take(ctx, "store:new", 1)
 	if m.Len() != 1 {
 		t.Fatalf("idle keys kept: %d", m.Len())
+	}
+}
+
+func TestMemoryHugeLimitCostsWhatIsAdmitted(t *testing.T) {
+	m := NewMemory(1_000_000_000, time.Minute, nil)
+	for range 1000 {
+		if d, _ := m.Take(context.Background(), "k", 1); !d.Allowed {
+			t.Fatal("refused")
+		}
+	}
+	if n := len(m.logs["k"].times); n > 2048 {
+		t.Fatalf("a log of %d slots for 1000 admissions", n)
 	}
 }

@@ -7,21 +7,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/creditd/creditd/ids"
 )
 
-// Redis is a Limiter shared by every instance that uses the same Redis: GCRA through
-// go-redis/redis_rate, with the same allowance as Memory (limit per period, bursts up to a
-// full period's allowance).
+// Redis is a Limiter shared by every instance that uses the same Redis: the same sliding log
+// as Memory, kept as a sorted set of admitted times per key and updated by one Lua script, so
+// instances admitting at the same moment cannot together exceed the limit.
 //
 // When Redis cannot be reached, Redis does not fail requests: it falls back to this instance's
 // own in-memory limiter (so each instance still enforces the limit on its own share of the
 // traffic) and logs one line per minute while the outage lasts.
 type Redis struct {
 	client   *redis.Client
-	limiter  *redis_rate.Limiter
-	limit    redis_rate.Limit
+	limit    int
+	period   time.Duration
+	now      func() time.Time
 	fallback *Memory
 	log      *slog.Logger
 
@@ -41,6 +43,39 @@ func (r *Redis) down() bool {
 	return time.Now().Before(r.downUntil)
 }
 
+// slidingLog admits ARGV[4] requests at time ARGV[1] (microseconds) for the log KEYS[1] if
+// fewer than ARGV[3] admissions younger than ARGV[2] microseconds leave room for them; 0
+// requests asks whether one would be admitted. It returns {admitted (1 or 0), remaining,
+// microseconds until the refused requests would fit}. Members are ARGV[5] (unique per call)
+// and a number, scored by their time; the key expires a period after its newest admission.
+// ARGV[6] is ARGV[1] less the period, computed by the caller: Lua would print a number of 16
+// digits in exponent form and round it.
+var slidingLog = redis.NewScript(`
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local period = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[6])
+local count = redis.call('ZCARD', key)
+if n > 0 and count + n <= limit then
+  for i = 1, n do
+    redis.call('ZADD', key, ARGV[1], ARGV[5] .. ':' .. i)
+  end
+  redis.call('PEXPIRE', key, math.ceil(period / 1000))
+  return {1, limit - count - n, 0}
+end
+if n == 0 and count < limit then
+  return {1, limit - count, 0}
+end
+if n > limit then
+  return {0, limit - count, period}
+end
+local need = count + math.max(n, 1) - limit
+local oldest = redis.call('ZRANGE', key, need - 1, need - 1, 'WITHSCORES')
+return {0, limit - count, tonumber(oldest[2]) + period - now}
+`)
+
 // NewRedis connects to the Redis at url (redis://host:port/db).
 func NewRedis(url string, limit int, period time.Duration, log *slog.Logger) (*Redis, error) {
 	opts, err := redis.ParseURL(url)
@@ -57,11 +92,19 @@ func NewRedis(url string, limit int, period time.Duration, log *slog.Logger) (*R
 	}
 	return &Redis{
 		client:   client,
-		limiter:  redis_rate.NewLimiter(client),
-		limit:    redis_rate.Limit{Rate: limit, Burst: limit, Period: period},
+		limit:    limit,
+		period:   period,
+		now:      time.Now,
 		fallback: NewMemory(limit, period, nil),
 		log:      log,
 	}, nil
+}
+
+// SetClock makes now the clock of the limiter and of its fallback (tests move it). Instances
+// sharing a Redis should have clocks that agree: admissions are logged at each one's time.
+func (r *Redis) SetClock(now func() time.Time) {
+	r.now = now
+	r.fallback.now = now
 }
 
 // Ping checks that Redis answers.
@@ -75,12 +118,12 @@ func (r *Redis) Take(ctx context.Context, key string, n int) (Decision, error) {
 	if r.down() {
 		return r.fallback.Take(ctx, key, n)
 	}
-	res, err := r.limiter.AllowN(ctx, "creditd:rl:"+key, r.limit, n)
+	d, err := r.run(ctx, key, n)
 	if err != nil {
 		r.warn(err)
 		return r.fallback.Take(ctx, key, n)
 	}
-	return r.decision(res, n), nil
+	return d, nil
 }
 
 // Peek implements Limiter.
@@ -88,28 +131,30 @@ func (r *Redis) Peek(ctx context.Context, key string) (Decision, error) {
 	if r.down() {
 		return r.fallback.Peek(ctx, key)
 	}
-	res, err := r.limiter.AllowN(ctx, "creditd:rl:"+key, r.limit, 0)
+	d, err := r.run(ctx, key, 0)
 	if err != nil {
 		r.warn(err)
 		return r.fallback.Peek(ctx, key)
 	}
-	d := r.decision(res, 0)
-	d.Allowed = res.Remaining >= 1
-	if !d.Allowed {
-		d.RetryAfter = r.limit.Period / time.Duration(r.limit.Rate)
-	}
 	return d, nil
 }
 
-func (r *Redis) decision(res *redis_rate.Result, n int) Decision {
-	d := Decision{Allowed: n == 0 || res.Allowed >= n, Limit: r.limit.Rate, Remaining: res.Remaining}
-	if !d.Allowed {
-		d.RetryAfter = res.RetryAfter
-		if d.RetryAfter < 0 {
-			d.RetryAfter = r.limit.Period
-		}
+// run asks the script to admit n requests (0: whether one would be admitted).
+func (r *Redis) run(ctx context.Context, key string, n int) (Decision, error) {
+	now := r.now().UnixMicro()
+	res, err := slidingLog.Run(ctx, r.client, []string{"creditd:rl:" + key},
+		now, r.period.Microseconds(), r.limit, n, ids.Random(12), now-r.period.Microseconds()).Int64Slice()
+	if err != nil {
+		return Decision{}, err
 	}
-	return d
+	if len(res) != 3 {
+		return Decision{}, fmt.Errorf("rate limit script returned %v", res)
+	}
+	d := Decision{Allowed: res[0] == 1, Limit: r.limit, Remaining: int(max(res[1], 0))}
+	if !d.Allowed {
+		d.RetryAfter = max(time.Duration(res[2])*time.Microsecond, time.Microsecond)
+	}
+	return d, nil
 }
 
 func (r *Redis) warn(err error) {

@@ -168,6 +168,7 @@ func TestRateLimit(t *testing.T) {
 	other := f.env.MustStore(t, "Other", "EUR")
 	otherKey := f.env.MustKey(t, other, "k", credit.ScopeReadCredit)
 	second := f.env.MustKey(t, f.storeID, "second key of the same store", credit.ScopeReadCredit)
+	start := f.env.Clock.Now()
 	for i := 1; i <= 120; i++ {
 		key := f.read
 		if i%2 == 0 {
@@ -196,13 +197,18 @@ func TestRateLimit(t *testing.T) {
 	if h := f.env.Get(t, "", "/healthz"); h.Status != 200 {
 		t.Fatalf("healthz: %d", h.Status)
 	}
-	f.env.Clock.Advance(time.Second)
-	if r := f.env.Get(t, f.read, "/v1/companies"); r.Status != 200 {
-		t.Fatalf("after a second (2 tokens refilled): %d", r.Status)
+	// Exactly 120 in any minute (contract §8): nothing more until the first of the 120 is a
+	// minute old, and Retry-After says how long that is (a token bucket would admit 2 a second).
+	for _, after := range []time.Duration{time.Second, 30 * time.Second, 59 * time.Second} {
+		f.env.Clock.Set(start.Add(after))
+		r := f.env.Get(t, f.read, "/v1/companies")
+		if want := strconv.Itoa(int((time.Minute - after) / time.Second)); r.Status != 429 || r.Header.Get("Retry-After") != want {
+			t.Fatalf("%v after the first request: %d, Retry-After %q, want 429 and %s", after, r.Status, r.Header.Get("Retry-After"), want)
+		}
 	}
-	f.env.Clock.Advance(time.Minute)
+	f.env.Clock.Set(start.Add(time.Minute))
 	if r := f.env.Get(t, f.read, "/v1/companies"); r.Status != 200 || r.Header.Get("X-RateLimit-Remaining") != "119" {
-		t.Fatalf("after a minute: %d %v", r.Status, r.Header)
+		t.Fatalf("a minute after the first request: %d %v", r.Status, r.Header)
 	}
 }
 

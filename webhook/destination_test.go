@@ -39,6 +39,41 @@ func TestValidateURL(t *testing.T) {
 		{"https://api.localhost:8443/", false, ErrPrivateDestination},
 		{"https://127.0.0.1/", true, nil},
 		{"https://localhost/", true, nil},
+		// Loopback written in inet_aton's other forms, as resolvers and browsers read them.
+		{"https://127.1/", false, ErrPrivateDestination},
+		{"https://2130706433/", false, ErrPrivateDestination},
+		{"https://0x7f000001/", false, ErrPrivateDestination},
+		{"https://0X7F000001/", false, ErrPrivateDestination},
+		{"https://0177.0.0.1/", false, ErrPrivateDestination},
+		{"https://0/", false, ErrPrivateDestination},
+		{"https://127.0.0.1./", false, ErrPrivateDestination},
+		{"https://10.1/", false, ErrPrivateDestination},
+		{"https://0xa9.0xfe.0xa9.0xfe/", false, ErrPrivateDestination}, // 169.254.169.254
+		{"https://1572395790/", false, nil},                            // 93.184.215.14
+		{"https://93.184.215.14.", false, nil},
+		{"https://256.0.0.1/", false, ErrInvalidURL},
+		{"https://1.2.3.4.5/", false, ErrInvalidURL},
+		{"https://4294967296/", false, ErrInvalidURL},
+		{"https://08.0.0.1/", false, ErrInvalidURL}, // not octal
+		{"https://hooks.123/", false, ErrInvalidURL},
+		{"https://2130706433/", true, nil},
+		// IDNA: fullwidth letters map to ASCII, so this is localhost.
+		{"https://ｌｏｃａｌｈｏｓｔ/", false, ErrPrivateDestination},
+		{"https://ｌｏｃａｌｈｏｓｔ/", true, nil},
+		{"https://１２７．０．０．１/", false, ErrPrivateDestination},
+		{"https://bücher.example/", false, nil},
+		{"https://xn--/", false, ErrInvalidURL},
+		{"https://exa mple.com/", false, ErrInvalidURL},
+		// Fragments are never sent; ports 0 and above 65535 do not exist.
+		{"https://hooks.example.com/creditd#frag", false, ErrInvalidURL},
+		{"https://hooks.example.com/creditd#", false, ErrInvalidURL},
+		{"https://hooks.example.com:0/", false, ErrInvalidURL},
+		{"https://hooks.example.com:99999/", false, ErrInvalidURL},
+		{"https://hooks.example.com:65536/", false, ErrInvalidURL},
+		{"https://hooks.example.com:/", false, ErrInvalidURL},
+		{"https://hooks.example.com:65535/", false, nil},
+		{"http://127.0.0.1:99999/", true, ErrInvalidURL},
+		{"http://127.0.0.1:9977/hook#x", true, ErrInvalidURL},
 	}
 	for _, tt := range tests {
 		err := ValidateURL(tt.url, tt.allowPrivate)

@@ -103,9 +103,12 @@ func keyCreateCommand() command {
 }
 
 func keyRotateCommand() command {
-	return command{summary: "issue a new secret for KEY; the old one works for --grace more", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{args: "KEY", summary: "issue a new secret for KEY; the old one works for --grace more", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		grace := fs.Duration("grace", credit.DefaultRotationGrace, "how long the old secret keeps working")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
+			if err := notASecret("rotate", args); err != nil {
+				return err
+			}
 			sctx, err := env.staffFor(ctx, args, "KEY")
 			if err != nil {
 				return err
@@ -119,9 +122,21 @@ func keyRotateCommand() command {
 	}}
 }
 
+// notASecret refuses a key's secret (ck_...) where its ID (key_...) belongs: the demo prints only
+// secrets, so that is the mistake a new operator makes, and "no such key" would not help.
+func notASecret(verb string, args []string) error {
+	if len(args) == 1 && strings.HasPrefix(args[0], "ck_") {
+		return usagef("key %s takes the key's ID (key_...), not its secret (ck_...): run creditd key list --store ST to see the IDs of a store's keys", verb)
+	}
+	return nil
+}
+
 func keyRevokeCommand() command {
-	return command{summary: "revoke KEY: every secret of it stops at once", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{args: "KEY", summary: "revoke KEY: every secret of it stops at once", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
+			if err := notASecret("revoke", args); err != nil {
+				return err
+			}
 			sctx, err := env.staffFor(ctx, args, "KEY")
 			if err != nil {
 				return err
@@ -271,7 +286,7 @@ func applicationCreateCommand() command {
 }
 
 func applicationSetStatusCommand() command {
-	return command{summary: "move APP along submitted → in_review → needs_info ↔ in_review → approved | rejected", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{args: "APP", summary: "move APP along submitted → in_review → needs_info ↔ in_review → approved | rejected", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.StatusChange{}
 		fs.StringVar(&in.Status, "status", "", "new status (required)")
 		fs.StringVar(&in.CreditLimit, "credit-limit", "", "approval only: the new company's credit limit")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ const (
 type Main struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Self is how the hints serve prints name this program: "creditd" when that is on PATH,
+	// "go run ./cmd/creditd" under go run, else the path it was started by (see selfCommand).
+	Self string
 	// Now overrides the clock (tests only).
 	Now func() time.Time
 	// Ready, when set, receives the address serve listens on once it accepts connections.
@@ -47,7 +51,8 @@ type Main struct {
 
 // NewMain returns a Main wired to the given streams.
 func NewMain(stdin io.Reader, stdout, stderr io.Writer) *Main {
-	return &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	exe, _ := os.Executable()
+	return &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr, Self: selfCommand(exe, os.Args[0], exec.LookPath)}
 }
 
 // Close releases the database.
@@ -79,7 +84,9 @@ func syntaxf(format string, args ...any) error {
 // command is one subcommand: it declares its flags on fs and runs with the positional args.
 type command struct {
 	summary string
-	flags   func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
+	// args names the positional arguments for the usage line ("APP"), if the command takes any.
+	args  string
+	flags func(fs *flag.FlagSet, opts *credit.Options) func(ctx context.Context, env *cmdEnv, args []string) error
 	// createsDatabase, when set, reports whether this run may create a SQLite file that does
 	// not exist yet (migrate, store create, serve --demo). Every other command refuses a
 	// missing file, so that a mistyped --db never leaves a new, empty database behind.

@@ -446,6 +446,8 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 		{"rotate with bad grace", []string{"key", "rotate", live.ID, "--grace", "a day"}, "grace"},
 		{"revoke revoked key", []string{"key", "revoke", key.ID}, "revoked"},
 		{"revoke unknown key", []string{"key", "revoke", "nonsense"}, "key"},
+		{"revoke a secret", []string{"key", "revoke", "ck_Xq4bT0f1Yc2Vd3We4Rf5Tg6Yh7Uj8Ik9Ol0Pabcdef"}, "takes the key's ID (key_...), not its secret (ck_...): run creditd key list"},
+		{"rotate a secret", []string{"key", "rotate", "ck_Xq4bT0f1Yc2Vd3We4Rf5Tg6Yh7Uj8Ik9Ol0Pabcdef"}, "run creditd key list"},
 		{"list without store", []string{"key", "list"}, "--store"},
 		{"list unknown store", []string{"key", "list", "--store", "st_0000000000000000000000"}, "store"},
 
@@ -482,7 +484,7 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 
 		{"status of unknown application", []string{"application", "set-status", "app_0000000000000000000000", "--status", "in_review"}, "application"},
 		{"unknown status", []string{"application", "set-status", app.ID, "--status", "pending"}, "status"},
-		{"skipping review", []string{"application", "set-status", app.ID, "--status", "approved", "--credit-limit", "10", "--payment-terms", "NET_30"}, "cannot go from submitted to approved"},
+		{"skipping review", []string{"application", "set-status", app.ID, "--status", "approved", "--credit-limit", "10", "--payment-terms", "NET_30"}, "cannot go from submitted to approved: from submitted it can go to in_review"},
 		{"approval without terms", []string{"application", "set-status", inReview.ID, "--status", "approved", "--credit-limit", "10"}, "payment terms"},
 		{"approval with bad limit", []string{"application", "set-status", inReview.ID, "--status", "approved", "--credit-limit", "-10", "--payment-terms", "NET_30"}, "zero or greater"},
 		{"terms without approval", []string{"application", "set-status", inReview.ID, "--status", "rejected", "--credit-limit", "10"}, "only when approving"},
@@ -549,6 +551,12 @@ func TestCLIHelp(t *testing.T) {
 	r = runCreditd(t, "company", "create", "-h")
 	if !strings.Contains(r.stdout, "  --credit-limit string\n") {
 		t.Errorf("company create -h does not list --credit-limit:\n%s", r.stdout)
+	}
+	// The usage line names the positional argument a command takes.
+	for name, want := range map[string]string{"application set-status": "usage: creditd application set-status APP [flags]", "key revoke": "usage: creditd key revoke KEY [flags]", "hold lift": "usage: creditd hold lift CO [flags]"} {
+		if r := runCreditd(t, append(strings.Fields(name), "-h")...); !strings.Contains(r.stdout, want) {
+			t.Errorf("%s -h does not say %q:\n%s", name, want, r.stdout)
+		}
 	}
 	r = runCreditd(t, "serve", "--help")
 	if !strings.Contains(r.stdout, "  --addr string\n") || !strings.Contains(r.stdout, `(default ":8080")`) || !strings.Contains(r.stdout, "  --rate-limit int\n") {
@@ -777,21 +785,8 @@ func TestCLIChangesAreSeenByARunningServer(t *testing.T) {
 	}
 	other := d.json(t, "key", "create", "--store", st, "--label", "new", "--scopes", "read_credit")
 	env.Get(t, other["secret"].(string), "/v1/companies").WantStatus(t, 200)
-	// The server remembers an authentication for up to a second (contract §2): the revocation,
-	// made by another process, is refused within that second, and then for good.
+	// A revocation made by another process is refused on the very next request (contract §2).
 	d.json(t, "key", "revoke", other["id"].(string))
-	revoked := time.Now()
-	for {
-		// Judged by when the request was sent: a loaded machine may answer late.
-		sent := time.Now()
-		if env.Get(t, other["secret"].(string), "/v1/companies").Status != 200 {
-			break
-		}
-		if sent.Sub(revoked) > time.Second {
-			t.Fatal("the server still accepts a key revoked more than a second ago by the command line")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	env.Get(t, other["secret"].(string), "/v1/companies").WantError(t, 401, "unauthenticated", "")
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 func holdPlaceCommand() command {
-	return command{summary: "place a manual hold on CO, attributed to --staff", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{args: "CO", summary: "place a manual hold on CO, attributed to --staff", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		staff := fs.String("staff", "", "the staff member placing the hold (required)")
 		note := fs.String("note", "", "why the hold is placed")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
@@ -38,7 +38,7 @@ func holdPlaceCommand() command {
 }
 
 func holdLiftCommand() command {
-	return command{summary: "lift CO's hold, attributed to --staff (an overdue hold stays while its invoice is unpaid)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{args: "CO", summary: "lift CO's hold, attributed to --staff (an overdue hold stays while its invoice is unpaid)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		staff := fs.String("staff", "", "the staff member lifting the hold (required)")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args, "CO"); err != nil {

@@ -72,14 +72,9 @@ func serveCommand() command {
 			}
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
-			// The listener's errors are formatted with %v, not wrapped: a *net.OpError in the
-			// chain would read as a database outage (database.IsUnavailable).
-			l, err := net.Listen("tcp", *addr)
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return fmt.Errorf("%v: another program, perhaps another creditd, listens there; pick another address with --addr, or --addr 127.0.0.1:0 for any free port", err)
-			}
+			l, err := listen("--addr", *addr)
 			if err != nil {
-				return fmt.Errorf("listen on %s: %v", *addr, err)
+				return err
 			}
 			base := "http://" + displayAddr(l.Addr())
 			if *demo {
@@ -122,10 +117,10 @@ func serveCommand() command {
 			var consoleDone chan error
 			stopConsole := func(error) {}
 			if *adminAddr != "" {
-				al, err := net.Listen("tcp", *adminAddr)
+				al, err := listen("--admin-addr", *adminAddr)
 				if err != nil {
 					l.Close()
-					return fmt.Errorf("--admin-addr: listen on %s: %w", *adminAddr, err)
+					return err
 				}
 				staffConsole := console.New(console.Config{
 					Service:       env.svc,
@@ -149,7 +144,7 @@ func serveCommand() command {
 					consoleDone <- err
 				}()
 				log.Info("staff console listening", "addr", al.Addr().String())
-				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: creditd staff create --store ST --name N --email E --password-stdin)\n", displayAddr(al.Addr()))
+				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: %s)\n", displayAddr(al.Addr()), staffCreateHint(ctx, env))
 				if env.m.AdminReady != nil {
 					env.m.AdminReady(al.Addr().String())
 				}
@@ -178,12 +173,32 @@ func serveCommand() command {
 	}, createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" }}
 }
 
+// listen opens the listener a flag names. Its failures are the operator's to fix (a mistyped
+// address, a port another program holds), so they are usage errors (exit 2) with the fix, never
+// an outage: a *net.OpError left in the chain would read as an unreachable database.
+func listen(flag, addr string) (net.Listener, error) {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		if strings.Trim(addr, "0123456789") == "" && addr != "" {
+			return nil, usagef("%s %s: a listen address is [host]:port; write %s :%s for port %s on every interface, or 127.0.0.1:%s for this machine only", flag, addr, flag, addr, addr, addr)
+		}
+		return nil, usagef("%s %q: a listen address is [host]:port, such as :8080 or 127.0.0.1:8080", flag, addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, usagef("%s %s: address already in use: another program, perhaps another creditd, listens there; pick another port, or %s 127.0.0.1:0 for any free port", flag, addr, flag)
+	}
+	if err != nil {
+		return nil, usagef("%s %s: cannot listen there: %v", flag, addr, err)
+	}
+	return l, nil
+}
+
 // servePprof serves net/http/pprof on its own listener, never on the API's: profiles reveal
 // internals and cost CPU, so they are only there when an operator asks with --pprof.
 func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	l, err := net.Listen("tcp", addr)
+	l, err := listen("--pprof", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--pprof: listen on %s: %v", addr, err)
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -222,6 +237,20 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 	return nil
 }
 
+// staffCreateHint is the command line that makes the first console account: for the one
+// store when the database has exactly one (the demo's, say), else with ST to fill in.
+func staffCreateHint(ctx context.Context, env *cmdEnv) string {
+	store := "ST"
+	if stores, err := env.svc.ListStores(ctx); err == nil && len(stores) == 1 {
+		store = stores[0].ID
+	}
+	db := ""
+	if env.dbArg != "" {
+		db = " --db " + shellQuote(env.dbArg)
+	}
+	return fmt.Sprintf("printf '%%s\\n' 'a long passphrase' | %s staff create%s --store %s --name N --email E --password-stdin", env.m.Self, db, store)
+}
+
 // printExistingStores answers a --demo on a database that already has data: the demo's keys
 // were printed only when it was seeded, so it names the stores and the exact command line that
 // makes a new key for each.
@@ -239,7 +268,7 @@ func printExistingStores(ctx context.Context, env *cmdEnv) error {
 	}
 	for _, st := range stores {
 		fmt.Fprintf(out, "  %s  %s (%s)\n", st.ID, st.Name, st.Currency)
-		fmt.Fprintf(out, "    creditd key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", db, st.ID)
+		fmt.Fprintf(out, "    %s key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", env.m.Self, db, st.ID)
 	}
 	fmt.Fprintln(out)
 	return nil

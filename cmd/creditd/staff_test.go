@@ -167,6 +167,10 @@ func TestServeAdminAddr(t *testing.T) {
 	if want := "Staff console on " + admin + "/"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("serve printed %q, want %q", stdout.String(), want)
 	}
+	// The hint names the database's one store, and a command a go run reader has.
+	if want := "go run ./cmd/creditd staff create --db " + shellQuote(dbPath) + " --store " + store + " --name N"; !strings.Contains(stdout.String(), want) || strings.Contains(stdout.String(), "--store ST") {
+		t.Errorf("serve printed %q, want the hint %q", stdout.String(), want)
+	}
 
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar}

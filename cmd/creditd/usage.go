@@ -15,6 +15,27 @@ import (
 // What the command line tells its operator beyond a command's result: help, and the messages
 // that say how to fix a mistake.
 
+// selfCommand is how a printed command line should start so that the reader can run it: a
+// README reader who used `go run ./cmd/creditd` has no creditd on PATH. exe is this
+// executable, arg0 the name it was started by, lookPath exec.LookPath.
+func selfCommand(exe, arg0 string, lookPath func(string) (string, error)) string {
+	// go run builds into a temporary go-build directory and runs the binary from there.
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ./cmd/creditd"
+	}
+	if p, err := lookPath("creditd"); err == nil {
+		if a, err1 := filepath.EvalSymlinks(p); err1 == nil {
+			if b, err2 := filepath.EvalSymlinks(exe); err2 == nil && a == b {
+				return "creditd"
+			}
+		}
+	}
+	if strings.ContainsRune(arg0, '/') {
+		return shellQuote(arg0)
+	}
+	return "creditd"
+}
+
 // commonFlags are the flags every command takes; a command's help lists them last.
 var commonFlags = map[string]bool{"db": true, "json": true}
 
@@ -22,7 +43,11 @@ var commonFlags = map[string]bool{"db": true, "json": true}
 // spells them (the flag package's own PrintDefaults writes -name).
 func (m *Main) commandUsage(name string, cmd command, fs *flag.FlagSet) {
 	w := m.Stdout
-	fmt.Fprintf(w, "creditd %s: %s\n\nusage: creditd %s [flags]   (flags may come before or after arguments)\n", name, cmd.summary, name)
+	call := name
+	if cmd.args != "" {
+		call += " " + cmd.args
+	}
+	fmt.Fprintf(w, "creditd %s: %s\n\nusage: creditd %s [flags]   (flags may come before or after arguments)\n", name, cmd.summary, call)
 	var own, common []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
 		if commonFlags[f.Name] {
