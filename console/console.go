@@ -118,6 +118,8 @@ func New(cfg Config) *Console {
 	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
 	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
 
+	handle("GET /receivables", c.staffOnly(c.receivables))
+
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
 	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
