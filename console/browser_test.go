@@ -30,7 +30,7 @@ const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
 // lift on an unpaid overdue hold, goes from the receivables to that company's open invoices and
 // records its payment as a positive amount, after which the store's aging moves, creates a key whose secret the REST API accepts, and revokes
 // it (accepting the confirmation the page's script asks for), after which the REST API refuses
-// it. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
+// it, and adds a webhook endpoint and reads its (empty) deliveries. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
 // script error may occur. Screenshots of the main pages are saved in the test's artifact
 // directory (go test -artifacts keeps them), and in docs/images with CREDITD_UPDATE_SCREENSHOTS=1.
 func TestConsoleInBrowser(t *testing.T) {
@@ -252,6 +252,31 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("is revoked: its secrets no longer work."),
 	)
 	f.Get(t, secret, "/v1/applications").WantError(t, http.StatusUnauthorized, "unauthenticated", "")
+
+	var endpointID string
+	run("create a webhook endpoint and read its deliveries",
+		chromedp.Click(`a[href="/webhooks"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#create-webhook`, chromedp.ByID),
+		chromedp.SendKeys(`#webhook-url`, "http://127.0.0.1:9/hooks/creditd", chromedp.ByID),
+		chromedp.SendKeys(`#webhook-description`, "ERP credit sync", chromedp.ByID),
+		chromedp.Click(`[id="event-company.hold_placed"]`, chromedp.ByQuery),
+		chromedp.Click(`[id="event-company.hold_lifted"]`, chromedp.ByQuery),
+		chromedp.Click(`#create-webhook`, chromedp.ByID),
+		chromedp.WaitVisible(`#secret`, chromedp.ByID),
+		bodyText("Endpoint “ERP credit sync” added"),
+		chromedp.Click(`a[href="/webhooks"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#endpoints`, chromedp.ByID),
+		bodyText("ERP credit sync"),
+		shot("webhooks"),
+		chromedp.Evaluate(`[...document.querySelectorAll("#endpoints tbody tr")].find(r => r.innerText.includes("ERP credit sync")).id.replace("endpoint-", "")`, &endpointID),
+		chromedp.Click(`#endpoints a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#no-attempts`, chromedp.ByID),
+		bodyText("No delivery was attempted yet."),
+		bodyText("Nothing is waiting."),
+	)
+	if endpoints, err := f.Service.ListWebhookEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
+		t.Errorf("endpoints after the form: %+v %v (page said %s)", endpoints, err, endpointID)
+	}
 
 	if err := chromedp.Cancel(ctx); err != nil {
 		t.Logf("closing Chromium: %v", err)

@@ -57,6 +57,7 @@ type pages struct{ byName map[string]*template.Template }
 var templateFuncs = template.FuncMap{
 	"money":      formatMoney,
 	"when":       formatTime,
+	"day":        formatDay,
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
 	"label":      humanLabel,
 	"detail":     eventDetail,
@@ -260,6 +261,15 @@ func formatTime(t credit.Timestamp) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// formatDay shows the day of a timestamp, for tables where the hour adds nothing (an
+// invoice's issue and due dates).
+func formatDay(t credit.Timestamp) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02")
 }
 
 // apiTimestamp matches a timestamp as the API writes it, inside a message.
