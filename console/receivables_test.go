@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 )
@@ -37,7 +38,7 @@ func TestReceivablesPage(t *testing.T) {
 		store.Total, store.Overdue = store.Total.Add(a.Total), store.Overdue.Add(a.Overdue)
 	}
 	money := func(d decimal.Decimal) string {
-		return strings.ReplaceAll(moneyText(d), "-", "−") + " EUR"
+		return console.FormatMoney(credit.NewMoney(d, "EUR"))
 	}
 	cells := func(a credittest.RecomputedAging) string {
 		var out []string
@@ -113,22 +114,4 @@ func TestReceivablesPage(t *testing.T) {
 		t.Fatal("the payment did not change Bolt's open amount")
 	}
 	b.get("/companies/"+bolt.ID).wantText(t, `<table class="data aging" id="company-aging">`, cells(after))
-}
-
-// moneyText writes an amount with grouped thousands and two decimals, as the console does.
-func moneyText(d decimal.Decimal) string {
-	s := d.StringFixed(2)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return sign + b.String() + "." + frac
 }

@@ -296,12 +296,7 @@ func (s *Service) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	st, err := s.viewerStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	client := s.reader(ctx)
-	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +311,18 @@ func (s *Service) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 		}
 	}
 	return out, nil
+}
+
+// viewerCompanies returns the viewer's store, the client to read with, and which of
+// companyIDs are companies of the store.
+func (s *Service) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	client := s.reader(ctx)
+	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	return st, client, known, err
 }
 
 // ReceivablesByCompany returns one line per company of the store with open invoices, in name
@@ -466,12 +473,7 @@ func (s *Service) LatestInvoices(ctx context.Context, companyIDs []string, statu
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.viewerStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	client := s.reader(ctx)
-	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
