@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/httpapi"
@@ -101,11 +100,9 @@ func (c *Console) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r 
 // stops signing.
 func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	grace, err := time.ParseDuration(r.PostForm.Get("grace"))
+	grace, err := graceOf(r)
 	var issued credit.IssuedWebhookSecret
-	if err != nil {
-		err = credit.ParamErrorf(credit.CodeValidationFailed, "grace", "grace must be a duration such as 24h")
-	} else {
+	if err == nil {
 		issued, err = c.svc.RotateWebhookSecret(v.ctx, id, grace)
 	}
 	if err != nil {
