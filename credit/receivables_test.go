@@ -166,3 +166,23 @@ func TestInvoiceStatusFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedByKind: a positive figure gets the sign of its kind; a minus sign on a kind that
+// lowers what is outstanding is refused rather than flipped.
+func TestSignedByKind(t *testing.T) {
+	for _, c := range []struct{ kind, in, want, code string }{
+		{credit.KindPayment, "2950", "-2950", ""},
+		{credit.KindRefund, " 10.50 ", "-10.50", ""},
+		{credit.KindCancellation, "1", "-1", ""},
+		{credit.KindOrderPlaced, "99.99", "99.99", ""},
+		{credit.KindOpeningBalance, "-40", "-40", ""},
+		{credit.KindAdjustment, "-5", "-5", ""},
+		{credit.KindPayment, "", "", ""},
+		{credit.KindPayment, "-2950", "", string(credit.CodeInvalidAmount)},
+	} {
+		got, err := credit.SignedByKind(c.kind, c.in)
+		if got != c.want || string(credit.CodeOf(err)) != c.code {
+			t.Errorf("SignedByKind(%s, %q) = %q, %v; want %q, %q", c.kind, c.in, got, err, c.want, c.code)
+		}
+	}
+}
