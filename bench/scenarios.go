@@ -58,6 +58,24 @@ func DashboardBody(first, entries int) []byte {
 	return b
 }
 
+// ReceivablesQuery is scenario 6's GraphQL query: the store's aging and totals (contract §15),
+// which the database sums over every open invoice of the store.
+const ReceivablesQuery = `query Receivables {
+  receivables {
+    aging {
+      current { amount currency }
+      days1To30 { amount }
+      days31To60 { amount }
+      days61To90 { amount }
+      over90 { amount }
+      total { amount }
+    }
+    outstanding { amount currency }
+    overdue { amount }
+    companiesOverdue
+  }
+}`
+
 // pick spreads request numbers over n items: consecutive requests land far apart, so they do
 // not hit the same database pages, yet every run asks for the same sequence.
 func pick(i uint64, n int) int { return int((i * 2654435761) % uint64(n)) }
@@ -72,6 +90,7 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 		return func(n uint64) (string, string, http.Header, []byte) { return http.MethodGet, path(n), auth(), nil }
 	}
 	dashboard := DashboardBody(50, 5)
+	receivables, _ := json.Marshal(map[string]any{"query": ReceivablesQuery, "operationName": "Receivables"})
 	return []Scenario{
 		{Name: "company", Title: "1. GET /v1/companies/{id}", Status: http.StatusOK,
 			request: get(func(n uint64) string { return "/v1/companies/" + ds.Companies[pick(n, len(ds.Companies))] })},
@@ -98,6 +117,12 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 				h.Set("Idempotency-Key", "creditbench-"+runID+"-"+strconv.FormatUint(n, 10))
 				return http.MethodPost, "/v1/companies/" + ds.Companies[pick(n, len(ds.Companies))] + "/adjustments", h,
 					[]byte(`{"amount":"1.00","note":"creditbench"}`)
+			}},
+		{Name: "receivables", Title: fmt.Sprintf("6. POST /graphql receivables (aging of the store's %s companies)", count(len(ds.Companies))), Status: http.StatusOK,
+			request: func(uint64) (string, string, http.Header, []byte) {
+				h := auth()
+				h.Set("Content-Type", "application/json")
+				return http.MethodPost, "/graphql", h, receivables
 			}},
 	}
 }

@@ -113,7 +113,7 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 		return
 	}
 	if co != nil {
-		c.done(w, r, v, companyPath(co.ID), "Application approved: "+co.Name+" is a company with a credit limit of "+formatMoney(co.CreditLimit)+" on "+co.PaymentTerms+".")
+		c.done(w, r, v, companyPath(co.ID), "Application approved: "+co.Name+" is a company with a credit limit of "+formatMoney(co.CreditLimit)+" on "+formatTerms(co.PaymentTerms)+".")
 		return
 	}
 	c.done(w, r, v, "/applications/"+url.PathEscape(a.ID), "The application is now "+strings.ToLower(humanLabel(a.Status))+".")

@@ -26,10 +26,11 @@ import (
 const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
 
 // TestConsoleInBrowser drives the console in headless Chromium as a staff member would: signs
-// in, approves an application (which creates the company), places and lifts a hold, is refused
-// lifting an unpaid overdue hold, creates a key whose secret the REST API accepts, and revokes
+// in, approves an application (which creates the company), places and lifts a hold, finds no
+// lift on an unpaid overdue hold, goes from the receivables to that company's open invoices and
+// records its payment as a positive amount, after which the store's aging moves, creates a key whose secret the REST API accepts, and revokes
 // it (accepting the confirmation the page's script asks for), after which the REST API refuses
-// it. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
+// it, and adds a webhook endpoint and reads its (empty) deliveries. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
 // script error may occur. Screenshots of the main pages are saved in the test's artifact
 // directory (go test -artifacts keeps them), and in docs/images with CREDITD_UPDATE_SCREENSHOTS=1.
 func TestConsoleInBrowser(t *testing.T) {
@@ -156,7 +157,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue(`#approve-terms`, "NET_30", chromedp.ByID),
 		shot("application"),
 		chromedp.Click(`#approve`, chromedp.ByID),
-		bodyText("Application approved: Bergbäckerei Huber is a company with a credit limit of 6,000.00 EUR on NET_30."),
+		bodyText("Application approved: Bergbäckerei Huber is a company with a credit limit of 6,000.00 EUR on Net 30."),
 	)
 	approved, err := f.Service.GetApplication(staff, app.ID)
 	if err != nil || approved.Status != credit.AppApproved {
@@ -179,16 +180,44 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 
-	run("the refusal to lift an unpaid overdue hold",
+	run("an unpaid overdue hold offers no lift, and says what lifts it",
 		chromedp.Navigate(f.URL+"/companies/"+kessler.ID),
-		chromedp.WaitVisible(`#lift-hold`, chromedp.ByID),
-		chromedp.Click(`#lift-hold`, chromedp.ByID),
-		bodyText("The overdue hold stays until invoice gid://platform/Order/5003"),
+		chromedp.WaitVisible(`#overdue-hold-help`, chromedp.ByID),
+		bodyText("a payment of the overdue invoice gid://platform/Order/5003 lifts it automatically"),
 		chromedp.ScrollIntoView(`#hold`, chromedp.ByID),
-		shot("overdue-refusal"),
+		shot("overdue-hold"),
 	)
-	if co, _ := f.Service.GetCompany(staff, kessler.ID); co.Hold == nil || co.Hold.Kind != credit.HoldOverdue {
-		t.Fatalf("the overdue hold after the refused lift: %+v", co.Hold)
+	var lifts int
+	run("count lift buttons", chromedp.Evaluate(`document.querySelectorAll("#lift-hold").length`, &lifts))
+	if lifts != 0 {
+		t.Errorf("the unpaid overdue hold offers %d lift buttons", lifts)
+	}
+
+	var storeAging string
+	run("receivables, a company's open invoices, and a payment entered as a positive amount",
+		chromedp.Click(`a[href="/receivables"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#company-aging`, chromedp.ByID),
+		bodyText("Companies overdue"),
+		chromedp.Text(`#store-aging tbody`, &storeAging, chromedp.ByQuery),
+		shot("receivables"),
+		chromedp.Click(`#company-aging a[href="/companies/`+kessler.ID+`#invoices-title"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#open-invoices`, chromedp.ByID),
+		bodyText("gid://platform/Order/5003"),
+		shot("open-invoices"),
+		chromedp.SetValue(`#entry-kind`, credit.KindPayment, chromedp.ByID),
+		chromedp.SendKeys(`#entry-amount`, "2950.00", chromedp.ByID),
+		chromedp.SendKeys(`#entry-order`, "gid://platform/Order/5003", chromedp.ByID),
+		chromedp.Click(`#record-entry`, chromedp.ByID),
+		bodyText("Payment of −2,950.00 EUR recorded"),
+		bodyText("No open invoice."),
+		bodyText("No hold"),
+		chromedp.Click(`a[href="/receivables"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#store-aging`, chromedp.ByID),
+	)
+	var agingAfter string
+	run("read the aging", chromedp.Text(`#store-aging tbody`, &agingAfter, chromedp.ByQuery))
+	if !strings.Contains(storeAging, "2,950.00 EUR") || strings.Contains(agingAfter, "2,950.00 EUR") || agingAfter == storeAging {
+		t.Errorf("the store's aging did not move with the payment: before %q, after %q", storeAging, agingAfter)
 	}
 
 	var secret string
@@ -223,6 +252,31 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("is revoked: its secrets no longer work."),
 	)
 	f.Get(t, secret, "/v1/applications").WantError(t, http.StatusUnauthorized, "unauthenticated", "")
+
+	var endpointID string
+	run("create a webhook endpoint and read its deliveries",
+		chromedp.Click(`a[href="/webhooks"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#create-webhook`, chromedp.ByID),
+		chromedp.SendKeys(`#webhook-url`, "http://127.0.0.1:9/hooks/creditd", chromedp.ByID),
+		chromedp.SendKeys(`#webhook-description`, "ERP credit sync", chromedp.ByID),
+		chromedp.Click(`[id="event-company.hold_placed"]`, chromedp.ByQuery),
+		chromedp.Click(`[id="event-company.hold_lifted"]`, chromedp.ByQuery),
+		chromedp.Click(`#create-webhook`, chromedp.ByID),
+		chromedp.WaitVisible(`#secret`, chromedp.ByID),
+		bodyText("Endpoint “ERP credit sync” added"),
+		chromedp.Click(`a[href="/webhooks"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#endpoints`, chromedp.ByID),
+		bodyText("ERP credit sync"),
+		shot("webhooks"),
+		chromedp.Evaluate(`[...document.querySelectorAll("#endpoints tbody tr")].find(r => r.innerText.includes("ERP credit sync")).id.replace("endpoint-", "")`, &endpointID),
+		chromedp.Click(`#endpoints a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#no-attempts`, chromedp.ByID),
+		bodyText("No delivery was attempted yet."),
+		bodyText("Nothing is waiting."),
+	)
+	if endpoints, err := f.Service.ListWebhookEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
+		t.Errorf("endpoints after the form: %+v %v (page said %s)", endpoints, err, endpointID)
+	}
 
 	if err := chromedp.Cancel(ctx); err != nil {
 		t.Logf("closing Chromium: %v", err)

@@ -14,6 +14,7 @@ const (
 	companiesPerPage = 25
 	ledgerPerPage    = 15
 	timelinePerPage  = 15
+	invoicesPerPage  = 15
 )
 
 // companiesBody is the companies page.
@@ -22,6 +23,8 @@ type companiesBody struct {
 	Status string
 	Cursor string
 	Page   credit.Page[credit.Company]
+	// Totals are the store's figures, for the table's totals row.
+	Totals credit.Receivables
 	// Next is the query string of the next page, "" on the last.
 	Next  string
 	Error string
@@ -48,6 +51,10 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 		status, body.Error = p.Status, sentence(p.Message)
 	}
 	body.Page = page
+	if body.Totals, err = c.svc.Receivables(v.ctx); err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
 	if page.NextCursor != nil {
 		body.Next = buildQuery("q", body.Query, "status", body.Status, "cursor", *page.NextCursor)
 	}
@@ -59,9 +66,16 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 
 // companyBody is a company's page.
 type companyBody struct {
-	Company  credit.Company
-	Ledger   credit.Page[credit.LedgerEntry]
-	Timeline credit.Page[credit.TimelineEvent]
+	Company credit.Company
+	// Aging and Invoices are the company's open amounts by days past due and its open
+	// invoices, oldest first.
+	Aging    credit.Aging
+	Invoices credit.Page[credit.Invoice]
+	// InvoicesFirst is true on the first page of open invoices; NextInvoices links the next.
+	InvoicesFirst bool
+	NextInvoices  string
+	Ledger        credit.Page[credit.LedgerEntry]
+	Timeline      credit.Page[credit.TimelineEvent]
 	// LedgerFirst and TimelineFirst are true on each list's first page.
 	LedgerFirst, TimelineFirst bool
 	NextLedger, NextTimeline   string
@@ -89,8 +103,8 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 	if r.Method == http.MethodGet {
 		q = r.URL.Query()
 	}
-	ledgerCursor, timelineCursor := q.Get("ledger"), q.Get("timeline")
-	ledgerLimit, timelineLimit := ledgerPerPage, timelinePerPage
+	ledgerCursor, timelineCursor, invoicesCursor := q.Get("ledger"), q.Get("timeline"), q.Get("invoices")
+	ledgerLimit, timelineLimit, invoicesLimit := ledgerPerPage, timelinePerPage, invoicesPerPage
 	ledger, err := c.svc.ListLedger(v.ctx, co.ID, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &ledgerLimit, Cursor: ledgerCursor}})
 	if err != nil {
 		c.fail(w, r, v, err)
@@ -101,8 +115,22 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 		c.fail(w, r, v, err)
 		return
 	}
-	body := companyBody{Company: co, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
-		LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == ""}
+	invoices, err := c.svc.ListInvoices(v.ctx, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen,
+		ListParams: credit.ListParams{Limit: &invoicesLimit, Cursor: invoicesCursor}})
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	agings, err := c.svc.CompanyAging(v.ctx, []string{co.ID})
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	body := companyBody{Company: co, Aging: agings[co.ID], Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
+		LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
+	if invoices.NextCursor != nil {
+		body.NextInvoices = buildQuery("invoices", *invoices.NextCursor)
+	}
 	if ledger.NextCursor != nil {
 		body.NextLedger = buildQuery("ledger", *ledger.NextCursor, "timeline", timelineCursor)
 	}
@@ -153,6 +181,12 @@ func (c *Console) placeHold(w http.ResponseWriter, r *http.Request, v *visit) {
 func (c *Console) liftHold(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	res, err := c.svc.LiftHold(v.ctx, id)
+	if p := httpapi.Describe(err); err != nil && p.Code == credit.CodeHoldNotLiftable {
+		// The page offers no lift for such a hold; a stale page or a second tab still lands on
+		// the company's page, with the reason, rather than on the form's address.
+		c.done(w, r, v, companyPath(id)+"#hold", sentence(p.Message))
+		return
+	}
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "lift", err)
 		return
@@ -200,10 +234,16 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 // a cancellation, an opening balance), as the command line's ledger record does.
 func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
+	kind := r.PostForm.Get("kind")
+	amount, err := credit.SignedByKind(kind, r.PostForm.Get("amount"))
+	if err != nil {
+		c.refusedOnCompany(w, r, v, "entry", err, "amount")
+		return
+	}
 	in := credit.LedgerEntryInput{
 		CompanyID: id,
-		Kind:      r.PostForm.Get("kind"),
-		Amount:    strings.TrimSpace(r.PostForm.Get("amount")),
+		Kind:      kind,
+		Amount:    amount,
 		OrderGID:  strings.TrimSpace(r.PostForm.Get("order")),
 		Note:      strings.TrimSpace(r.PostForm.Get("note")),
 	}

@@ -118,6 +118,8 @@ func New(cfg Config) *Console {
 	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
 	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
 
+	handle("GET /receivables", c.staffOnly(c.receivables))
+
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
 	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
@@ -126,6 +128,14 @@ func New(cfg Config) *Console {
 	handle("POST /settings/api/keys", c.staffOnly(c.createKey))
 	handle("POST /settings/api/keys/{id}/rotate", c.staffOnly(c.rotateKey))
 	handle("POST /settings/api/keys/{id}/revoke", c.staffOnly(c.revokeKey))
+
+	handle("GET /webhooks", c.staffOnly(c.webhooks))
+	handle("POST /webhooks", c.staffOnly(c.createWebhook))
+	handle("GET /webhooks/{id}", c.staffOnly(c.webhook))
+	handle("POST /webhooks/{id}/enable", c.staffOnly(c.setWebhookEnabled(true)))
+	handle("POST /webhooks/{id}/disable", c.staffOnly(c.setWebhookEnabled(false)))
+	handle("POST /webhooks/{id}/rotate", c.staffOnly(c.rotateWebhook))
+	handle("POST /webhooks/{id}/redeliver", c.staffOnly(c.redeliverWebhook))
 
 	handle("GET /privacy", c.staffOnly(c.privacy))
 	handle("POST /privacy/erase", c.staffOnly(c.erasePerson))

@@ -28,7 +28,8 @@ func TestCompaniesPage(t *testing.T) {
 	b.mustSignIn("anna@example.com", password)
 
 	first := b.get("/companies").wantStatus(t, http.StatusOK)
-	first.wantText(t, "Alpenblick Hotels AG", "25,000.00 EUR", "23,750.00 EUR", "Kunde 00 GmbH", "Kunde 23 GmbH", "NET_30", "Next page")
+	first.wantText(t, "Alpenblick Hotels AG", "25,000.00 EUR", "23,750.00 EUR", "Kunde 00 GmbH", "Kunde 23 GmbH", "<td>Net 30</td>", "Next page",
+		`<tfoot id="companies-totals">`, "0.00 EUR overdue").wantNoText(t, "NET_30")
 	first.wantNoText(t, "Kunde 24 GmbH", "Zum Goldenen Hirschen")
 	next := regexp.MustCompile(`href="(/companies\?[^"]*cursor=[^"]+)"`).FindStringSubmatch(first.Body)
 	if next == nil {
@@ -86,10 +87,12 @@ func TestCompanyActions(t *testing.T) {
 		wantText(t, "Adjustment of −12.50 EUR recorded; outstanding is now −12.50 EUR.", "Adjustment created", "Goodwill")
 
 	// Platform entries, with the contract's sign rules.
-	b.post(path+"/ledger", url.Values{"kind": {"payment"}, "amount": {"10.00"}}).wantStatus(t, http.StatusUnprocessableEntity).
-		wantText(t, `id="entry-amount-error">Payment amounts must be below zero`, `<option value="payment" selected>`)
-	b.post(path+"/ledger", url.Values{"kind": {"refund"}, "amount": {"-10.00"}}).wantStatus(t, http.StatusUnprocessableEntity).
-		wantText(t, `id="entry-order-error">Refund entries need the order's GID.`)
+	// Payments, refunds and cancellations are entered as positive amounts; the sign comes from
+	// the kind.
+	b.post(path+"/ledger", url.Values{"kind": {"payment"}, "amount": {"-10.00"}}).wantStatus(t, http.StatusUnprocessableEntity).
+		wantText(t, `id="entry-amount-error">Enter the payment as a positive amount`, `<option value="payment" selected>`, `value="-10.00"`)
+	b.post(path+"/ledger", url.Values{"kind": {"refund"}, "amount": {"10.00"}}).wantStatus(t, http.StatusUnprocessableEntity).
+		wantText(t, `id="entry-order-error">Refund entries need the order's GID.`, `value="10.00"`)
 	b.post(path+"/ledger", url.Values{"kind": {"order_placed"}, "amount": {"100"}, "order": {"gid://platform/Order/7"}, "occurred_at": {"yesterday"}}).
 		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="entry-occurred-error">Occurred at must be an RFC 3339 time`)
 	b.follow(b.post(path+"/ledger", url.Values{"kind": {"order_placed"}, "amount": {"1200.00"}, "order": {"gid://platform/Order/7"}, "note": {"Spring order"}})).
@@ -131,14 +134,31 @@ func TestOverdueHoldRefusal(t *testing.T) {
 	b := f.browser(t)
 	b.mustSignIn("anna@example.com", password)
 	path := "/companies/" + f.company.ID
-	b.get(path).wantText(t, "On hold · overdue", "gid://platform/Order/5003", "Placed by", "system")
-	refused := b.post(path+"/hold/lift", nil).wantStatus(t, http.StatusConflict)
-	refused.wantText(t, `id="lift-error">`+strings.ToUpper(apiMessage[:1])+apiMessage[1:]+".")
+	// The page offers no lift, and says what lifts the hold instead.
+	b.get(path).wantText(t, "On hold · overdue", "gid://platform/Order/5003", "Placed by", "system",
+		`id="overdue-hold-help">This hold cannot be lifted by hand: a payment of the overdue invoice <code>gid://platform/Order/5003</code> lifts it`).
+		wantNoText(t, `id="lift-hold"`)
+	// A lift posted anyway (a stale page) lands back on the company's page with the API's
+	// reason, its date written for people.
+	refused := b.post(path+"/hold/lift", nil).wantStatus(t, http.StatusSeeOther)
+	if refused.Location != path+"#hold" {
+		t.Fatalf("a refused lift leads to %q, want the company's page", refused.Location)
+	}
+	due := regexp.MustCompile(`[0-9T:.-]+Z`).FindString(apiMessage)
+	readable := strings.Replace(apiMessage, due, "2026-02-20 09:00 UTC", 1)
+	b.follow(refused).wantText(t, strings.ToUpper(readable[:1])+readable[1:]+".").wantNoText(t, due)
 	if co, _ := f.Service.GetCompany(credittest.Staff(f.store), f.company.ID); co.Hold == nil {
 		t.Fatal("the refused lift removed the hold")
 	}
-	b.follow(b.post(path+"/ledger", url.Values{"kind": {"payment"}, "amount": {"-800.00"}, "order": {"gid://platform/Order/5003"}})).
-		wantText(t, "No hold", "Overdue hold lifted")
+	timeline := b.get(path).Body
+	timeline = timeline[strings.Index(timeline, `id="timeline-title"`):]
+	for _, want := range []string{`<span class="actor actor-system">System</span></td><td>Was due: 2026-02-20 09:00 UTC; Kind: overdue; Invoice of order: gid://platform/Order/5003</td>`} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("the timeline lacks %s:\n%s", want, timeline)
+		}
+	}
+	b.follow(b.post(path+"/ledger", url.Values{"kind": {"payment"}, "amount": {"800.00"}, "order": {"gid://platform/Order/5003"}})).
+		wantText(t, "No hold", "Overdue hold lifted", "Payment of −800.00 EUR recorded")
 }
 
 // TestApplicationPages: applications are listed with a status filter; an application shows its
@@ -168,7 +188,7 @@ func TestApplicationPages(t *testing.T) {
 	if !strings.HasPrefix(approved.Location, "/companies/co_") {
 		t.Fatalf("approval leads to %q, want the new company", approved.Location)
 	}
-	b.follow(approved).wantText(t, "Application approved: Bergbäckerei Huber is a company with a credit limit of 5,000.00 EUR on NET_14.", "Bergbäckerei Huber", "NET_14")
+	b.follow(approved).wantText(t, "Application approved: Bergbäckerei Huber is a company with a credit limit of 5,000.00 EUR on Net 14.", "Bergbäckerei Huber", "Net 14")
 	b.get(path).wantText(t, "Approved", "it has no further step").wantNoText(t, "Start the review")
 
 	// An erased contact shows as such.

@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/creditd/creditd/console"
+	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/webhook"
 )
 
 const password = "correct horse battery"
@@ -55,7 +57,19 @@ func newConsoleFor(env *credittest.Env) *console.Console {
 // newConsole starts creditd and the console; adjust may change the console's configuration.
 func newConsole(t *testing.T, adjust ...func(*console.Config)) *consoleEnv {
 	t.Helper()
-	env := credittest.New(t)
+	// Webhook endpoints need a master key; the console's tests add endpoints on loopback.
+	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := webhook.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
+		o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
+		o.AllowPrivateWebhooks = true
+	}})
 	logs := &syncBuffer{}
 	cfg := console.Config{Service: env.Service, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Now: env.Clock.Now}
 	for _, f := range adjust {

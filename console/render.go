@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -56,9 +57,12 @@ type pages struct{ byName map[string]*template.Template }
 var templateFuncs = template.FuncMap{
 	"money":      formatMoney,
 	"when":       formatTime,
+	"day":        formatDay,
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
 	"label":      humanLabel,
 	"detail":     eventDetail,
+	"terms":      formatTerms,
+	"actor":      formatActor,
 	"deref":      func(s *string) string { return derefString(s) },
 	"join":       strings.Join,
 	"pathEscape": url.PathEscape,
@@ -216,12 +220,14 @@ func (f *form) FormError() string {
 	return f.Error
 }
 
-// sentence capitalises a domain message and ends it with a full stop, for a page.
+// sentence capitalises a domain message and ends it with a full stop, for a page, with its
+// timestamps written as formatTime writes them.
 func sentence(msg string) string {
 	msg = strings.TrimSpace(msg)
 	if msg == "" {
 		return msg
 	}
+	msg = readableTimes(msg)
 	msg = strings.ToUpper(msg[:1]) + msg[1:]
 	if !strings.HasSuffix(msg, ".") {
 		msg += "."
@@ -257,6 +263,49 @@ func formatTime(t credit.Timestamp) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
+// formatDay shows the day of a timestamp, for tables where the hour adds nothing (an
+// invoice's issue and due dates).
+func formatDay(t credit.Timestamp) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// apiTimestamp matches a timestamp as the API writes it, inside a message.
+var apiTimestamp = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})`)
+
+// readableTimes rewrites the API timestamps in a text for people.
+func readableTimes(text string) string {
+	return apiTimestamp.ReplaceAllStringFunc(text, func(ts string) string {
+		t, err := credit.ParseTimestamp(ts)
+		if err != nil {
+			return ts
+		}
+		return formatTime(t)
+	})
+}
+
+// formatTerms shows payment terms as people write them: NET_14 is "Net 14".
+func formatTerms(code string) string {
+	if days, ok := strings.CutPrefix(code, "NET_"); ok {
+		return "Net " + days
+	}
+	return code
+}
+
+// formatActor names who made a change once: the staff member's name, the API key's label with
+// "(API key)", or "System".
+func formatActor(a credit.Actor) string {
+	switch a.Type {
+	case "api_key":
+		return a.Label + " (API key)"
+	case "system":
+		return "System"
+	}
+	return a.Label
+}
+
 func formatTimePtr(t *credit.Timestamp) string {
 	if t == nil {
 		return "—"
@@ -280,8 +329,15 @@ func humanLabel(code string) string {
 	return strings.ToUpper(words[:1]) + words[1:]
 }
 
-// eventDetail renders a timeline event's data as "name: value" pairs, amounts with their
-// currency.
+// detailNames are the names people read for the members of timeline events' data.
+var detailNames = map[string]string{
+	"platform_order_gid": "Invoice of order",
+	"due_at":             "Was due",
+	"credit_limit":       "Credit limit",
+}
+
+// eventDetail renders a timeline event's data as "name: value" pairs for people: amounts with
+// their currency, timestamps as the console shows them, codes in words.
 func eventDetail(data map[string]any) string {
 	keys := make([]string, 0, len(data))
 	for k := range data {
@@ -310,8 +366,17 @@ func eventDetail(data map[string]any) string {
 				continue
 			}
 			text = *val
+		case string:
+			text = readableTimes(val)
+			if k == "kind" {
+				text = strings.ToLower(humanLabel(val))
+			}
 		}
-		parts = append(parts, humanLabel(k)+": "+text)
+		name := detailNames[k]
+		if name == "" {
+			name = humanLabel(k)
+		}
+		parts = append(parts, name+": "+text)
 	}
 	return strings.Join(parts, "; ")
 }

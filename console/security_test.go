@@ -22,6 +22,8 @@ type fixture struct {
 	company, otherCompany credit.Company
 	app, otherApp         credit.Application
 	key, otherKey         credit.IssuedKey
+	// endpoints maps each store's key ID to a webhook endpoint of the same store, for path.
+	endpoints map[string]string
 }
 
 func newFixture(t *testing.T, adjust ...func(*console.Config)) *fixture {
@@ -38,6 +40,14 @@ func newFixture(t *testing.T, adjust ...func(*console.Config)) *fixture {
 	f.otherApp = env.MustApplication(t, f.otherStore, credit.ApplicationInput{BusinessName: "Canary Applicant KG", ContactEmail: "canary@example.com"})
 	f.key = env.MustIssuedKey(t, f.store, "ERP", credit.ScopeReadCredit)
 	f.otherKey = env.MustIssuedKey(t, f.otherStore, "Canary key", credit.ScopeReadCredit)
+	f.endpoints = map[string]string{}
+	for st, k := range map[string]string{f.store: f.key.ID, f.otherStore: f.otherKey.ID} {
+		we, err := env.Service.CreateWebhookEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "http://127.0.0.1:9/hooks", Description: "Canary hooks of " + st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.endpoints[k] = we.ID
+	}
 	return f
 }
 
@@ -52,6 +62,13 @@ func (f *fixture) path(pattern string, company, app, key string) (method, path s
 		path = strings.Replace(path, "{id}", app, 1)
 	case strings.HasPrefix(path, "/settings/api/keys/{id}"):
 		path = strings.Replace(path, "{id}", key, 1)
+	case strings.HasPrefix(path, "/webhooks/{id}"):
+		// The endpoint of the key's store; an unknown key stands for an unknown endpoint.
+		endpoint, ok := f.endpoints[key]
+		if !ok {
+			endpoint = "we_0000000000000000000000"
+		}
+		path = strings.Replace(path, "{id}", endpoint, 1)
 	}
 	return method, path
 }

@@ -92,19 +92,24 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	c.render(w, r, http.StatusOK, "secret.html", p)
 }
 
+// graceOf reads a rotation form's grace: how long the old secret keeps working.
+//
+// Errors: validation_failed (param "grace").
+func graceOf(r *http.Request) (time.Duration, error) {
+	grace, err := time.ParseDuration(r.PostForm.Get("grace"))
+	if err != nil {
+		return 0, credit.ParamErrorf(credit.CodeValidationFailed, "grace", "grace must be a duration such as 24h")
+	}
+	return grace, nil
+}
+
 // rotateKey issues a new secret for a key and shows it once, with the moment the old secret
 // stops working.
 func (c *Console) rotateKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	graceText := r.PostForm.Get("grace")
-	grace, parseErr := time.ParseDuration(graceText)
-	var (
-		k   credit.IssuedKey
-		err error
-	)
-	if parseErr != nil {
-		err = credit.ParamErrorf(credit.CodeValidationFailed, "grace", "grace must be a duration such as 24h")
-	} else {
+	grace, err := graceOf(r)
+	var k credit.IssuedKey
+	if err == nil {
 		k, err = c.svc.RotateKey(v.ctx, id, grace)
 	}
 	if err != nil {

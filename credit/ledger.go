@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -295,6 +296,29 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 		return nil
 	})
 	return entry, view, err
+}
+
+// ReducesOutstanding reports whether entries of kind always lower what is outstanding, and so
+// are recorded with a negative amount (contract §5): payments, refunds and cancellations.
+func ReducesOutstanding(kind string) bool {
+	return kind == KindPayment || kind == KindRefund || kind == KindCancellation
+}
+
+// SignedByKind turns an amount a person entered as a positive figure (a payment of 2950) into
+// the signed amount the ledger records: negated for the kinds that reduce what is outstanding,
+// unchanged for the others. The ledger's sign rule is unchanged; this is the one place where a
+// form's figure gets its sign.
+//
+// Errors: invalid_amount (param "amount") when such an amount was entered with a minus sign.
+func SignedByKind(kind, amount string) (string, error) {
+	amount = strings.TrimSpace(amount)
+	if !ReducesOutstanding(kind) || amount == "" {
+		return amount, nil
+	}
+	if strings.HasPrefix(amount, "-") {
+		return "", ParamErrorf(CodeInvalidAmount, "amount", "enter the %s as a positive amount: it is recorded as lowering what is outstanding", strings.ReplaceAll(kind, "_", " "))
+	}
+	return "-" + amount, nil
 }
 
 // checkLedgerSign enforces contract §5: the sign of each kind and when an order GID is required.

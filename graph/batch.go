@@ -22,10 +22,19 @@ import (
 type loaders struct {
 	svc *credit.Service
 
-	mu        sync.Mutex
-	siblings  map[*credit.Company]*siblings
-	ledgers   map[batchKey]*batch[credit.LedgerEntry]
-	timelines map[batchKey]*batch[credit.TimelineEvent]
+	mu           sync.Mutex
+	siblings     map[*credit.Company]*siblings
+	ledgers      map[batchKey]*batch[credit.LedgerEntry]
+	timelines    map[batchKey]*batch[credit.TimelineEvent]
+	invoicePages map[batchKey]*batch[credit.Invoice]
+	agings       map[*siblings]*agingBatch
+}
+
+// agingBatch is the agings of a page of companies, read by whichever sibling asks first.
+type agingBatch struct {
+	once   sync.Once
+	agings map[string]credit.Aging
+	err    error
 }
 
 // siblings are the companies of one page, in page order.
@@ -34,10 +43,12 @@ type siblings struct {
 	companies []*credit.Company
 }
 
-// batchKey identifies one batched read: a page of companies and the page size asked for.
+// batchKey identifies one batched read: a page of companies, the page size asked for and the
+// list's filter (an invoice status; empty for the others).
 type batchKey struct {
-	page  *siblings
-	first int
+	page   *siblings
+	first  int
+	filter string
 }
 
 // batch is one read for a whole page of companies, run by whichever sibling asks first.
@@ -49,10 +60,12 @@ type batch[T any] struct {
 
 func newLoaders(svc *credit.Service) *loaders {
 	return &loaders{
-		svc:       svc,
-		siblings:  map[*credit.Company]*siblings{},
-		ledgers:   map[batchKey]*batch[credit.LedgerEntry]{},
-		timelines: map[batchKey]*batch[credit.TimelineEvent]{},
+		svc:          svc,
+		siblings:     map[*credit.Company]*siblings{},
+		ledgers:      map[batchKey]*batch[credit.LedgerEntry]{},
+		timelines:    map[batchKey]*batch[credit.TimelineEvent]{},
+		invoicePages: map[batchKey]*batch[credit.Invoice]{},
+		agings:       map[*siblings]*agingBatch{},
 	}
 }
 
@@ -93,7 +106,7 @@ func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p 
 	}
 	// A page's companies were just read with their last sequence numbers: the batch reads only
 	// the entries (credit.LatestLedgerEntriesOf).
-	return load(l, l.ledgers, ctx, c, first, l.svc.LatestLedgerEntries, l.svc.LatestLedgerEntriesOf)
+	return load(l, l.ledgers, ctx, c, first, "", l.svc.LatestLedgerEntries, l.svc.LatestLedgerEntriesOf)
 }
 
 // timeline is ledger for the timeline.
@@ -101,10 +114,47 @@ func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (
 	if l == nil {
 		return p, false, nil
 	}
-	return load(l, l.timelines, ctx, c, first, l.svc.LatestTimelineEvents, nil)
+	return load(l, l.timelines, ctx, c, first, "", l.svc.LatestTimelineEvents, nil)
 }
 
-func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int,
+// invoices is ledger for the invoices with a status filter.
+func (l *loaders) invoices(ctx context.Context, c *credit.Company, first *int, status string) (p credit.Page[credit.Invoice], batched bool, err error) {
+	if l == nil {
+		return p, false, nil
+	}
+	read := func(ctx context.Context, companyIDs []string, limit *int) (map[string]credit.Page[credit.Invoice], error) {
+		return l.svc.LatestInvoices(ctx, companyIDs, status, limit)
+	}
+	return load(l, l.invoicePages, ctx, c, first, status, read, nil)
+}
+
+// aging returns c's aging, read with its page's siblings' in one statement. found is false
+// when the company is not in the viewer's store.
+func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Company) (a credit.Aging, found bool, err error) {
+	var s *siblings
+	if l != nil {
+		l.mu.Lock()
+		s = l.siblings[c]
+		l.mu.Unlock()
+	}
+	if s == nil {
+		agings, err := svc.CompanyAging(ctx, []string{c.ID})
+		a, found = agings[c.ID]
+		return a, found, err
+	}
+	l.mu.Lock()
+	b := l.agings[s]
+	if b == nil {
+		b = &agingBatch{}
+		l.agings[s] = b
+	}
+	l.mu.Unlock()
+	b.once.Do(func() { b.agings, b.err = svc.CompanyAging(ctx, s.ids) })
+	a, found = b.agings[c.ID]
+	return a, found, b.err
+}
+
+func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int, filter string,
 	read func(ctx context.Context, companyIDs []string, limit *int) (map[string]credit.Page[T], error),
 	readPage func(ctx context.Context, companies []*credit.Company, limit *int) (map[string]credit.Page[T], error),
 ) (credit.Page[T], bool, error) {
@@ -122,7 +172,7 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 		p, ok := pages[c.ID]
 		return p, ok, nil
 	}
-	key := batchKey{page: s, first: -1}
+	key := batchKey{page: s, first: -1, filter: filter}
 	if first != nil {
 		key.first = *first
 	}

@@ -54,6 +54,12 @@ func timelineConnection(p credit.Page[credit.TimelineEvent]) *model.TimelineEven
 	})}
 }
 
+func invoiceConnection(p credit.Page[credit.Invoice]) *model.InvoiceConnection {
+	return &model.InvoiceConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.Invoice) model.InvoiceEdge {
+		return model.InvoiceEdge{Node: n, Cursors: c, Index: i}
+	})}
+}
+
 func applicationConnection(p credit.Page[credit.Application]) *model.ApplicationConnection {
 	return &model.ApplicationConnection{PageInfo: pageInfo(p), Edges: edges(p, func(c model.Cursors, i int, n *credit.Application) model.ApplicationEdge {
 		return model.ApplicationEdge{Node: n, Cursors: c, Index: i}

@@ -56,6 +56,15 @@ type ComplexityRoot struct {
 		Type  func(childComplexity int) int
 	}
 
+	Aging struct {
+		Current    func(childComplexity int) int
+		Days1To30  func(childComplexity int) int
+		Days31To60 func(childComplexity int) int
+		Days61To90 func(childComplexity int) int
+		Over90     func(childComplexity int) int
+		Total      func(childComplexity int) int
+	}
+
 	Application struct {
 		BusinessName func(childComplexity int) int
 		Contact      func(childComplexity int) int
@@ -84,10 +93,12 @@ type ComplexityRoot struct {
 	}
 
 	Company struct {
+		Aging              func(childComplexity int) int
 		AvailableCredit    func(childComplexity int) int
 		CreditLimit        func(childComplexity int) int
 		Hold               func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		Invoices           func(childComplexity int, first *int, after *string, status *string) int
 		Ledger             func(childComplexity int, first *int, after *string, afterEntry *string) int
 		Name               func(childComplexity int) int
 		Outstanding        func(childComplexity int) int
@@ -144,6 +155,27 @@ type ComplexityRoot struct {
 		PlacedAt         func(childComplexity int) int
 		PlacedBy         func(childComplexity int) int
 		PlatformOrderGID func(childComplexity int) int
+	}
+
+	Invoice struct {
+		Amount           func(childComplexity int) int
+		DaysOverdue      func(childComplexity int) int
+		DueAt            func(childComplexity int) int
+		ID               func(childComplexity int) int
+		IssuedAt         func(childComplexity int) int
+		OpenAmount       func(childComplexity int) int
+		PlatformOrderGID func(childComplexity int) int
+		Status           func(childComplexity int) int
+	}
+
+	InvoiceConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	InvoiceEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	KeyEventObject struct {
@@ -207,6 +239,14 @@ type ComplexityRoot struct {
 		Company      func(childComplexity int, id string) int
 		Events       func(childComplexity int, first *int, after *string, afterEvent *string, types []string) int
 		Node         func(childComplexity int, id string) int
+		Receivables  func(childComplexity int) int
+	}
+
+	Receivables struct {
+		Aging            func(childComplexity int) int
+		CompaniesOverdue func(childComplexity int) int
+		Outstanding      func(childComplexity int) int
+		Overdue          func(childComplexity int) int
 	}
 
 	SetCreditLimitPayload struct {
@@ -246,6 +286,8 @@ type ApplicationResolver interface {
 type CompanyResolver interface {
 	Ledger(ctx context.Context, obj *credit.Company, first *int, after *string, afterEntry *string) (*model.LedgerEntryConnection, error)
 	Timeline(ctx context.Context, obj *credit.Company, first *int, after *string) (*model.TimelineEventConnection, error)
+	Invoices(ctx context.Context, obj *credit.Company, first *int, after *string, status *string) (*model.InvoiceConnection, error)
+	Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error)
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
@@ -264,6 +306,7 @@ type QueryResolver interface {
 	Application(ctx context.Context, id string) (*credit.Application, error)
 	Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error)
 	Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error)
+	Receivables(ctx context.Context) (*credit.Receivables, error)
 }
 
 type executableSchema struct {
@@ -297,6 +340,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Actor.Type(childComplexity), true
+
+	case "Aging.current":
+		if e.complexity.Aging.Current == nil {
+			break
+		}
+
+		return e.complexity.Aging.Current(childComplexity), true
+	case "Aging.days1To30":
+		if e.complexity.Aging.Days1To30 == nil {
+			break
+		}
+
+		return e.complexity.Aging.Days1To30(childComplexity), true
+	case "Aging.days31To60":
+		if e.complexity.Aging.Days31To60 == nil {
+			break
+		}
+
+		return e.complexity.Aging.Days31To60(childComplexity), true
+	case "Aging.days61To90":
+		if e.complexity.Aging.Days61To90 == nil {
+			break
+		}
+
+		return e.complexity.Aging.Days61To90(childComplexity), true
+	case "Aging.over90":
+		if e.complexity.Aging.Over90 == nil {
+			break
+		}
+
+		return e.complexity.Aging.Over90(childComplexity), true
+	case "Aging.total":
+		if e.complexity.Aging.Total == nil {
+			break
+		}
+
+		return e.complexity.Aging.Total(childComplexity), true
 
 	case "Application.businessName":
 		if e.complexity.Application.BusinessName == nil {
@@ -392,6 +472,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.ApplicationEventObject.VAT(childComplexity), true
 
+	case "Company.aging":
+		if e.complexity.Company.Aging == nil {
+			break
+		}
+
+		return e.complexity.Company.Aging(childComplexity), true
 	case "Company.availableCredit":
 		if e.complexity.Company.AvailableCredit == nil {
 			break
@@ -416,6 +502,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Company.ID(childComplexity), true
+	case "Company.invoices":
+		if e.complexity.Company.Invoices == nil {
+			break
+		}
+
+		args, err := ec.field_Company_invoices_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Company.Invoices(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*string)), true
 	case "Company.ledger":
 		if e.complexity.Company.Ledger == nil {
 			break
@@ -626,6 +723,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Hold.PlatformOrderGID(childComplexity), true
+
+	case "Invoice.amount":
+		if e.complexity.Invoice.Amount == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Amount(childComplexity), true
+	case "Invoice.daysOverdue":
+		if e.complexity.Invoice.DaysOverdue == nil {
+			break
+		}
+
+		return e.complexity.Invoice.DaysOverdue(childComplexity), true
+	case "Invoice.dueAt":
+		if e.complexity.Invoice.DueAt == nil {
+			break
+		}
+
+		return e.complexity.Invoice.DueAt(childComplexity), true
+	case "Invoice.id":
+		if e.complexity.Invoice.ID == nil {
+			break
+		}
+
+		return e.complexity.Invoice.ID(childComplexity), true
+	case "Invoice.issuedAt":
+		if e.complexity.Invoice.IssuedAt == nil {
+			break
+		}
+
+		return e.complexity.Invoice.IssuedAt(childComplexity), true
+	case "Invoice.openAmount":
+		if e.complexity.Invoice.OpenAmount == nil {
+			break
+		}
+
+		return e.complexity.Invoice.OpenAmount(childComplexity), true
+	case "Invoice.platformOrderGid":
+		if e.complexity.Invoice.PlatformOrderGID == nil {
+			break
+		}
+
+		return e.complexity.Invoice.PlatformOrderGID(childComplexity), true
+	case "Invoice.status":
+		if e.complexity.Invoice.Status == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Status(childComplexity), true
+
+	case "InvoiceConnection.edges":
+		if e.complexity.InvoiceConnection.Edges == nil {
+			break
+		}
+
+		return e.complexity.InvoiceConnection.Edges(childComplexity), true
+	case "InvoiceConnection.pageInfo":
+		if e.complexity.InvoiceConnection.PageInfo == nil {
+			break
+		}
+
+		return e.complexity.InvoiceConnection.PageInfo(childComplexity), true
+
+	case "InvoiceEdge.cursor":
+		if e.complexity.InvoiceEdge.Cursor == nil {
+			break
+		}
+
+		return e.complexity.InvoiceEdge.Cursor(childComplexity), true
+	case "InvoiceEdge.node":
+		if e.complexity.InvoiceEdge.Node == nil {
+			break
+		}
+
+		return e.complexity.InvoiceEdge.Node(childComplexity), true
 
 	case "KeyEventObject.createdAt":
 		if e.complexity.KeyEventObject.CreatedAt == nil {
@@ -884,6 +1056,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.receivables":
+		if e.complexity.Query.Receivables == nil {
+			break
+		}
+
+		return e.complexity.Query.Receivables(childComplexity), true
+
+	case "Receivables.aging":
+		if e.complexity.Receivables.Aging == nil {
+			break
+		}
+
+		return e.complexity.Receivables.Aging(childComplexity), true
+	case "Receivables.companiesOverdue":
+		if e.complexity.Receivables.CompaniesOverdue == nil {
+			break
+		}
+
+		return e.complexity.Receivables.CompaniesOverdue(childComplexity), true
+	case "Receivables.outstanding":
+		if e.complexity.Receivables.Outstanding == nil {
+			break
+		}
+
+		return e.complexity.Receivables.Outstanding(childComplexity), true
+	case "Receivables.overdue":
+		if e.complexity.Receivables.Overdue == nil {
+			break
+		}
+
+		return e.complexity.Receivables.Overdue(childComplexity), true
 
 	case "SetCreditLimitPayload.company":
 		if e.complexity.SetCreditLimitPayload.Company == nil {
@@ -1122,7 +1325,7 @@ scalar DateTime @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339
 "A JSON object, such as a timeline event's data."
 scalar JSON @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc8259")
 
-"An object with a globally unique, prefixed ID (` + "`" + `co_` + "`" + `, ` + "`" + `app_` + "`" + `, ` + "`" + `le_` + "`" + `, ` + "`" + `ev_` + "`" + `), refetchable with ` + "`" + `node(id:)` + "`" + `."
+"An object with a globally unique, prefixed ID (` + "`" + `co_` + "`" + `, ` + "`" + `app_` + "`" + `, ` + "`" + `le_` + "`" + `, ` + "`" + `ev_` + "`" + `, ` + "`" + `inv_` + "`" + `), refetchable with ` + "`" + `node(id:)` + "`" + `."
 interface Node {
   "The object's ID, with its type's prefix."
   id: ID!
@@ -1151,7 +1354,7 @@ type Money {
 type Query {
   """
   Any object by its ID: a company (` + "`" + `co_` + "`" + `, needs read_credit), ledger entry (` + "`" + `le_` + "`" + `, read_credit),
-  timeline event or feed event (` + "`" + `ev_` + "`" + `, read_credit; application events read_applications) or
+  invoice (` + "`" + `inv_` + "`" + `, read_credit), timeline event or feed event (` + "`" + `ev_` + "`" + `, read_credit; application events read_applications) or
   application (` + "`" + `app_` + "`" + `, read_applications). Null when no
   such object exists in the key's store, including an ID of another store.
   """
@@ -1188,6 +1391,91 @@ type Query {
   an ` + "`" + `invalid_parameter` + "`" + ` error).
   """
   events(first: Int, after: String, afterEvent: ID, types: [String!]): EventConnection!
+
+  """
+  The store's receivables (contract §15): the aging of every open invoice, the companies'
+  balances summed, what is overdue and in how many companies. Needs scope read_credit. Its
+  cost does not grow with the number of companies or invoices: the database sums them.
+  """
+  receivables: Receivables!
+}
+
+"""
+The store's receivables: what its companies owe, by how late it is.
+"""
+type Receivables {
+  "The aging of the open amounts of every company's invoices."
+  aging: Aging!
+  "The sum of the companies' outstanding balances (credit balances and unapplied payments included)."
+  outstanding: Money!
+  "The open amount past due: every bucket of ` + "`" + `aging` + "`" + ` but ` + "`" + `current` + "`" + `."
+  overdue: Money!
+  "How many companies have an open invoice past due."
+  companiesOverdue: Int!
+}
+
+"""
+Open amounts by days past due. An amount is ` + "`" + `current` + "`" + ` until its invoice's due date, then in the
+bucket of the invoice's ` + "`" + `daysOverdue` + "`" + ` (a started day counts as a whole one).
+"""
+type Aging {
+  "Not yet due."
+  current: Money!
+  "1 to 30 days past due."
+  days1To30: Money!
+  "31 to 60 days past due."
+  days31To60: Money!
+  "61 to 90 days past due."
+  days61To90: Money!
+  "More than 90 days past due."
+  over90: Money!
+  "Everything open: the sum of the buckets."
+  total: Money!
+}
+
+"Where an invoice stands."
+enum InvoiceStatus {
+  "Something is left to pay."
+  OPEN
+  "Settled by payments, refunds or credit."
+  PAID
+  "Settled, with a cancellation of its order."
+  CANCELLED
+}
+
+"""
+An invoice: one ` + "`" + `order_placed` + "`" + ` ledger entry, due after the company's payment terms, and what
+the entries referencing its order (and payments without one, oldest invoices first) left open.
+"""
+type Invoice implements Node {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  id: ID!
+  "The GID of the order on the commerce platform."
+  platformOrderGid: String!
+  "The order's amount."
+  amount: Money!
+  "What is left to pay; zero once paid or cancelled."
+  openAmount: Money!
+  "When the order was placed."
+  issuedAt: DateTime!
+  "When it is due: ` + "`" + `issuedAt` + "`" + ` plus the company's NET days at that moment."
+  dueAt: DateTime!
+  "Open, paid or cancelled."
+  status: InvoiceStatus!
+  "Days since ` + "`" + `dueAt` + "`" + `, a started day counting as one; 0 before it and once the invoice is settled."
+  daysOverdue: Int!
+}
+
+"A page of invoices."
+type InvoiceConnection {
+  edges: [InvoiceEdge!]!
+  pageInfo: PageInfo!
+}
+
+"An invoice in a page, with the cursor that resumes after it."
+type InvoiceEdge {
+  cursor: String!
+  node: Invoice!
 }
 
 """
@@ -1305,6 +1593,13 @@ type Company implements Node {
   ledger(first: Int, after: String, afterEntry: ID): LedgerEntryConnection!
   "The company's timeline: every write and automatic hold change, newest first. ` + "`" + `first` + "`" + ` is 1 to 250 (default 50)."
   timeline(first: Int, after: String): TimelineEventConnection!
+  """
+  The company's invoices in the order they were issued, oldest first. ` + "`" + `first` + "`" + ` is 1 to 250
+  (default 50); ` + "`" + `status` + "`" + ` keeps only open, paid or cancelled ones.
+  """
+  invoices(first: Int, after: String, status: InvoiceStatus): InvoiceConnection!
+  "The aging of the company's open invoices."
+  aging: Aging!
 }
 
 "Whether a hold was placed by hand or automatically for an overdue invoice."
@@ -1568,6 +1863,27 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // endregion ************************** generated!.gotpl **************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Company_invoices_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after", ec.unmarshalOString2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status", ec.unmarshalOInvoiceStatus2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	return args, nil
+}
 
 func (ec *executionContext) field_Company_ledger_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -1872,6 +2188,216 @@ func (ec *executionContext) fieldContext_Actor_label(_ context.Context, field gr
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_current(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_current,
+		func(ctx context.Context) (any, error) {
+			return obj.Current, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_days1To30(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_days1To30,
+		func(ctx context.Context) (any, error) {
+			return obj.Days1To30, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_days1To30(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_days31To60(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_days31To60,
+		func(ctx context.Context) (any, error) {
+			return obj.Days31To60, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_days31To60(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_days61To90(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_days61To90,
+		func(ctx context.Context) (any, error) {
+			return obj.Days61To90, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_days61To90(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_over90(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_over90,
+		func(ctx context.Context) (any, error) {
+			return obj.Over90, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_over90(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aging_total(ctx context.Context, field graphql.CollectedField, obj *credit.Aging) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Aging_total,
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Aging_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aging",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
 		},
 	}
 	return fc, nil
@@ -2786,6 +3312,96 @@ func (ec *executionContext) fieldContext_Company_timeline(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Company_invoices(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_invoices,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Company().Invoices(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string))
+		},
+		nil,
+		ec.marshalNInvoiceConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceConnection,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_invoices(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "edges":
+				return ec.fieldContext_InvoiceConnection_edges(ctx, field)
+			case "pageInfo":
+				return ec.fieldContext_InvoiceConnection_pageInfo(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceConnection", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Company_invoices_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Company_aging(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_aging,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Company().Aging(ctx, obj)
+		},
+		nil,
+		ec.marshalNAging2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐAging,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_aging(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "current":
+				return ec.fieldContext_Aging_current(ctx, field)
+			case "days1To30":
+				return ec.fieldContext_Aging_days1To30(ctx, field)
+			case "days31To60":
+				return ec.fieldContext_Aging_days31To60(ctx, field)
+			case "days61To90":
+				return ec.fieldContext_Aging_days61To90(ctx, field)
+			case "over90":
+				return ec.fieldContext_Aging_over90(ctx, field)
+			case "total":
+				return ec.fieldContext_Aging_total(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Aging", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompanyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CompanyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2937,6 +3553,10 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -3122,6 +3742,10 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -3587,6 +4211,400 @@ func (ec *executionContext) fieldContext_Hold_dueAt(_ context.Context, field gra
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_id,
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		ec.marshalNID2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_platformOrderGid(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_platformOrderGid,
+		func(ctx context.Context) (any, error) {
+			return obj.PlatformOrderGID, nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_platformOrderGid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_amount,
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_openAmount(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_openAmount,
+		func(ctx context.Context) (any, error) {
+			return obj.OpenAmount, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_openAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_issuedAt(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_issuedAt,
+		func(ctx context.Context) (any, error) {
+			return obj.IssuedAt, nil
+		},
+		nil,
+		ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_dueAt,
+		func(ctx context.Context) (any, error) {
+			return obj.DueAt, nil
+		},
+		nil,
+		ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_status,
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		ec.marshalNInvoiceStatus2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type InvoiceStatus does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_daysOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_daysOverdue,
+		func(ctx context.Context) (any, error) {
+			return obj.DaysOverdue, nil
+		},
+		nil,
+		ec.marshalNInt2int,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_daysOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceConnection_edges,
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		ec.marshalNInvoiceEdge2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceEdgeᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "cursor":
+				return ec.fieldContext_InvoiceEdge_cursor(ctx, field)
+			case "node":
+				return ec.fieldContext_InvoiceEdge_node(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceEdge", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceConnection_pageInfo,
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		ec.marshalNPageInfo2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐPageInfo,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "hasNextPage":
+				return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+			case "hasPreviousPage":
+				return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+			case "startCursor":
+				return ec.fieldContext_PageInfo_startCursor(ctx, field)
+			case "endCursor":
+				return ec.fieldContext_PageInfo_endCursor(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceEdge_cursor,
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		ec.marshalNString2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceEdge",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceEdge_node,
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		ec.marshalNInvoice2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Invoice_id(ctx, field)
+			case "platformOrderGid":
+				return ec.fieldContext_Invoice_platformOrderGid(ctx, field)
+			case "amount":
+				return ec.fieldContext_Invoice_amount(ctx, field)
+			case "openAmount":
+				return ec.fieldContext_Invoice_openAmount(ctx, field)
+			case "issuedAt":
+				return ec.fieldContext_Invoice_issuedAt(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_Invoice_dueAt(ctx, field)
+			case "status":
+				return ec.fieldContext_Invoice_status(ctx, field)
+			case "daysOverdue":
+				return ec.fieldContext_Invoice_daysOverdue(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
 		},
 	}
 	return fc, nil
@@ -4111,6 +5129,10 @@ func (ec *executionContext) fieldContext_LiftHoldPayload_company(_ context.Conte
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4524,6 +5546,10 @@ func (ec *executionContext) fieldContext_PlaceHoldPayload_company(_ context.Cont
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4621,6 +5647,10 @@ func (ec *executionContext) fieldContext_Query_company(ctx context.Context, fiel
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4835,6 +5865,45 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_receivables(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Query_receivables,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Query().Receivables(ctx)
+		},
+		nil,
+		ec.marshalNReceivables2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐReceivables,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Query_receivables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "aging":
+				return ec.fieldContext_Receivables_aging(ctx, field)
+			case "outstanding":
+				return ec.fieldContext_Receivables_outstanding(ctx, field)
+			case "overdue":
+				return ec.fieldContext_Receivables_overdue(ctx, field)
+			case "companiesOverdue":
+				return ec.fieldContext_Receivables_companiesOverdue(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Receivables", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4943,6 +6012,148 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Receivables_aging(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_aging,
+		func(ctx context.Context) (any, error) {
+			return obj.Aging, nil
+		},
+		nil,
+		ec.marshalNAging2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐAging,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_aging(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "current":
+				return ec.fieldContext_Aging_current(ctx, field)
+			case "days1To30":
+				return ec.fieldContext_Aging_days1To30(ctx, field)
+			case "days31To60":
+				return ec.fieldContext_Aging_days31To60(ctx, field)
+			case "days61To90":
+				return ec.fieldContext_Aging_days61To90(ctx, field)
+			case "over90":
+				return ec.fieldContext_Aging_over90(ctx, field)
+			case "total":
+				return ec.fieldContext_Aging_total(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Aging", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_outstanding(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_outstanding,
+		func(ctx context.Context) (any, error) {
+			return obj.Outstanding, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_outstanding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_overdue(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_overdue,
+		func(ctx context.Context) (any, error) {
+			return obj.Overdue, nil
+		},
+		nil,
+		ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_overdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_companiesOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_companiesOverdue,
+		func(ctx context.Context) (any, error) {
+			return obj.CompaniesOverdue, nil
+		},
+		nil,
+		ec.marshalNInt2int,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_companiesOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetCreditLimitPayload_company(ctx context.Context, field graphql.CollectedField, obj *credit.CreditLimitResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4991,6 +6202,10 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_company(_ context
 				return ec.fieldContext_Company_ledger(ctx, field)
 			case "timeline":
 				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -7106,6 +8321,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._LedgerEntry(ctx, sel, obj)
+	case credit.Invoice:
+		return ec._Invoice(ctx, sel, &obj)
+	case *credit.Invoice:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Invoice(ctx, sel, obj)
 	case credit.Event:
 		return ec._Event(ctx, sel, &obj)
 	case *credit.Event:
@@ -7154,6 +8376,70 @@ func (ec *executionContext) _Actor(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "label":
 			out.Values[i] = ec._Actor_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var agingImplementors = []string{"Aging"}
+
+func (ec *executionContext) _Aging(ctx context.Context, sel ast.SelectionSet, obj *credit.Aging) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Aging")
+		case "current":
+			out.Values[i] = ec._Aging_current(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days1To30":
+			out.Values[i] = ec._Aging_days1To30(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days31To60":
+			out.Values[i] = ec._Aging_days31To60(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days61To90":
+			out.Values[i] = ec._Aging_days61To90(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "over90":
+			out.Values[i] = ec._Aging_over90(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._Aging_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7520,6 +8806,78 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Company_timeline(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "invoices":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_invoices(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "aging":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_aging(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -7985,6 +9343,168 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = ec._Hold_platformOrderGid(ctx, field, obj)
 		case "dueAt":
 			out.Values[i] = ec._Hold_dueAt(ctx, field, obj)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var invoiceImplementors = []string{"Invoice", "Node"}
+
+func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *credit.Invoice) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Invoice")
+		case "id":
+			out.Values[i] = ec._Invoice_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platformOrderGid":
+			out.Values[i] = ec._Invoice_platformOrderGid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._Invoice_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openAmount":
+			out.Values[i] = ec._Invoice_openAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuedAt":
+			out.Values[i] = ec._Invoice_issuedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._Invoice_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Invoice_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "daysOverdue":
+			out.Values[i] = ec._Invoice_daysOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var invoiceConnectionImplementors = []string{"InvoiceConnection"}
+
+func (ec *executionContext) _InvoiceConnection(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceConnection")
+		case "edges":
+			out.Values[i] = ec._InvoiceConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._InvoiceConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var invoiceEdgeImplementors = []string{"InvoiceEdge"}
+
+func (ec *executionContext) _InvoiceEdge(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceEdge")
+		case "cursor":
+			out.Values[i] = ec._InvoiceEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._InvoiceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8592,6 +10112,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "receivables":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_receivables(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -8600,6 +10142,60 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var receivablesImplementors = []string{"Receivables"}
+
+func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionSet, obj *credit.Receivables) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, receivablesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Receivables")
+		case "aging":
+			out.Values[i] = ec._Receivables_aging(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outstanding":
+			out.Values[i] = ec._Receivables_outstanding(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "overdue":
+			out.Values[i] = ec._Receivables_overdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "companiesOverdue":
+			out.Values[i] = ec._Receivables_companiesOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9220,6 +10816,20 @@ func (ec *executionContext) marshalNActorType2string(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) marshalNAging2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐAging(ctx context.Context, sel ast.SelectionSet, v credit.Aging) graphql.Marshaler {
+	return ec._Aging(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAging2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐAging(ctx context.Context, sel ast.SelectionSet, v *credit.Aging) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Aging(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApplication2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐApplication(ctx context.Context, sel ast.SelectionSet, v *credit.Application) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9597,6 +11207,110 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *credit.Invoice) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Invoice(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvoiceConnection2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceConnection(ctx context.Context, sel ast.SelectionSet, v model.InvoiceConnection) graphql.Marshaler {
+	return ec._InvoiceConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInvoiceConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceConnection(ctx context.Context, sel ast.SelectionSet, v *model.InvoiceConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoiceConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvoiceEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceEdge(ctx context.Context, sel ast.SelectionSet, v model.InvoiceEdge) graphql.Marshaler {
+	return ec._InvoiceEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInvoiceEdge2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.InvoiceEdge) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNInvoiceEdge2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceEdge(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // sequential: see graph/internal/sequential
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNInvoiceStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := scalar.UnmarshalEnum(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInvoiceStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalEnum(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[string]any, error) {
 	res, err := graphql.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9761,6 +11475,20 @@ func (ec *executionContext) marshalNPlaceHoldPayload2ᚖgithubᚗcomᚋcreditd�
 		return graphql.Null
 	}
 	return ec._PlaceHoldPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReceivables2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐReceivables(ctx context.Context, sel ast.SelectionSet, v credit.Receivables) graphql.Marshaler {
+	return ec._Receivables(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReceivables2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐReceivables(ctx context.Context, sel ast.SelectionSet, v *credit.Receivables) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Receivables(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSetCreditLimitInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐSetCreditLimitInput(ctx context.Context, v any) (model.SetCreditLimitInput, error) {
@@ -10301,6 +12029,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOInvoiceStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalEnum(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInvoiceStatus2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalEnum(*v)
 	return res
 }
 

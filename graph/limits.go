@@ -59,6 +59,9 @@ func complexityRoot() ComplexityRoot {
 	c.Company.Timeline = func(child int, first *int, _ *string) int {
 		return listCost(child, first)
 	}
+	c.Company.Invoices = func(child int, first *int, _ *string, _ *string) int {
+		return listCost(child, first)
+	}
 	return c
 }
 

@@ -114,6 +114,7 @@ func TestEveryConnectionIsPricedByItsPageSize(t *testing.T) {
 		"Query.events":       c.Query.Events(2, &first, nil, nil, nil),
 		"Company.ledger":     c.Company.Ledger(2, &first, nil, nil),
 		"Company.timeline":   c.Company.Timeline(2, &first, nil),
+		"Company.invoices":   c.Company.Invoices(2, &first, nil, nil),
 	}
 	schema := NewExecutableSchema(Config{}).Schema()
 	found := 0

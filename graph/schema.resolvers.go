@@ -64,6 +64,38 @@ func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, fir
 	return timelineConnection(p), nil
 }
 
+// Invoices is the invoices field, batched like Ledger.
+func (r *companyResolver) Invoices(ctx context.Context, obj *credit.Company, first *int, after *string, status *string) (*model.InvoiceConnection, error) {
+	defer serialize(ctx)()
+	if after == nil {
+		p, batched, err := loadersFrom(ctx).invoices(ctx, obj, first, deref(status))
+		if err != nil {
+			return nil, err
+		}
+		if batched {
+			return invoiceConnection(p), nil
+		}
+	}
+	p, err := r.svc.ListInvoices(ctx, obj.ID, credit.InvoiceListParams{ListParams: listParams(first, after), Status: deref(status)})
+	if err != nil {
+		return nil, err
+	}
+	return invoiceConnection(p), nil
+}
+
+// Aging is the aging field, read for the company's whole page at once.
+func (r *companyResolver) Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error) {
+	defer serialize(ctx)()
+	a, found, err := loadersFrom(ctx).aging(ctx, r.svc, obj)
+	if err == nil && !found {
+		_, err = r.svc.GetCompany(ctx, obj.ID) // the not_found answer
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 // Data is the data field: the stored JSON, decoded for the JSON scalar.
 func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string]any, error) {
 	var data map[string]any
@@ -147,6 +179,8 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 		node, err = found(r.svc.GetApplication(ctx, id))
 	case ids.HasPrefix(id, "le"):
 		node, err = found(r.svc.GetLedgerEntry(ctx, id))
+	case ids.HasPrefix(id, "inv"):
+		node, err = found(r.svc.GetInvoice(ctx, id))
 	case ids.HasPrefix(id, "ev"):
 		// Feed events and timeline events share the prefix: a feed event first, the
 		// timeline's when there is none visible.
@@ -219,6 +253,11 @@ func (r *queryResolver) Events(ctx context.Context, first *int, after *string, a
 		return nil, err
 	}
 	return eventConnection(p), nil
+}
+
+// Receivables is the receivables query.
+func (r *queryResolver) Receivables(ctx context.Context) (*credit.Receivables, error) {
+	return found(r.svc.Receivables(ctx))
 }
 
 func (r *Resolver) Application() ApplicationResolver { return &applicationResolver{r} }

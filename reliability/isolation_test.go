@@ -63,6 +63,9 @@ const (
 	gqlList     gqlCase = "list"
 	gqlMutation gqlCase = "mutation"
 	gqlNested   gqlCase = "nested"
+	// gqlAggregate is a figure over the caller's store that takes no ID: it answers without
+	// errors and shows nothing of another store.
+	gqlAggregate gqlCase = "aggregate"
 )
 
 // graphqlIsolationCases lists every root field and every other field with an ID argument.
@@ -73,6 +76,7 @@ var graphqlIsolationCases = map[string]gqlCase{
 	"Query.application":         gqlLookup,
 	"Query.applications":        gqlList,
 	"Query.events":              gqlList,
+	"Query.receivables":         gqlAggregate,
 	"Mutation.createAdjustment": gqlMutation,
 	"Mutation.setCreditLimit":   gqlMutation,
 	"Mutation.placeHold":        gqlMutation,
@@ -566,6 +570,12 @@ func (m *matrix) graphqlMatrix() int {
 							t.Errorf("store %d: %s answers differently from an unknown ID:\nforeign %s\nunknown %s", i, what, got, want)
 						}
 					}
+				}
+			case gqlAggregate:
+				x, g := m.gql(me.key, gqlCall(t, s, f.op, f.def, ""))
+				m.checkNoLeak(i, f.name, x)
+				if len(g.Errors) > 0 || string(g.Data[f.def.Name]) == "null" {
+					t.Errorf("store %d: %s: %s", i, f.name, x.body)
 				}
 			case gqlList:
 				x, g := m.gql(me.key, gqlCall(t, s, f.op, f.def, ""))

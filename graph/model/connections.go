@@ -50,6 +50,16 @@ type ApplicationEdge struct {
 // Cursor is the cursor that resumes after this edge.
 func (e ApplicationEdge) Cursor() string { return e.Cursors.Cursor(e.Index) }
 
+// InvoiceEdge is an invoice in a page, with the cursor that resumes after it.
+type InvoiceEdge struct {
+	Node    *credit.Invoice
+	Cursors Cursors
+	Index   int
+}
+
+// Cursor is the cursor that resumes after this edge.
+func (e InvoiceEdge) Cursor() string { return e.Cursors.Cursor(e.Index) }
+
 // EventEdge is a feed event in a page, with the cursor that resumes after it.
 type EventEdge struct {
 	Node    *credit.Event

@@ -35,6 +35,12 @@ type EventConnection struct {
 	PageInfo *PageInfo   `json:"pageInfo"`
 }
 
+// A page of invoices.
+type InvoiceConnection struct {
+	Edges    []InvoiceEdge `json:"edges"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
 // A page of ledger entries.
 type LedgerEntryConnection struct {
 	Edges    []LedgerEntryEdge `json:"edges"`

@@ -1,0 +1,170 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
+)
+
+// The webhooks page: the staff member's store's endpoints (beside its API keys, where the
+// specification puts the store's integrations), created with their secret shown once,
+// enabled and disabled, their secret rotated, their deliveries and attempts read and an event
+// redelivered. Every action is one of package credit's webhook operations, which the command
+// line's `webhook` commands call too.
+
+// webhookAttemptsShown is how many of an endpoint's latest attempts its page lists.
+const webhookAttemptsShown = 50
+
+// webhooksBody is the list of endpoints.
+type webhooksBody struct {
+	Endpoints  []credit.WebhookEndpoint
+	EventTypes []string
+	Graces     []grace
+	Create     *form
+	Rotate     map[string]*form
+}
+
+// webhooks lists the store's endpoints with the forms that act on them.
+func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, v *visit) {
+	c.showWebhooks(w, r, v, http.StatusOK, c.takeNotice(r, v), nil, nil)
+}
+
+func (c *Console) showWebhooks(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, create *form, rotate map[string]*form) {
+	endpoints, err := c.svc.ListWebhookEndpoints(v.ctx)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	p := pageFor(v, "Webhooks", "webhooks")
+	p.Notice = notice
+	p.Body = webhooksBody{Endpoints: endpoints, EventTypes: credit.EventTypes, Graces: rotationGraces, Create: create, Rotate: rotate}
+	c.render(w, r, status, "webhooks.html", p)
+}
+
+// webhookPath is an endpoint's page.
+func webhookPath(id string) string { return "/webhooks/" + url.PathEscape(id) }
+
+// webhookSecretBody is the page that shows an endpoint's new signing secret, once.
+type webhookSecretBody struct {
+	EndpointID  string
+	Description string
+	Secret      string
+	Rotated     bool
+	Grace       string
+	GraceEnds   credit.Timestamp
+}
+
+// createWebhook creates an endpoint and shows its signing secret in the answer: the secret is
+// stored only sealed, and a session must not carry it across a redirect.
+func (c *Console) createWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
+	in := credit.WebhookEndpointInput{
+		URL:         strings.TrimSpace(r.PostForm.Get("url")),
+		Description: strings.TrimSpace(r.PostForm.Get("description")),
+		EventTypes:  r.PostForm["events"],
+	}
+	issued, err := c.svc.CreateWebhookEndpoint(v.ctx, in)
+	if err != nil {
+		p := httpapi.Describe(err)
+		if p.Status >= 500 {
+			c.fail(w, r, v, err)
+			return
+		}
+		c.showWebhooks(w, r, v, p.Status, "", refusedForm(r.PostForm, p, "url", "description", "events"), nil)
+		return
+	}
+	p := pageFor(v, "New webhook endpoint", "webhooks")
+	p.Body = webhookSecretBody{EndpointID: issued.ID, Description: in.Description, Secret: issued.Secret}
+	c.render(w, r, http.StatusOK, "webhook_secret.html", p)
+}
+
+// setWebhookEnabled enables or disables an endpoint.
+func (c *Console) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, v *visit) {
+	return func(w http.ResponseWriter, r *http.Request, v *visit) {
+		e, err := c.svc.SetWebhookEndpointEnabled(v.ctx, r.PathValue("id"), enabled)
+		if err != nil {
+			c.fail(w, r, v, err)
+			return
+		}
+		msg := "Endpoint " + e.ID + " is disabled: it is sent nothing until enabled again."
+		if enabled {
+			msg = "Endpoint " + e.ID + " is enabled: it resumes where it stopped."
+		}
+		c.done(w, r, v, "/webhooks", msg)
+	}
+}
+
+// rotateWebhook gives an endpoint a new secret and shows it once, with the moment the old one
+// stops signing.
+func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	grace, err := graceOf(r)
+	var issued credit.IssuedWebhookSecret
+	if err == nil {
+		issued, err = c.svc.RotateWebhookSecret(v.ctx, id, grace)
+	}
+	if err != nil {
+		p := httpapi.Describe(err)
+		if p.Code == credit.CodeNotFound || p.Status >= 500 {
+			c.fail(w, r, v, err)
+			return
+		}
+		c.showWebhooks(w, r, v, p.Status, "", nil, map[string]*form{id: refusedForm(r.PostForm, p, "grace")})
+		return
+	}
+	p := pageFor(v, "Rotated webhook secret", "webhooks")
+	p.Body = webhookSecretBody{EndpointID: issued.ID, Secret: issued.Secret, Rotated: true, Grace: grace.String(), GraceEnds: credit.At(c.svc.Now().Add(grace))}
+	c.render(w, r, http.StatusOK, "webhook_secret.html", p)
+}
+
+// webhookBody is an endpoint's page: its deliveries waiting and its latest attempts.
+type webhookBody struct {
+	Report    credit.WebhookDeliveryReport
+	Redeliver *form
+}
+
+// webhook shows an endpoint's pending deliveries and latest attempts, and the redelivery form.
+func (c *Console) webhook(w http.ResponseWriter, r *http.Request, v *visit) {
+	c.showWebhook(w, r, v, http.StatusOK, c.takeNotice(r, v), nil)
+}
+
+func (c *Console) showWebhook(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, redeliver *form) {
+	report, err := c.svc.WebhookDeliveries(v.ctx, r.PathValue("id"), webhookAttemptsShown)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	title := report.Endpoint.Description
+	if title == "" {
+		title = report.Endpoint.URL
+	}
+	p := pageFor(v, title, "webhooks")
+	p.Notice = notice
+	p.Body = webhookBody{Report: report, Redeliver: redeliver}
+	c.render(w, r, status, "webhook.html", p)
+}
+
+// redeliverWebhook sends an event to the endpoint again.
+func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	event := strings.TrimSpace(r.PostForm.Get("event"))
+	d, err := c.svc.RedeliverWebhookEvent(v.ctx, event, id)
+	if err != nil {
+		p := httpapi.Describe(err)
+		if p.Status >= 500 {
+			c.fail(w, r, v, err)
+			return
+		}
+		if _, known := c.svc.WebhookDeliveries(v.ctx, id, 1); known != nil {
+			c.fail(w, r, v, known) // the endpoint itself is unknown here
+			return
+		}
+		// The endpoint is there: the event is what is unknown, or no longer kept.
+		p.Param = "event"
+		c.showWebhook(w, r, v, p.Status, "", refusedForm(r.PostForm, p, "event"))
+		return
+	}
+	c.done(w, r, v, webhookPath(id), "Event "+d.EventID+" will be delivered again shortly.")
+}

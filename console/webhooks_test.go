@@ -1,0 +1,61 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+)
+
+// TestWebhooksPage: a staff member adds an endpoint (refusals next to their fields, the secret
+// shown once), sees it listed with its description, disables and enables it, rotates its
+// secret, reads its deliveries and asks for an event again.
+func TestWebhooksPage(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	b.mustSignIn("anna@example.com", password)
+	b.get("/webhooks").wantStatus(t, http.StatusOK).wantText(t, "Canary hooks of "+f.store).wantNoText(t, "Canary hooks of "+f.otherStore)
+
+	b.post("/webhooks", url.Values{"url": {"ftp://example.com"}, "description": {"ERP"}}).wantStatus(t, http.StatusUnprocessableEntity).
+		wantText(t, `id="webhook-url-error">`, `value="ERP"`)
+	b.post("/webhooks", url.Values{"url": {"http://127.0.0.1:9/erp"}, "events": {"no.such_type"}}).wantStatus(t, http.StatusUnprocessableEntity).
+		wantText(t, `id="webhook-events-error">`)
+	created := b.post("/webhooks", url.Values{"url": {"http://127.0.0.1:9/erp"}, "description": {"ERP sync"}, "events": {"company.hold_placed"}}).wantStatus(t, http.StatusOK)
+	created.wantText(t, "Endpoint “ERP sync” added", "shown only once")
+	if created.Header.Get("Cache-Control") != "no-store" {
+		t.Error("the secret's page may be cached")
+	}
+	secret := regexp.MustCompile(`id="secret" type="text" readonly value="(whsec_[^"]+)"`).FindStringSubmatch(created.Body)
+	id := regexp.MustCompile(`Endpoint ID <code>(we_[0-9A-Za-z]+)</code>`).FindStringSubmatch(created.Body)
+	if secret == nil || id == nil {
+		t.Fatalf("no secret or ID on the page:\n%s", created.Body)
+	}
+	list := b.get("/webhooks").wantText(t, "ERP sync", "http://127.0.0.1:9/erp", "company.hold_placed", "Enabled").wantNoText(t, secret[1])
+	_ = list
+
+	b.follow(b.post("/webhooks/"+id[1]+"/disable", nil)).wantText(t, "Endpoint "+id[1]+" is disabled", `id="enable-`+id[1]+`"`)
+	b.follow(b.post("/webhooks/"+id[1]+"/enable", nil)).wantText(t, "Endpoint "+id[1]+" is enabled", `id="disable-`+id[1]+`"`)
+	b.post("/webhooks/"+id[1]+"/rotate", url.Values{"grace": {"forever"}}).wantStatus(t, http.StatusUnprocessableEntity).
+		wantText(t, `id="grace-`+id[1]+`-error">Grace must be a duration such as 24h.`)
+	rotated := b.post("/webhooks/"+id[1]+"/rotate", url.Values{"grace": {"1h"}}).wantStatus(t, http.StatusOK)
+	rotated.wantText(t, "New signing secret for endpoint "+id[1], "keeps signing beside it until", "a grace of 1h0m0s").wantNoText(t, secret[1])
+
+	// Deliveries: none yet; then an event of its type waits, and an event is asked for again.
+	b.get("/webhooks/"+id[1]).wantStatus(t, http.StatusOK).wantText(t, "ERP sync", "Nothing is waiting.", "No delivery was attempted yet.")
+	if _, err := f.Service.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: f.company.ID}); err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.Service.ListEvents(credittest.Staff(f.store), credit.EventListParams{Types: []string{"company.hold_placed"}})
+	if err != nil || len(events.Data) != 1 {
+		t.Fatalf("events: %+v %v", events, err)
+	}
+	event := events.Data[0].ID
+	b.get("/webhooks/" + id[1])
+	b.post("/webhooks/"+id[1]+"/redeliver", url.Values{"event": {"ev_0000000000000000000000"}}).wantStatus(t, http.StatusNotFound).
+		wantText(t, `id="redeliver-event-error">`, `value="ev_0000000000000000000000"`)
+	b.follow(b.post("/webhooks/"+id[1]+"/redeliver", url.Values{"event": {event}})).
+		wantText(t, "Event "+event+" will be delivered again shortly.", `id="pending"`, "<td><code>"+event+"</code></td>")
+}

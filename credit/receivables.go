@@ -1,0 +1,618 @@
+package credit
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/predicate"
+	"github.com/creditd/creditd/ids"
+)
+
+// Receivables (contract §15): each order_placed entry is an invoice (invoices.go keeps what is
+// open on it), and the aging of the open amounts by days past due, for a company and for the
+// store. Sums are computed by the database, one statement for any number of invoices or
+// companies, in exact decimals (see moneySum).
+
+// Invoice statuses.
+const (
+	InvoiceOpen      = "open"
+	InvoicePaid      = "paid"
+	InvoiceCancelled = "cancelled"
+)
+
+// Invoice is one invoice as the API shows it.
+type Invoice struct {
+	ID               string    `json:"id"`
+	CompanyID        string    `json:"company_id"`
+	PlatformOrderGID string    `json:"platform_order_gid"`
+	Amount           Money     `json:"amount"`
+	OpenAmount       Money     `json:"open_amount"`
+	IssuedAt         Timestamp `json:"issued_at"`
+	DueAt            Timestamp `json:"due_at"`
+	// Status is open while something is left to pay, cancelled once nothing is and a
+	// cancellation entry references the order, else paid.
+	Status string `json:"status"`
+	// DaysOverdue counts the days since the due date, a started day as a whole one: 0 until
+	// the invoice is due, 1 from the first microsecond after, and 0 once it is settled.
+	DaysOverdue int `json:"days_overdue"`
+}
+
+// Aging splits open amounts by how far past due they are. An amount is in Current until its
+// due date, then in the bucket of its invoice's DaysOverdue.
+type Aging struct {
+	Current    Money `json:"current"`
+	Days1To30  Money `json:"days_1_to_30"`
+	Days31To60 Money `json:"days_31_to_60"`
+	Days61To90 Money `json:"days_61_to_90"`
+	Over90     Money `json:"over_90"`
+	Total      Money `json:"total"`
+
+	// overdue is the sum of the buckets past due, kept exact for the totals.
+	overdue Money
+}
+
+// Overdue is what is past due: every bucket but Current.
+func (a Aging) Overdue() Money { return a.overdue }
+
+// Receivables are the store's totals.
+type Receivables struct {
+	Aging Aging `json:"aging"`
+	// Outstanding is the sum of the companies' balances: the open invoices less the credit
+	// balances and unapplied payments.
+	Outstanding Money `json:"outstanding"`
+	// Overdue is the open amount past due (the aging's buckets but current).
+	Overdue Money `json:"overdue"`
+	// CompaniesOverdue counts the companies with an open invoice past due.
+	CompaniesOverdue int `json:"companies_overdue"`
+}
+
+// CompanyReceivables is one company's line of the store's receivables.
+type CompanyReceivables struct {
+	CompanyID   string `json:"company_id"`
+	CompanyName string `json:"company_name"`
+	Aging       Aging  `json:"aging"`
+	Overdue     Money  `json:"overdue"`
+}
+
+// daysOverdue is DaysOverdue for an invoice due at due, as of now.
+func daysOverdue(due, now time.Time) int {
+	if !due.Before(now) {
+		return 0
+	}
+	return int((now.Sub(due) + 24*time.Hour - 1) / (24 * time.Hour))
+}
+
+// agingBounds are the due dates that separate the buckets as of now: an invoice due at or after
+// bounds[0] is current, before it and at or after bounds[1] is 1–30 days past due, and so on;
+// one due before bounds[3] is over 90.
+func agingBounds(now time.Time) [4]time.Time {
+	day := 24 * time.Hour
+	return [4]time.Time{now, now.Add(-30 * day), now.Add(-60 * day), now.Add(-90 * day)}
+}
+
+// agingRow is what agingSums scans: the group's key and the sums of each bucket as moneySum
+// text.
+type agingRow struct {
+	Key     string `json:"k"`
+	B0      string `json:"b0"`
+	B1      string `json:"b1"`
+	B2      string `json:"b2"`
+	B3      string `json:"b3"`
+	B4      string `json:"b4"`
+	Overdue int    `json:"n"`
+}
+
+// agingSums reads, in one statement, the aging of the open invoices matched by where, grouped by
+// the invoice column groupBy (company_id, or store_id for the store's totals). It also counts,
+// per group, the companies with an overdue invoice and finds the oldest due date.
+func (s *Service) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
+	bounds := agingBounds(now)
+	var rows []agingRow
+	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
+		GroupBy(groupBy).
+		Aggregate(func(sel *sql.Selector) string {
+			// The expressions carry the bounds as arguments, which only expressions can:
+			// with a column selected, the group-by keeps this selection as it is.
+			due := sel.C(invoice.FieldDueAt)
+			amount := sel.C(invoice.FieldOpenAmount)
+			bucket := []func(b *sql.Builder){
+				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpGTE).Arg(bounds[0]) },
+				func(b *sql.Builder) {
+					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[1])
+				},
+				func(b *sql.Builder) {
+					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[1]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[2])
+				},
+				func(b *sql.Builder) {
+					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[2]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[3])
+				},
+				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[3]) },
+			}
+			sel.AppendSelectAs(sel.C(groupBy), "k")
+			for i, cond := range bucket {
+				sel.AppendSelectExprAs(moneySum(sel.Dialect(), amount, cond), fmt.Sprintf("b%d", i))
+			}
+			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
+				b.WriteString("COUNT(DISTINCT CASE WHEN ").Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).
+					WriteString(" THEN ").Ident(sel.C(invoice.FieldCompanyID)).WriteString(" END)")
+			}), "n")
+			return ""
+		}).
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]agingRow, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r
+	}
+	return out, nil
+}
+
+// aging turns a row of agingSums into an Aging in currency; the zero row is all zeros.
+func (r agingRow) aging(currency string) (Aging, error) {
+	var sums [5]decimal.Decimal
+	for i, text := range []string{r.B0, r.B1, r.B2, r.B3, r.B4} {
+		d, err := parseMoneySum(text)
+		if err != nil {
+			return Aging{}, err
+		}
+		sums[i] = d
+	}
+	overdue := sums[1].Add(sums[2]).Add(sums[3]).Add(sums[4])
+	return Aging{
+		Current:    NewMoney(sums[0], currency),
+		Days1To30:  NewMoney(sums[1], currency),
+		Days31To60: NewMoney(sums[2], currency),
+		Days61To90: NewMoney(sums[3], currency),
+		Over90:     NewMoney(sums[4], currency),
+		Total:      NewMoney(sums[0].Add(overdue), currency),
+		overdue:    NewMoney(overdue, currency),
+	}, nil
+}
+
+// moneySum is the SQL sum of the exact decimal column col over the rows where cond holds, as
+// text that parseMoneySum reads back without loss. PostgreSQL sums numeric exactly. SQLite
+// keeps amounts as TEXT and would sum them as binary floating point, so there the integer
+// parts and the fractions (scaled to nine digits, signed like the amount) are summed as
+// integers apart and joined as "<integers>:<fractions>".
+func moneySum(dialectName, col string, cond func(*sql.Builder)) sql.Querier {
+	return sql.ExprFunc(func(b *sql.Builder) {
+		sum := func(value func()) {
+			b.WriteString("COALESCE(SUM(CASE WHEN ")
+			cond(b)
+			b.WriteString(" THEN ")
+			value()
+			b.WriteString(" END), 0)")
+		}
+		if dialectName == dialect.Postgres {
+			b.WriteString("CAST(")
+			sum(func() { b.Ident(col) })
+			b.WriteString(" AS TEXT)")
+			return
+		}
+		c := col // qualified and quoted by the selector
+		sum(func() {
+			b.WriteString(fmt.Sprintf("CAST(CASE WHEN instr(%[1]s, '.') > 0 THEN substr(%[1]s, 1, instr(%[1]s, '.') - 1) ELSE %[1]s END AS INTEGER)", c))
+		})
+		b.WriteString(" || ':' || ")
+		sum(func() {
+			b.WriteString(fmt.Sprintf("(CASE WHEN substr(%[1]s, 1, 1) = '-' THEN -1 ELSE 1 END) * "+
+				"CAST(substr(CASE WHEN instr(%[1]s, '.') > 0 THEN substr(%[1]s, instr(%[1]s, '.') + 1) ELSE '' END || '000000000', 1, 9) AS INTEGER)", c))
+		})
+	})
+}
+
+// parseMoneySum reads what moneySum wrote; the empty text (no group) is zero.
+func parseMoneySum(text string) (decimal.Decimal, error) {
+	if text == "" {
+		return decimal.Zero, nil
+	}
+	whole, frac, split := strings.Cut(text, ":")
+	d, err := decimal.NewFromString(whole)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("sum of amounts %q: %w", text, err)
+	}
+	if split {
+		f, err := decimal.NewFromString(frac)
+		if err != nil {
+			return decimal.Decimal{}, fmt.Errorf("sum of amounts %q: %w", text, err)
+		}
+		d = d.Add(f.Shift(-9))
+	}
+	return d, nil
+}
+
+// Receivables returns the store's totals: the aging of every open invoice, the companies'
+// outstanding balances summed, what is overdue and how many companies are. Two statements,
+// whatever the number of companies and invoices.
+//
+// Errors: insufficient_scope.
+func (s *Service) Receivables(ctx context.Context) (Receivables, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Receivables{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return Receivables{}, err
+	}
+	client := s.reader(ctx)
+	sums, err := s.agingSums(ctx, client, invoice.FieldStoreID, s.Now())
+	if err != nil {
+		return Receivables{}, err
+	}
+	row := sums[st.ID]
+	aging, err := row.aging(st.Currency)
+	if err != nil {
+		return Receivables{}, err
+	}
+	var balances []struct {
+		Key string `json:"k"`
+		Sum string `json:"s"`
+	}
+	err = client.Company.Query().GroupBy(company.FieldStoreID).
+		Aggregate(func(sel *sql.Selector) string {
+			sel.AppendSelectAs(sel.C(company.FieldStoreID), "k")
+			sel.AppendSelectExprAs(moneySum(sel.Dialect(), sel.C(company.FieldOutstanding), func(b *sql.Builder) { b.WriteString("1 = 1") }), "s")
+			return ""
+		}).Scan(ctx, &balances)
+	if err != nil {
+		return Receivables{}, err
+	}
+	outstanding := decimal.Zero
+	for _, b := range balances {
+		if b.Key == st.ID {
+			if outstanding, err = parseMoneySum(b.Sum); err != nil {
+				return Receivables{}, err
+			}
+		}
+	}
+	return Receivables{
+		Aging:            aging,
+		Outstanding:      NewMoney(outstanding, st.Currency),
+		Overdue:          aging.overdue,
+		CompaniesOverdue: row.Overdue,
+	}, nil
+}
+
+// CompanyAging returns the aging of each company's open invoices, keyed by company ID, in one
+// statement. Companies not in the viewer's store are absent; a company without open invoices
+// has an aging of zeros.
+//
+// Errors: insufficient_scope.
+func (s *Service) CompanyAging(ctx context.Context, companyIDs []string) (map[string]Aging, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, s.Now(), invoice.CompanyIDIn(companyIDs...))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Aging, len(known))
+	for _, id := range known {
+		if out[id], err = sums[id].aging(st.Currency); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// viewerCompanies returns the viewer's store, the client to read with, and which of
+// companyIDs are companies of the store.
+func (s *Service) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	client := s.reader(ctx)
+	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	return st, client, known, err
+}
+
+// ReceivablesByCompany returns one line per company of the store with open invoices, in name
+// order; overdueOnly keeps those with an amount past due. Two statements for any number of
+// companies: the sums, then the names.
+//
+// Errors: insufficient_scope.
+func (s *Service) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([]CompanyReceivables, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	now := s.Now()
+	var where []predicate.Invoice
+	if overdueOnly {
+		// A company with any overdue invoice; its line still shows its current amounts.
+		where = append(where, func(sel *sql.Selector) {
+			t := sql.Table(invoice.Table).As("due")
+			sel.Where(sql.In(sel.C(invoice.FieldCompanyID), sql.Dialect(sel.Dialect()).
+				Select(t.C(invoice.FieldCompanyID)).From(t).
+				Where(sql.And(sql.EQ(t.C(invoice.FieldOpen), true), sql.LT(t.C(invoice.FieldDueAt), now)))))
+		})
+	}
+	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, now, where...)
+	if err != nil {
+		return nil, err
+	}
+	companyIDs := slices.Sorted(maps.Keys(sums))
+	var names []*ent.Company
+	if len(companyIDs) > 0 {
+		names, err = client.Company.Query().Where(company.IDIn(companyIDs...)).
+			Select(company.FieldID, company.FieldName).
+			Order(ent.Asc(company.FieldName), ent.Asc(company.FieldID)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]CompanyReceivables, 0, len(names))
+	for _, c := range names {
+		a, err := sums[c.ID].aging(st.Currency)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CompanyReceivables{CompanyID: c.ID, CompanyName: c.Name, Aging: a, Overdue: a.overdue})
+	}
+	return out, nil
+}
+
+// InvoiceListParams are the inputs of ListInvoices.
+type InvoiceListParams struct {
+	ListParams
+	// Status is "", "open", "paid" or "cancelled".
+	Status string
+}
+
+// invoiceStatusWhere is the filter of a status, or an error naming param.
+//
+// Errors: invalid_parameter (param).
+func invoiceStatusWhere(status, param string) ([]predicate.Invoice, error) {
+	switch status {
+	case "":
+		return nil, nil
+	case InvoiceOpen:
+		return []predicate.Invoice{invoice.Open(true)}, nil
+	case InvoicePaid:
+		return []predicate.Invoice{invoice.Open(false), invoice.Not(cancelledInvoice())}, nil
+	case InvoiceCancelled:
+		return []predicate.Invoice{invoice.Open(false), cancelledInvoice()}, nil
+	}
+	return nil, ParamErrorf(CodeInvalidParameter, param, "%s must be open, paid or cancelled", param)
+}
+
+// cancelledInvoice holds for an invoice whose order a cancellation entry references.
+func cancelledInvoice() predicate.Invoice {
+	return func(sel *sql.Selector) {
+		t := sql.Table(ledgerentry.Table)
+		sel.Where(sql.Exists(sql.Dialect(sel.Dialect()).Select(t.C(ledgerentry.FieldID)).From(t).Where(sql.And(
+			sql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
+			sql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
+			sql.EQ(t.C(ledgerentry.FieldKind), KindCancellation),
+		))))
+	}
+}
+
+// ListInvoices lists a company's invoices in the order they were issued, oldest first: the
+// order in which payments without an order settle them.
+//
+// Errors: insufficient_scope, not_found (company), invalid_parameter (limit, cursor, status).
+func (s *Service) ListInvoices(ctx context.Context, companyID string, p InvoiceListParams) (Page[Invoice], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Page[Invoice]{}, err
+	}
+	n, err := pageSize(p.Limit)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	where, err := invoiceStatusWhere(p.Status, "status")
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	st := c.Edges.Store
+	list := invoiceList(c.ID, p.Status)
+	q := client.Invoice.Query().Where(invoice.CompanyID(c.ID)).Where(where...)
+	if p.Cursor != "" {
+		cur, err := decodeCursor(st.CursorSecret, list, p.Cursor)
+		if err != nil {
+			return Page[Invoice]{}, err
+		}
+		q.Where(invoice.SeqGT(cur.Seq))
+	}
+	rows, err := q.Order(ent.Asc(invoice.FieldSeq)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	pages, err := s.invoicePages(ctx, client, st, []string{c.ID}, p.Status, rows, n)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	return pages[c.ID], nil
+}
+
+func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
+
+// LatestInvoices returns the first page of each company's invoices, keyed by company ID, in one
+// statement for the invoices (a window per company) and one for their issue dates and
+// cancellations: GraphQL's batch for a page of companies. Companies not in the viewer's store
+// are absent, so the caller can ask ListInvoices for the not_found answer.
+//
+// Errors: insufficient_scope, invalid_parameter (limit, status).
+func (s *Service) LatestInvoices(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	where, err := invoiceStatusWhere(status, "status")
+	if err != nil {
+		return nil, err
+	}
+	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []*ent.Invoice
+	if len(known) > 0 {
+		rows, err = client.Invoice.Query().Where(func(sel *sql.Selector) {
+			// The first n+1 invoices of each company by sequence number. The outer query is
+			// the tenant's; the window only picks among the named companies' rows.
+			t := sql.Dialect(sel.Dialect()).Select().From(sql.Table(invoice.Table))
+			inner := t.Select(t.C(invoice.FieldID)).
+				AppendSelectExprAs(sql.RowNumber().PartitionBy(t.C(invoice.FieldCompanyID)).OrderBy(t.C(invoice.FieldSeq)), "rn").
+				Where(sql.In(t.C(invoice.FieldCompanyID), anySlice(known)...))
+			for _, w := range where {
+				w(inner)
+			}
+			inner.As("w")
+			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Dialect(sel.Dialect()).Select(inner.C(invoice.FieldID)).From(inner).
+				Where(sql.LTE(inner.C("rn"), n+1))))
+		}).Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.invoicePages(ctx, client, st, known, status, rows, n)
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// invoicePages turns invoice rows (up to n+1 per company, in order) into a page per company,
+// reading their issue dates and cancellations in one statement.
+func (s *Service) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
+	details, err := s.invoiceDetails(ctx, client, rows)
+	if err != nil {
+		return nil, err
+	}
+	byCompany := map[string][]*ent.Invoice{}
+	for _, r := range rows {
+		byCompany[r.CompanyID] = append(byCompany[r.CompanyID], r)
+	}
+	now := s.Now()
+	out := make(map[string]Page[Invoice], len(companyIDs))
+	for _, id := range companyIDs {
+		list := invoiceList(id, status)
+		out[id] = makePage(byCompany[id], n,
+			func(r *ent.Invoice) Invoice { return invoiceView(r, details, st.Currency, now) },
+			func(r *ent.Invoice) string {
+				return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: r.Seq})
+			})
+	}
+	return out, nil
+}
+
+// invoiceDetail is what an invoice's view needs from the ledger.
+type invoiceDetails struct {
+	issued    map[string]time.Time // by ledger entry ID
+	cancelled map[string]bool      // by company ID + " " + order GID
+}
+
+// invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
+// and the cancellations that reference the settled ones.
+func (s *Service) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
+	d := invoiceDetails{issued: map[string]time.Time{}, cancelled: map[string]bool{}}
+	if len(rows) == 0 {
+		return d, nil
+	}
+	entryIDs := make([]string, 0, len(rows))
+	var settled []predicate.LedgerEntry
+	for _, r := range rows {
+		entryIDs = append(entryIDs, r.LedgerEntryID)
+		if !r.Open {
+			settled = append(settled, ledgerentry.And(ledgerentry.CompanyID(r.CompanyID), ledgerentry.PlatformOrderGid(r.PlatformOrderGid)))
+		}
+	}
+	match := ledgerentry.IDIn(entryIDs...)
+	if len(settled) > 0 {
+		match = ledgerentry.Or(match, ledgerentry.And(ledgerentry.KindEQ(ledgerentry.KindCancellation), ledgerentry.Or(settled...)))
+	}
+	entries, err := client.LedgerEntry.Query().Where(match).
+		Select(ledgerentry.FieldID, ledgerentry.FieldCompanyID, ledgerentry.FieldKind, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldOccurredAt).
+		All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, e := range entries {
+		if string(e.Kind) == KindCancellation && e.PlatformOrderGid != nil {
+			d.cancelled[e.CompanyID+" "+*e.PlatformOrderGid] = true
+		} else {
+			d.issued[e.ID] = e.OccurredAt
+		}
+	}
+	return d, nil
+}
+
+func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Time) Invoice {
+	v := Invoice{
+		ID:               r.ID,
+		CompanyID:        r.CompanyID,
+		PlatformOrderGID: r.PlatformOrderGid,
+		Amount:           NewMoney(r.Amount, currency),
+		OpenAmount:       NewMoney(decimal.Max(r.OpenAmount, decimal.Zero), currency),
+		IssuedAt:         At(d.issued[r.LedgerEntryID]),
+		DueAt:            At(r.DueAt),
+		Status:           InvoiceOpen,
+	}
+	switch {
+	case r.Open:
+		v.DaysOverdue = daysOverdue(r.DueAt, now)
+	case d.cancelled[r.CompanyID+" "+r.PlatformOrderGid]:
+		v.Status = InvoiceCancelled
+	default:
+		v.Status = InvoicePaid
+	}
+	return v
+}
+
+// GetInvoice returns one invoice of the viewer's store, for GraphQL's node(id:).
+//
+// Errors: insufficient_scope, not_found (unknown ID or another store's).
+func (s *Service) GetInvoice(ctx context.Context, id string) (Invoice, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Invoice{}, err
+	}
+	if !ids.HasPrefix(id, "inv") {
+		return Invoice{}, errNotFound("invoice")
+	}
+	client := s.reader(ctx)
+	r, err := client.Invoice.Query().Where(invoice.ID(id)).WithStore().Only(ctx)
+	if err != nil {
+		return Invoice{}, notFoundOr(err, "invoice")
+	}
+	d, err := s.invoiceDetails(ctx, client, []*ent.Invoice{r})
+	if err != nil {
+		return Invoice{}, err
+	}
+	return invoiceView(r, d, r.Edges.Store.Currency, s.Now()), nil
+}
