@@ -221,8 +221,9 @@ type seeder struct {
 	now  time.Time
 	size Size
 
-	orderNo int64
-	tables  map[string]*table
+	orderNo   int64
+	companyNo int64
+	tables    map[string]*table
 }
 
 // newSeeder returns a seeder of size's data into w. Its generator has a fixed seed, so every
@@ -440,7 +441,9 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 			return "", nil, err
 		}
 	}
-	err := s.insert(companies, id, fmt.Sprintf("Company %s", id[3:11]), fmt.Sprintf("gid://platform/Company/%d", 100000+s.rng.IntN(900000000)),
+	// Numbered, not drawn: a platform company GID is unique within its store (contract §13).
+	s.companyNo++
+	err := s.insert(companies, id, fmt.Sprintf("Company %s", id[3:11]), fmt.Sprintf("gid://platform/Company/%d", 100000+s.companyNo),
 		terms, limit, outstanding, int64(n), decimal.Zero, int64(timelineSeq), holdKind, holdNote, holdAt, holdBy,
 		end.Add(-span-time.Hour), updated, storeID)
 	return id, samples, err

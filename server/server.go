@@ -40,6 +40,8 @@ type Config struct {
 	AuthFailureLimit int
 	// Collectors are more metrics for /metrics, such as the webhook worker's.
 	Collectors []prometheus.Collector
+	// PlatformRateLimit is the platform door's requests per minute per store; zero means 600.
+	PlatformRateLimit int
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -50,8 +52,9 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 
-	limiter     ratelimit.Limiter
-	authLimiter ratelimit.Limiter
+	limiter         ratelimit.Limiter
+	authLimiter     ratelimit.Limiter
+	platformLimiter ratelimit.Limiter
 }
 
 // New builds the server's handler.
@@ -66,10 +69,12 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
 	s.limiter, s.authLimiter = newLimiters(cfg, now)
+	s.platformLimiter = newPlatformLimiter(cfg, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
 	reg.MustRegister(cfg.Collectors...)
+	reg.MustRegister(newInboxCollector(cfg.Service))
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
@@ -77,6 +82,7 @@ func New(cfg Config) *Server {
 		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(rt.Handler, httpapi.WriteError), httpapi.WriteError))
 	}
 	s.mountGraphQL(mux)
+	s.mountPlatform(mux)
 	// The OpenAPI document: unauthenticated and not rate limited, so tools can fetch it first.
 	docJSON, docYAML := openapi.MustHandlers()
 	mux.Handle("GET /v1/openapi.json", docJSON)

@@ -210,9 +210,22 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 			fmt.Fprintf(out, "\nPlayground (GraphQL, signed in with the %s key):\n  %s\n", k.Label, playground.Link(base, k.Secret))
 		}
 	}
+	if demo.ShopDomain != "" {
+		db := ""
+		if env.dbArg != "" {
+			db = " --db " + shellQuote(env.dbArg)
+		}
+		order := fmt.Sprintf(`{"id": "gid://platform/Order/%d", "company_id": "%s", "payment_terms": {"type": "NET", "due_in_days": 14}, "total": {"amount": "250.00", "currency": "EUR"}, "created_at": "%s"}`,
+			env.svc.Now().Unix()%1000000, demoPlatformCompany, env.svc.Now().Format(time.RFC3339))
+		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Seeblick Catering:\n  echo '%s' | creditd platform send%s --store %s --topic orders/create --file - --url %s\n",
+			demo.ShopDomain, order, db, demo.StoreID, base)
+	}
 	fmt.Fprintln(out)
 	return nil
 }
+
+// demoPlatformCompany is the demo company the printed platform send line orders for.
+const demoPlatformCompany = demo.PlatformCompanyGID
 
 // printExistingStores answers a --demo on a database that already has data: the demo's keys
 // were printed only when it was seeded, so it names the stores and the exact command line that
