@@ -147,7 +147,9 @@ func platformHistory(now time.Time) []platformEvent {
 	add := func(topic, body string) {
 		evs = append(evs, platformEvent{topic: topic, webhookID: fmt.Sprintf("wh-%03d", len(evs)), body: body})
 	}
-	money := func(cents int) string { return fmt.Sprintf(`{"amount": "%d.%02d", "currency": "EUR"}`, cents/100, cents%100) }
+	money := func(cents int) string {
+		return fmt.Sprintf(`{"amount": "%d.%02d", "currency": "EUR"}`, cents/100, cents%100)
+	}
 	payment, refund := 0, 0
 	for c := 1; c <= 20; c++ {
 		company := fmt.Sprintf("gid://platform/Company/%d", c)
