@@ -157,5 +157,5 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 const ShopDomain = "demo-wholesale.myplatform.com"
 
 // PlatformCompanyGID is the demo company that `serve --demo`'s platform send line orders for:
-// Seeblick Catering, whose ledger is empty.
-const PlatformCompanyGID = "gid://platform/Company/1005"
+// Café Morgenrot, whose orders are paid and which has no hold.
+const PlatformCompanyGID = "gid://platform/Company/1003"

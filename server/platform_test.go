@@ -10,6 +10,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
 	"github.com/creditd/creditd/webhook"
 )
@@ -27,11 +28,15 @@ type platformFixture struct {
 
 const testPlatformSecret = "shpss_0123456789abcdef0123456789abcdef"
 
-func newPlatformFixture(t *testing.T) *platformFixture {
+func newPlatformFixture(t *testing.T, config ...func(*server.Config)) *platformFixture {
 	t.Helper()
 	sealer := mustPlatformSealer(t)
 	env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
 		o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
+	}, ServerConfig: func(c *server.Config) {
+		for _, f := range config {
+			f(c)
+		}
 	}})
 	f := &platformFixture{env: env, shop: "acme.myplatform.com", secret: testPlatformSecret}
 	f.storeID = env.MustStore(t, "Acme", "EUR")
@@ -415,4 +420,52 @@ func TestPlatformCreditCheck(t *testing.T) {
 	r = f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/platform/credit-checks", Body: `{}`, Header: map[string]string{
 		"X-Platform-Shop-Domain": f.shop, "X-Platform-Hmac-Sha256": credit.SignPlatformBody("wrong secret 0123456789", []byte(`{}`))}})
 	r.WantError(t, http.StatusUnauthorized, "unauthenticated", "")
+}
+
+// TestPlatformDoorHasItsOwnLimit: the platform's requests are limited per store on their own
+// allowance, which the API's does not share: beyond it 429 with Retry-After, while API keys of
+// the store still get through, and the platform's requests leave the API's allowance alone.
+func TestPlatformDoorHasItsOwnLimit(t *testing.T) {
+	f := newPlatformFixture(t, func(c *server.Config) { c.PlatformRateLimit = 2; c.RateLimit = 3 })
+	for i := range 2 {
+		f.send(t, credit.TopicOrderCreated, fmt.Sprintf("w%d", i), orderBody(i+1, gid42, ptr(14), "1.00"))
+	}
+	r := f.deliver(t, f.shop, f.secret, credit.TopicOrderCreated, "w2", orderBody(3, gid42, ptr(14), "1.00"))
+	r.WantError(t, http.StatusTooManyRequests, "rate_limited", "")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	for range 3 {
+		f.env.Get(t, f.key, "/v1/companies/"+f.company.ID).WantStatus(t, http.StatusOK)
+	}
+	if rows := f.inbox(t, ""); len(rows) != 2 {
+		t.Fatalf("the refused delivery was stored: %d rows", len(rows))
+	}
+}
+
+// TestPlatformMetrics: deliveries by topic and outcome, the waiting and failed inbox rows, and
+// credit-check decisions are on /metrics.
+func TestPlatformMetrics(t *testing.T) {
+	f := newPlatformFixture(t)
+	f.send(t, credit.TopicPaymentCreated, "w1", paymentBody(1, 9, gid42, "5.00"))
+	f.send(t, credit.TopicOrderCreated, "w2", orderBody(2, "gid://platform/Company/404", ptr(14), "1.00"))
+	f.send(t, credit.TopicOrderCreated, "w3", orderBody(3, gid42, ptr(14), "1.00"))
+	f.send(t, "shop/update", "w4", `{}`)
+	body := `{"company_id": "` + gid42 + `", "amount": {"amount": "1.00", "currency": "EUR"}}`
+	f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/platform/credit-checks", Body: body, Header: map[string]string{
+		"X-Platform-Shop-Domain": f.shop, "X-Platform-Hmac-Sha256": credit.SignPlatformBody(f.secret, []byte(body))}}).WantStatus(t, http.StatusOK)
+	m := string(f.env.Get(t, "", "/metrics").WantStatus(t, http.StatusOK).Body)
+	for _, want := range []string{
+		`creditd_platform_deliveries_total{outcome="waiting",topic="payments/create"} 1`,
+		`creditd_platform_deliveries_total{outcome="failed",topic="orders/create"} 1`,
+		`creditd_platform_deliveries_total{outcome="applied",topic="orders/create"} 1`,
+		`creditd_platform_deliveries_total{outcome="ignored",topic="other"} 1`,
+		"creditd_platform_inbox_waiting 1",
+		"creditd_platform_inbox_failed 1",
+		`creditd_platform_credit_checks_total{decision="approved",reason=""} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -29,6 +29,7 @@ func serveCommand() command {
 		addr := fs.String("addr", ":8080", "listen address")
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
+		platformRateLimit := fs.Int("platform-rate-limit", server.DefaultPlatformRateLimit, "the commerce platform's requests per minute per store (POST /platform/...)")
 		fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
 		fs.DurationVar(&opts.EventRetention, "event-retention", credit.DefaultEventRetention, "how long events (GET /v1/events, webhooks) are kept; at least 720h")
 		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys and events purged")
@@ -46,6 +47,9 @@ func serveCommand() command {
 			}
 			if *rateLimit < 1 {
 				return usagef("--rate-limit must be at least 1")
+			}
+			if *platformRateLimit < 1 {
+				return usagef("--platform-rate-limit must be at least 1")
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
@@ -80,7 +84,7 @@ func serveCommand() command {
 					return err
 				}
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit}
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {
@@ -217,7 +221,7 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 		}
 		order := fmt.Sprintf(`{"id": "gid://platform/Order/%d", "company_id": "%s", "payment_terms": {"type": "NET", "due_in_days": 14}, "total": {"amount": "250.00", "currency": "EUR"}, "created_at": "%s"}`,
 			env.svc.Now().Unix()%1000000, demoPlatformCompany, env.svc.Now().Format(time.RFC3339))
-		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Seeblick Catering:\n  echo '%s' | creditd platform send%s --store %s --topic orders/create --file - --url %s\n",
+		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Café Morgenrot:\n  echo '%s' | creditd platform send%s --store %s --topic orders/create --file - --url %s\n",
 			demo.ShopDomain, order, db, demo.StoreID, base)
 	}
 	fmt.Fprintln(out)
