@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -402,5 +403,43 @@ func TestPlatformDeliveriesConverge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeDemoPrintsAPlatformSendLine: `serve --demo` connects the demo store and prints a
+// platform send line that, run as printed, puts an order on a demo company.
+func TestServeDemoPrintsAPlatformSendLine(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lockedBuffer{}
+	m := NewMain(strings.NewReader(""), out, &lockedBuffer{})
+	ready := make(chan string, 1)
+	m.Ready = func(addr string) { ready <- addr }
+	done := make(chan int, 1)
+	go func() { done <- m.Run(ctx, []string{"serve", "--demo", "--db", db, "--addr", "127.0.0.1:0"}) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		m.Close()
+	})
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve --demo did not start")
+	}
+	line := regexp.MustCompile(`(?m)^\s+echo '(.*)' \| creditd (platform send .*)$`).FindStringSubmatch(out.String())
+	if line == nil {
+		t.Fatalf("serve --demo printed no platform send line:\n%s", out.String())
+	}
+	var o, e bytes.Buffer
+	send := NewMain(strings.NewReader(line[1]), &o, &e)
+	defer send.Close()
+	if code := send.Run(context.Background(), append(strings.Fields(line[2]), "--json")); code != 0 {
+		t.Fatalf("the printed line: exit %d: %s", code, e.String())
+	}
+	var d map[string]any
+	if err := json.Unmarshal(o.Bytes(), &d); err != nil || d["status"] != "applied" || d["ledger_entry_id"] == nil {
+		t.Fatalf("the printed line's delivery: %s (%v)", o.String(), err)
 	}
 }
