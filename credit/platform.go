@@ -57,14 +57,18 @@ func (s *Service) platformConnectionView(c *ent.PlatformConnection) PlatformConn
 	return out
 }
 
-// checkPlatformSecret refuses a secret that cannot be the platform's.
+// sealPlatformSecret refuses a secret that cannot be the platform's and seals the others.
 //
-// Errors: validation_failed (param "secret").
-func checkPlatformSecret(secret string) error {
+// Errors: validation_failed (param "secret"); ErrNoWebhookKey.
+func (s *Service) sealPlatformSecret(secret string) (string, error) {
 	if n := len(secret); n < minPlatformSecret || n > maxPlatformSecret || strings.TrimSpace(secret) != secret {
-		return ParamErrorf(CodeValidationFailed, "secret", "the platform secret must be %d to %d characters without surrounding spaces", minPlatformSecret, maxPlatformSecret)
+		return "", ParamErrorf(CodeValidationFailed, "secret", "the platform secret must be %d to %d characters without surrounding spaces", minPlatformSecret, maxPlatformSecret)
 	}
-	return nil
+	sealer, err := s.sealer()
+	if err != nil {
+		return "", err
+	}
+	return sealer.Seal(secret), nil
 }
 
 // ConnectPlatform connects the staff member's store to its shop on the platform: deliveries
@@ -85,10 +89,7 @@ func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string
 	if len(shopDomain) > 253 || !shopDomainPattern.MatchString(shopDomain) {
 		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "shop_domain", "shop_domain must be a domain such as example.myplatform.com")
 	}
-	if err := checkPlatformSecret(secret); err != nil {
-		return PlatformConnection{}, err
-	}
-	sealer, err := s.sealer()
+	sealed, err := s.sealPlatformSecret(secret)
 	if err != nil {
 		return PlatformConnection{}, err
 	}
@@ -109,7 +110,7 @@ func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string
 		}
 		now := s.Now()
 		c, err := tx.PlatformConnection.Create().SetStoreID(v.StoreID).SetShopDomain(shopDomain).
-			SetSecretSealed(sealer.Seal(secret)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+			SetSecretSealed(sealed).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if ent.IsConstraintError(err) {
 			return ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
 		}
@@ -149,10 +150,7 @@ func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace
 	if grace < 0 {
 		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
 	}
-	if err := checkPlatformSecret(secret); err != nil {
-		return PlatformConnection{}, err
-	}
-	sealer, err := s.sealer()
+	sealed, err := s.sealPlatformSecret(secret)
 	if err != nil {
 		return PlatformConnection{}, err
 	}
@@ -163,7 +161,7 @@ func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace
 			return notFoundOr(err, "platform connection")
 		}
 		now := s.Now()
-		upd := tx.PlatformConnection.UpdateOne(c).SetSecretSealed(sealer.Seal(secret)).SetUpdatedAt(now)
+		upd := tx.PlatformConnection.UpdateOne(c).SetSecretSealed(sealed).SetUpdatedAt(now)
 		if grace > 0 {
 			upd.SetPreviousSecretSealed(c.SecretSealed).SetPreviousSecretExpiresAt(now.Add(grace))
 		} else {

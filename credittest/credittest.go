@@ -25,6 +25,7 @@ import (
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
+	"github.com/creditd/creditd/webhook"
 )
 
 // Clock is a settable clock for the service; safe for concurrent use.
@@ -169,6 +170,21 @@ func New(tb testing.TB, opts ...Options) *Env {
 		db.Close()
 	})
 	return env
+}
+
+// NewSealer returns a webhook.Sealer under a fresh master key, for a service that seals
+// webhook and platform secrets (Options.ServiceOptions: o.WebhookSealer).
+func NewSealer(tb testing.TB) *webhook.Sealer {
+	tb.Helper()
+	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := webhook.NewSealer(key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }
 
 // Admin returns a context for cross-store system work.

@@ -30,7 +30,7 @@ const testPlatformSecret = "shpss_0123456789abcdef0123456789abcdef"
 
 func newPlatformFixture(t *testing.T, config ...func(*server.Config)) *platformFixture {
 	t.Helper()
-	sealer := mustPlatformSealer(t)
+	sealer := credittest.NewSealer(t)
 	env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
 		o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
 	}, ServerConfig: func(c *server.Config) {
@@ -46,19 +46,6 @@ func newPlatformFixture(t *testing.T, config ...func(*server.Config)) *platformF
 		t.Fatalf("connect: %v", err)
 	}
 	return f
-}
-
-func mustPlatformSealer(t *testing.T) *webhook.Sealer {
-	t.Helper()
-	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := webhook.NewSealer(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // deliver posts body as the platform would, signed with secret.
@@ -493,5 +480,18 @@ func TestPlatformCompanyGIDIsUniqueInItsStore(t *testing.T) {
 	other := f.env.MustStore(t, "Other", "EUR")
 	if c := f.env.MustCompany(t, other, "Elsewhere", "1.00"); *c.PlatformCompanyGID != gid42 {
 		t.Fatalf("another store's company: %v", *c.PlatformCompanyGID)
+	}
+}
+
+// TestPlatformDoorAnswers503WhenTheDatabaseIsDown: the platform retries what is not answered
+// 200, so an outage is 503 unavailable with Retry-After, never 401 or 500.
+func TestPlatformDoorAnswers503WhenTheDatabaseIsDown(t *testing.T) {
+	f := newPlatformFixture(t)
+	if err := f.env.DB.SQL.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := f.deliver(t, f.shop, f.secret, credit.TopicOrderCreated, "w1", orderBody(1, gid42, ptr(14), "1.00"))
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.ErrorCode() != "unavailable" {
+		t.Fatalf("delivery while the database is down: %d %s", r.Status, r.Body)
 	}
 }

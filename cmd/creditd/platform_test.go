@@ -24,24 +24,6 @@ import (
 // platformSecret is the shop's app secret in these tests.
 const platformSecret = "shpss_e2e_0123456789abcdef0123456789"
 
-// platformCLI runs one creditd command in-process at the clock's time with stdin, against
-// ls's database, and decodes its --json.
-func (ls *liveServer) platformCLI(t *testing.T, stdin string, args ...string) map[string]any {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	m := NewMain(strings.NewReader(stdin), &out, &errOut)
-	m.Now = ls.clock.Now
-	defer m.Close()
-	if code := m.Run(context.Background(), append(args, "--db", ls.db, "--json")); code != 0 {
-		t.Fatalf("creditd %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
-	}
-	var v map[string]any
-	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
-		t.Fatalf("creditd %s printed %q: %v", strings.Join(args, " "), out.String(), err)
-	}
-	return v
-}
-
 // platformSend writes body to a file and posts it with `creditd platform send`, as an operator
 // trying the connector would, and returns the inbox row the server answered.
 func (ls *liveServer) platformSend(t *testing.T, store, topic, body string, extra ...string) map[string]any {
@@ -50,7 +32,7 @@ func (ls *liveServer) platformSend(t *testing.T, store, topic, body string, extr
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return ls.platformCLI(t, "", append([]string{"platform", "send", "--store", store, "--topic", topic, "--file", path, "--url", ls.base}, extra...)...)
+	return ls.cliWithStdin(t, "", append([]string{"platform", "send", "--store", store, "--topic", topic, "--file", path, "--url", ls.base}, extra...)...)
 }
 
 // companyJSON reads a company through the API.
@@ -75,7 +57,7 @@ func TestPlatformLoopEndToEnd(t *testing.T) {
 	ws.endpoint(t, erp.URL(), "--events", "ledger_entry.created,company.hold_placed,company.hold_lifted")
 	co := ws.company(t, "Kessler KG") // gid://platform/Company/7, NET_30, limit 1000.00
 	key := ws.cli(t, "key", "create", "--store", ws.store, "--label", "ERP", "--scopes", "read_credit")["secret"].(string)
-	conn := ws.platformCLI(t, platformSecret+"\n", "platform", "connect", "--store", ws.store, "--shop-domain", "kessler.myplatform.com", "--secret-stdin")
+	conn := ws.cliWithStdin(t, platformSecret+"\n", "platform", "connect", "--store", ws.store, "--shop-domain", "kessler.myplatform.com", "--secret-stdin")
 	mustKeys(t, "platform connect", conn, "id", "store_id", "shop_domain", "previous_secret_expires_at", "created_at", "updated_at")
 
 	balances := func(step, outstanding, available, status string) {
@@ -126,7 +108,7 @@ func TestPlatformLoopEndToEnd(t *testing.T) {
 	if again["id"] != d["id"] {
 		t.Fatalf("a retry answered another row: %v", again)
 	}
-	inbox := ws.platformCLI(t, "", "platform", "inbox", "--store", ws.store)
+	inbox := ws.cliWithStdin(t, "", "platform", "inbox", "--store", ws.store)
 	if rows := inbox["data"].([]any); len(rows) != 2 {
 		t.Fatalf("inbox: %v", inbox)
 	}
