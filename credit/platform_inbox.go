@@ -3,7 +3,9 @@ package credit
 import (
 	"bytes"
 	"context"
+	stdsql "database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -380,9 +382,7 @@ func (s *Service) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in
 
 // isNoRows reports the error ent returns from an INSERT ... ON CONFLICT DO NOTHING that
 // inserted nothing, where it asks for the inserted row back (PostgreSQL).
-func isNoRows(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no rows in result set")
-}
+func isNoRows(err error) bool { return errors.Is(err, stdsql.ErrNoRows) }
 
 // settlement is what applying a delivery came to.
 type settlement struct {
