@@ -187,6 +187,11 @@ func TestPlatformFailedDeliveries(t *testing.T) {
 		{"bad timestamp", credit.TopicOrderCancelled, `{"id": "gid://platform/Order/1", "company_id": "` + gid42 + `", "cancelled_at": "yesterday"}`, credit.ReasonUnparseableBody},
 		{"refund without order", credit.TopicRefundCreated, `{"id": "gid://platform/Refund/7", "company_id": "` + gid42 + `", "amount": {"amount": "1.00", "currency": "EUR"}, "created_at": "2026-03-02T08:00:00Z"}`, credit.ReasonUnparseableBody},
 	}
+	// An order recorded for one company, and a payment naming it for another.
+	other := f.env.MustCompany(t, f.storeID, "Other GmbH", "100.00")
+	f.send(t, credit.TopicOrderCreated, "order-8", orderBody(8, gid42, ptr(14), "10.00"))
+	cases = append(cases, struct{ name, topic, body, reason string }{"order of another company", credit.TopicPaymentCreated,
+		paymentBody(8, 8, *other.PlatformCompanyGID, "1.00"), credit.ReasonOrderOfAnotherCompany})
 	ids := map[string]string{}
 	for i, tc := range cases {
 		d := f.send(t, tc.topic, fmt.Sprintf("fail-%d", i), tc.body)
@@ -195,8 +200,8 @@ func TestPlatformFailedDeliveries(t *testing.T) {
 		}
 		ids[tc.name] = d.ID
 	}
-	if n := len(f.ledger(t, f.company.ID)); n != 0 {
-		t.Fatalf("failed deliveries wrote %d ledger entries", n)
+	if n, m := len(f.ledger(t, f.company.ID)), len(f.ledger(t, other.ID)); n != 1 || m != 0 {
+		t.Fatalf("failed deliveries wrote ledger entries: %d and %d, want the order's alone", n, m)
 	}
 	if got := len(f.inbox(t, credit.InboxFailed)); got != len(cases) {
 		t.Fatalf("inbox shows %d failed, want %d", got, len(cases))

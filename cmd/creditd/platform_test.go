@@ -113,6 +113,27 @@ func TestPlatformLoopEndToEnd(t *testing.T) {
 		t.Fatalf("inbox: %v", inbox)
 	}
 	balances("after the retry", "0.00", "950.00", "approved")
+
+	// A delivery for a company creditd does not know yet fails; `platform retry` applies it
+	// once the company exists, and refuses a second retry.
+	failed := ws.platformSend(t, ws.store, "orders/create", `{"id": "gid://platform/Order/9002", "company_id": "gid://platform/Company/8",
+		"payment_terms": {"type": "NET", "due_in_days": 30}, "total": {"amount": "10.00", "currency": "EUR"}, "created_at": "`+created+`"}`)
+	if failed["status"] != "failed" || failed["reason"] != "unknown_company" {
+		t.Fatalf("order for an unknown company: %v", failed)
+	}
+	if rows := ws.cli(t, "platform", "inbox", "--store", ws.store, "--status", "failed")["data"].([]any); len(rows) != 1 {
+		t.Fatalf("failed inbox: %v", rows)
+	}
+	late := ws.company(t, "Late KG") // gid://platform/Company/8
+	if d := ws.cli(t, "platform", "retry", failed["id"].(string)); d["status"] != "applied" || d["company_id"] != late {
+		t.Fatalf("platform retry: %v", d)
+	}
+	if r := ws.run(t, "platform", "retry", failed["id"].(string)); r.code != exitBadInput {
+		t.Fatalf("a second retry: exit %d %s", r.code, r.stderr)
+	}
+	if c := ws.companyJSON(t, key, late); c["outstanding"].(map[string]any)["amount"] != "10.00" {
+		t.Fatalf("the retried order: %v", c)
+	}
 }
 
 // platformEvent is one event of the platform's, as the convergence test sends it.
