@@ -259,7 +259,7 @@ func runSmoke(t *testing.T, cfg Config) *Report {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if len(rep.Results) != len(Scenarios(Dataset{}, "")) {
+	if len(rep.Results) != len(Scenarios(rep.Dataset, "")) {
 		t.Fatalf("%d results", len(rep.Results))
 	}
 	for _, res := range rep.Results {

@@ -49,7 +49,7 @@ func BenchmarkScenarios(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	srv := server.New(server.Config{Service: newService(db), DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000_000})
+	srv := server.New(server.Config{Service: newService(db, path), DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000_000})
 	for _, s := range Scenarios(ds, "inprocess") {
 		if s.Write {
 			continue

@@ -35,7 +35,7 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 			}
 		})
 	})
-	svc := newService(counted)
+	svc := newService(counted, dbPath)
 	srv := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000})
 
 	run := func(method, path string, header http.Header, body []byte, want int) int {

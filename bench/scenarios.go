@@ -9,6 +9,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/creditd/creditd/credit"
 )
 
 // Scenario is one kind of request the harness sends, again and again.
@@ -91,6 +93,21 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 	}
 	dashboard := DashboardBody(50, 5)
 	receivables, _ := json.Marshal(map[string]any{"query": ReceivablesQuery, "operationName": "Receivables"})
+	// Platform order numbers of this run: unique across runs on one database, so every
+	// delivery is a new order (19 digits at most).
+	orderBase := uint64(time.Now().UnixMilli()) * 1_000_000
+	platform := func(path string, header http.Header, body []byte) (string, string, http.Header, []byte) {
+		header.Set("Content-Type", "application/json")
+		header.Set("X-Platform-Shop-Domain", ds.ShopDomain)
+		header.Set("X-Platform-Hmac-Sha256", credit.SignPlatformBody(ds.PlatformSecret, body))
+		return http.MethodPost, path, header, body
+	}
+	platformCompany := func(n uint64) string {
+		if len(ds.PlatformCompanies) == 0 {
+			return "gid://platform/Company/0"
+		}
+		return ds.PlatformCompanies[pick(n, len(ds.PlatformCompanies))]
+	}
 	return []Scenario{
 		{Name: "company", Title: "1. GET /v1/companies/{id}", Status: http.StatusOK,
 			request: get(func(n uint64) string { return "/v1/companies/" + ds.Companies[pick(n, len(ds.Companies))] })},
@@ -123,6 +140,18 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 				h := auth()
 				h.Set("Content-Type", "application/json")
 				return http.MethodPost, "/graphql", h, receivables
+			}},
+		{Name: "platform-deliveries", Title: "7. POST /platform/webhooks orders/create (signed, a new order each)", Status: http.StatusOK, Write: true,
+			request: func(n uint64) (string, string, http.Header, []byte) {
+				body := fmt.Appendf(nil, `{"id":"gid://platform/Order/%d","company_id":%q,"payment_terms":{"type":"NET","due_in_days":30},"total":{"amount":"1.00","currency":"EUR"},"created_at":%q}`,
+					orderBase+n, platformCompany(n), time.Now().UTC().Format(time.RFC3339))
+				h := http.Header{"X-Platform-Topic": {"orders/create"}, "X-Platform-Webhook-Id": {"creditbench-" + runID + "-" + strconv.FormatUint(n, 10)}}
+				return platform("/platform/webhooks", h, body)
+			}},
+		{Name: "credit-check", Title: "8. POST /platform/credit-checks (signed)", Status: http.StatusOK,
+			request: func(n uint64) (string, string, http.Header, []byte) {
+				body := fmt.Appendf(nil, `{"company_id":%q,"amount":{"amount":"1.00","currency":"EUR"}}`, platformCompany(n))
+				return platform("/platform/credit-checks", http.Header{}, body)
 			}},
 	}
 }

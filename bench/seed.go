@@ -17,6 +17,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
@@ -65,6 +66,14 @@ type Dataset struct {
 	MediumAfter []string `json:"medium_after"`
 	// SeedSeconds is how long seeding took.
 	SeedSeconds float64 `json:"seed_seconds"`
+	// ShopDomain and PlatformSecret connect the large store to its shop (contract §13), for
+	// the platform scenarios; PlatformCompanies are platform company GIDs of its companies.
+	ShopDomain        string   `json:"shop_domain"`
+	PlatformSecret    string   `json:"platform_secret"`
+	PlatformCompanies []string `json:"platform_companies"`
+	// PlatformKey is the master key the secret is sealed with on PostgreSQL, where serve reads
+	// it from CREDITD_WEBHOOK_KEY (a SQLite database keeps it in the file beside it).
+	PlatformKey string `json:"platform_key,omitempty"`
 }
 
 // datasetPath is where a database's Dataset is kept.
@@ -155,12 +164,25 @@ func createKey(ctx context.Context, dsn string, ds *Dataset) error {
 		return err
 	}
 	defer db.Close()
-	key, err := newService(db).CreateKey(tenant.Staff(ctx, ds.StoreID, "creditbench"), "bench", credit.AllScopes)
+	svc := newService(db, dsn)
+	staff := tenant.Staff(ctx, ds.StoreID, "creditbench")
+	key, err := svc.CreateKey(staff, "bench", credit.AllScopes)
 	if err != nil {
 		return err
 	}
 	ds.Secret = key.Secret
-	return nil
+	// The platform connector's scenarios: the store connected to its shop, and companies the
+	// platform's orders and credit checks name.
+	ds.ShopDomain, ds.PlatformSecret = "bench.myplatform.com", "shpss_"+ids.Random(32)
+	if _, err := svc.ConnectPlatform(staff, ds.ShopDomain, ds.PlatformSecret); err != nil {
+		return fmt.Errorf("connect the platform: %w", err)
+	}
+	if database.IsPostgres(dsn) {
+		ds.PlatformKey = os.Getenv("CREDITD_WEBHOOK_KEY")
+	}
+	ds.PlatformCompanies, err = db.Ent().Company.Query().Where(company.StoreID(ds.StoreID)).Limit(1000).
+		Select(company.FieldPlatformCompanyGid).Strings(staff)
+	return err
 }
 
 // rowWriter writes the rows a seeder buffers into one database.
@@ -221,8 +243,9 @@ type seeder struct {
 	now  time.Time
 	size Size
 
-	orderNo int64
-	tables  map[string]*table
+	orderNo   int64
+	companyNo int64
+	tables    map[string]*table
 }
 
 // newSeeder returns a seeder of size's data into w. Its generator has a fixed seed, so every
@@ -440,7 +463,9 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 			return "", nil, err
 		}
 	}
-	err := s.insert(companies, id, fmt.Sprintf("Company %s", id[3:11]), fmt.Sprintf("gid://platform/Company/%d", 100000+s.rng.IntN(900000000)),
+	// Numbered, not drawn: a platform company GID is unique within its store (contract §13).
+	s.companyNo++
+	err := s.insert(companies, id, fmt.Sprintf("Company %s", id[3:11]), fmt.Sprintf("gid://platform/Company/%d", 100000+s.companyNo),
 		terms, limit, outstanding, int64(n), decimal.Zero, int64(timelineSeq), holdKind, holdNote, holdAt, holdBy,
 		end.Add(-span-time.Hour), updated, storeID)
 	return id, samples, err

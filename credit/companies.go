@@ -321,7 +321,8 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 // createCompany creates a company in st within tx. The caller emits its company.created
 // event, after any other row it changes (the event must be the transaction's last lock).
 //
-// Errors: validation_failed, invalid_amount, limit_below_zero.
+// Errors: validation_failed (a platform company GID another company of the store has, too),
+// invalid_amount, limit_below_zero.
 func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 500); err != nil {
@@ -338,6 +339,16 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 	if err != nil {
 		return nil, err
 	}
+	if gid != nil {
+		// Contract §13: the platform's deliveries name a company by this GID, so it names one.
+		taken, err := tx.Company.Query().Where(company.PlatformCompanyGid(*gid)).Exist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			return nil, errCompanyGIDTaken(*gid)
+		}
+	}
 	now := s.Now()
 	c, err := tx.Company.Create().
 		SetStoreID(st.ID).
@@ -350,11 +361,19 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 		SetCreatedAt(now).
 		SetUpdatedAt(now).
 		Save(ctx)
+	if ent.IsConstraintError(err) && gid != nil {
+		return nil, errCompanyGIDTaken(*gid) // taken by a transaction that committed meanwhile
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.Edges.Store = st
 	return c, nil
+}
+
+// errCompanyGIDTaken refuses a second company with a platform company GID of the store.
+func errCompanyGIDTaken(gid string) error {
+	return ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid %s already belongs to a company of this store", gid)
 }
 
 // CreditLimitInput is the body of PUT /companies/{id}/credit-limit.

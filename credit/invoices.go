@@ -15,15 +15,15 @@ import (
 // Invoices and overdue holds (contract §5).
 //
 // Each order_placed entry is an invoice due at its occurred_at plus the company's NET days at
-// that moment. Entries that reference the order (payments, refunds, cancellations) reduce what
+// that moment, or, for an order the platform sent, plus that order's own payment terms. Entries that reference the order (payments, refunds, cancellations) reduce what
 // is open on it; payments without an order are applied to the oldest open invoices first, and
 // what is left waits as unapplied credit for the next orders. A company with an open invoice
 // past its due date gets an automatic overdue hold; it is lifted automatically when nothing is
 // overdue any more. A manual hold is never replaced: the overdue hold waits behind it.
 
 // allocate applies a freshly appended entry to the company's invoices and returns the company
-// with its unapplied credit updated.
-func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry) (*ent.Company, error) {
+// with its unapplied credit updated. An order's invoice is due dueDays after it was placed.
+func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
 	switch string(e.Kind) {
 	case KindOrderPlaced:
 		open := e.Amount
@@ -42,7 +42,7 @@ func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *e
 			SetAmount(e.Amount).
 			SetOpenAmount(open).
 			SetOpen(open.IsPositive()).
-			SetDueAt(e.OccurredAt.Add(time.Duration(c.PaymentTermsDays) * 24 * time.Hour)).
+			SetDueAt(e.OccurredAt.Add(time.Duration(dueDays) * 24 * time.Hour)).
 			Exec(ctx); err != nil {
 			return nil, err
 		}

@@ -363,8 +363,15 @@ func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
 // appendEntry appends one entry to a locked company's ledger and, in the same transaction,
 // moves its balance, sequence number and updated_at, applies the entry to the company's
 // invoices, and places or lifts the automatic overdue hold. It returns the entry and the
-// updated company (with its store edge).
+// updated company (with its store edge). An order's invoice is due after the company's NET
+// days.
 func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
+	return s.appendEntryDue(ctx, tx, c, kind, amount, gid, note, occurred, c.PaymentTermsDays)
+}
+
+// appendEntryDue is appendEntry with the days after which an order's invoice is due: the
+// platform's terms for that order win over the company's (contract §13).
+func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int) (*ent.LedgerEntry, *ent.Company, error) {
 	now := s.Now()
 	seq := c.LedgerSeq + 1
 	e, err := tx.LedgerEntry.Create().
@@ -390,7 +397,7 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 	if _, err := s.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
 		return nil, nil, err
 	}
-	if updated, err = s.allocate(ctx, tx, updated, e); err != nil {
+	if updated, err = s.allocate(ctx, tx, updated, e, dueDays); err != nil {
 		return nil, nil, err
 	}
 	if updated, err = s.reconcileOverdue(ctx, tx, updated); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookendpoint"
@@ -86,7 +87,7 @@ func storeInfo(st *ent.Store) StoreInfo {
 }
 
 // OwningStore returns the ID of the store that owns a record, named by its ID alone: a store
-// (itself), a company, a ledger entry, an application, an API key, a staff member or a webhook endpoint. The admin command line
+// (itself), a company, a ledger entry, an application, an API key, a staff member, a webhook endpoint or a platform delivery. The admin command line
 // names records without their store and then acts as staff of the store it finds, so that the
 // data layer scopes the operation like any other; this look-up is the one piece of system work
 // in that.
@@ -121,6 +122,9 @@ func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
 	case ids.HasPrefix(id, "we"):
 		what = "webhook endpoint"
 		storeID, err = s.client.WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Select(webhookendpoint.FieldStoreID).String(sys)
+	case ids.HasPrefix(id, "pd"):
+		what = "platform delivery"
+		storeID, err = s.client.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Select(platformdelivery.FieldStoreID).String(sys)
 	default:
 		return "", Errorf(CodeNotFound, "no record has the ID %q", id)
 	}

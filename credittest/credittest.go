@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
+	"github.com/creditd/creditd/webhook"
 )
 
 // Clock is a settable clock for the service; safe for concurrent use.
@@ -169,6 +172,21 @@ func New(tb testing.TB, opts ...Options) *Env {
 	return env
 }
 
+// NewSealer returns a webhook.Sealer under a fresh master key, for a service that seals
+// webhook and platform secrets (Options.ServiceOptions: o.WebhookSealer).
+func NewSealer(tb testing.TB) *webhook.Sealer {
+	tb.Helper()
+	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := webhook.NewSealer(key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 // Admin returns a context for cross-store system work.
 func Admin() context.Context { return tenant.System(context.Background()) }
 
@@ -218,16 +236,24 @@ func (e *Env) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...stri
 	return k
 }
 
-// MustCompany creates a company with NET_30 terms unless terms is given.
+// companyGIDs numbers the platform company GIDs of MustCompany's companies after a store's first.
+var companyGIDs atomic.Int64
+
+// MustCompany creates a company with NET_30 terms unless terms is given. The store's first
+// company has platform company GID gid://platform/Company/42, the others GIDs of their own.
 func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...string) credit.Company {
 	tb.Helper()
 	pt := "NET_30"
 	if len(terms) > 0 {
 		pt = terms[0]
 	}
-	c, err := e.Service.CreateCompany(Staff(storeID), credit.CompanyInput{
-		Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit,
-	})
+	in := credit.CompanyInput{Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit}
+	c, err := e.Service.CreateCompany(Staff(storeID), in)
+	if credit.CodeOf(err) == credit.CodeValidationFailed && strings.Contains(err.Error(), "platform_company_gid") {
+		// The store's first company is Company/42; a GID names one company of a store.
+		in.PlatformCompanyGID = fmt.Sprintf("gid://platform/Company/%d", 1000+companyGIDs.Add(1))
+		c, err = e.Service.CreateCompany(Staff(storeID), in)
+	}
 	if err != nil {
 		tb.Fatalf("create company: %v", err)
 	}

@@ -35,7 +35,7 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 		}))
 		defer recv.Close()
 		_, port, _ := net.SplitHostPort(recv.Listener.Addr().String())
-		sealer := mustSealer(t)
+		sealer := credittest.NewSealer(t)
 		env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
 			o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
 		}})
@@ -90,17 +90,4 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 			t.Errorf("a refused attempt is retried like any failure: %+v", report)
 		}
 	}
-}
-
-func mustSealer(t *testing.T) *webhook.Sealer {
-	t.Helper()
-	key, err := webhook.ParseMasterKey(1, webhook.GenerateMasterKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := webhook.NewSealer(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

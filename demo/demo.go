@@ -5,10 +5,12 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -19,6 +21,8 @@ const StoreName = "Demo Wholesale GmbH"
 type Demo struct {
 	StoreID string
 	Keys    []Key
+	// ShopDomain is the shop connected to the store, "" when it could not be (no master key).
+	ShopDomain string
 }
 
 // Key is a demo key with its secret.
@@ -136,5 +140,22 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 		}
 		demo.Keys = append(demo.Keys, Key{Label: k.label, Scopes: k.scopes, IssuedKey: issued})
 	}
+	// The platform connector (contract §13), so `creditd platform send` can play the shop.
+	// Without a master key to seal its secret (PostgreSQL without CREDITD_WEBHOOK_KEY) the
+	// demo goes without it.
+	switch _, err := s.ConnectPlatform(ctx, ShopDomain, "demo_"+ids.Random(32)); {
+	case errors.Is(err, credit.ErrNoWebhookKey):
+	case err != nil:
+		return Demo{}, false, fmt.Errorf("demo platform connection: %w", err)
+	default:
+		demo.ShopDomain = ShopDomain
+	}
 	return demo, true, nil
 }
+
+// ShopDomain is the demo store's shop on the platform.
+const ShopDomain = "demo-wholesale.myplatform.com"
+
+// PlatformCompanyGID is the demo company that `serve --demo`'s platform send line orders for:
+// Café Morgenrot, whose orders are paid and which has no hold.
+const PlatformCompanyGID = "gid://platform/Company/1003"

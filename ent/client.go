@@ -23,6 +23,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
@@ -55,6 +57,10 @@ type Client struct {
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
+	// PlatformConnection is the client for interacting with the PlatformConnection builders.
+	PlatformConnection *PlatformConnectionClient
+	// PlatformDelivery is the client for interacting with the PlatformDelivery builders.
+	PlatformDelivery *PlatformDeliveryClient
 	// StaffMember is the client for interacting with the StaffMember builders.
 	StaffMember *StaffMemberClient
 	// StaffSession is the client for interacting with the StaffSession builders.
@@ -88,6 +94,8 @@ func (c *Client) init() {
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
 	c.LedgerEntry = NewLedgerEntryClient(c.config)
+	c.PlatformConnection = NewPlatformConnectionClient(c.config)
+	c.PlatformDelivery = NewPlatformDeliveryClient(c.config)
 	c.StaffMember = NewStaffMemberClient(c.config)
 	c.StaffSession = NewStaffSessionClient(c.config)
 	c.Store = NewStoreClient(c.config)
@@ -185,23 +193,25 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIKey:            NewAPIKeyClient(cfg),
-		APIKeySecret:      NewAPIKeySecretClient(cfg),
-		Application:       NewApplicationClient(cfg),
-		Company:           NewCompanyClient(cfg),
-		Event:             NewEventClient(cfg),
-		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
-		Invoice:           NewInvoiceClient(cfg),
-		LedgerEntry:       NewLedgerEntryClient(cfg),
-		StaffMember:       NewStaffMemberClient(cfg),
-		StaffSession:      NewStaffSessionClient(cfg),
-		Store:             NewStoreClient(cfg),
-		TimelineEvent:     NewTimelineEventClient(cfg),
-		WebhookAttempt:    NewWebhookAttemptClient(cfg),
-		WebhookDelivery:   NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:   NewWebhookEndpointClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		APIKey:             NewAPIKeyClient(cfg),
+		APIKeySecret:       NewAPIKeySecretClient(cfg),
+		Application:        NewApplicationClient(cfg),
+		Company:            NewCompanyClient(cfg),
+		Event:              NewEventClient(cfg),
+		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
+		Invoice:            NewInvoiceClient(cfg),
+		LedgerEntry:        NewLedgerEntryClient(cfg),
+		PlatformConnection: NewPlatformConnectionClient(cfg),
+		PlatformDelivery:   NewPlatformDeliveryClient(cfg),
+		StaffMember:        NewStaffMemberClient(cfg),
+		StaffSession:       NewStaffSessionClient(cfg),
+		Store:              NewStoreClient(cfg),
+		TimelineEvent:      NewTimelineEventClient(cfg),
+		WebhookAttempt:     NewWebhookAttemptClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -219,23 +229,25 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:               ctx,
-		config:            cfg,
-		APIKey:            NewAPIKeyClient(cfg),
-		APIKeySecret:      NewAPIKeySecretClient(cfg),
-		Application:       NewApplicationClient(cfg),
-		Company:           NewCompanyClient(cfg),
-		Event:             NewEventClient(cfg),
-		IdempotencyRecord: NewIdempotencyRecordClient(cfg),
-		Invoice:           NewInvoiceClient(cfg),
-		LedgerEntry:       NewLedgerEntryClient(cfg),
-		StaffMember:       NewStaffMemberClient(cfg),
-		StaffSession:      NewStaffSessionClient(cfg),
-		Store:             NewStoreClient(cfg),
-		TimelineEvent:     NewTimelineEventClient(cfg),
-		WebhookAttempt:    NewWebhookAttemptClient(cfg),
-		WebhookDelivery:   NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:   NewWebhookEndpointClient(cfg),
+		ctx:                ctx,
+		config:             cfg,
+		APIKey:             NewAPIKeyClient(cfg),
+		APIKeySecret:       NewAPIKeySecretClient(cfg),
+		Application:        NewApplicationClient(cfg),
+		Company:            NewCompanyClient(cfg),
+		Event:              NewEventClient(cfg),
+		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
+		Invoice:            NewInvoiceClient(cfg),
+		LedgerEntry:        NewLedgerEntryClient(cfg),
+		PlatformConnection: NewPlatformConnectionClient(cfg),
+		PlatformDelivery:   NewPlatformDeliveryClient(cfg),
+		StaffMember:        NewStaffMemberClient(cfg),
+		StaffSession:       NewStaffSessionClient(cfg),
+		Store:              NewStoreClient(cfg),
+		TimelineEvent:      NewTimelineEventClient(cfg),
+		WebhookAttempt:     NewWebhookAttemptClient(cfg),
+		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -266,9 +278,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.Event,
-		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.StaffMember, c.StaffSession,
-		c.Store, c.TimelineEvent, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
+		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -279,9 +291,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.Event,
-		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.StaffMember, c.StaffSession,
-		c.Store, c.TimelineEvent, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
+		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -306,6 +318,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Invoice.mutate(ctx, m)
 	case *LedgerEntryMutation:
 		return c.LedgerEntry.mutate(ctx, m)
+	case *PlatformConnectionMutation:
+		return c.PlatformConnection.mutate(ctx, m)
+	case *PlatformDeliveryMutation:
+		return c.PlatformDelivery.mutate(ctx, m)
 	case *StaffMemberMutation:
 		return c.StaffMember.mutate(ctx, m)
 	case *StaffSessionMutation:
@@ -1613,6 +1629,308 @@ func (c *LedgerEntryClient) mutate(ctx context.Context, m *LedgerEntryMutation) 
 	}
 }
 
+// PlatformConnectionClient is a client for the PlatformConnection schema.
+type PlatformConnectionClient struct {
+	config
+}
+
+// NewPlatformConnectionClient returns a client for the PlatformConnection from the given config.
+func NewPlatformConnectionClient(c config) *PlatformConnectionClient {
+	return &PlatformConnectionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `platformconnection.Hooks(f(g(h())))`.
+func (c *PlatformConnectionClient) Use(hooks ...Hook) {
+	c.hooks.PlatformConnection = append(c.hooks.PlatformConnection, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `platformconnection.Intercept(f(g(h())))`.
+func (c *PlatformConnectionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PlatformConnection = append(c.inters.PlatformConnection, interceptors...)
+}
+
+// Create returns a builder for creating a PlatformConnection entity.
+func (c *PlatformConnectionClient) Create() *PlatformConnectionCreate {
+	mutation := newPlatformConnectionMutation(c.config, OpCreate)
+	return &PlatformConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PlatformConnection entities.
+func (c *PlatformConnectionClient) CreateBulk(builders ...*PlatformConnectionCreate) *PlatformConnectionCreateBulk {
+	return &PlatformConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PlatformConnectionClient) MapCreateBulk(slice any, setFunc func(*PlatformConnectionCreate, int)) *PlatformConnectionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PlatformConnectionCreateBulk{err: fmt.Errorf("calling to PlatformConnectionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PlatformConnectionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PlatformConnectionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PlatformConnection.
+func (c *PlatformConnectionClient) Update() *PlatformConnectionUpdate {
+	mutation := newPlatformConnectionMutation(c.config, OpUpdate)
+	return &PlatformConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PlatformConnectionClient) UpdateOne(_m *PlatformConnection) *PlatformConnectionUpdateOne {
+	mutation := newPlatformConnectionMutation(c.config, OpUpdateOne, withPlatformConnection(_m))
+	return &PlatformConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PlatformConnectionClient) UpdateOneID(id string) *PlatformConnectionUpdateOne {
+	mutation := newPlatformConnectionMutation(c.config, OpUpdateOne, withPlatformConnectionID(id))
+	return &PlatformConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PlatformConnection.
+func (c *PlatformConnectionClient) Delete() *PlatformConnectionDelete {
+	mutation := newPlatformConnectionMutation(c.config, OpDelete)
+	return &PlatformConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PlatformConnectionClient) DeleteOne(_m *PlatformConnection) *PlatformConnectionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PlatformConnectionClient) DeleteOneID(id string) *PlatformConnectionDeleteOne {
+	builder := c.Delete().Where(platformconnection.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PlatformConnectionDeleteOne{builder}
+}
+
+// Query returns a query builder for PlatformConnection.
+func (c *PlatformConnectionClient) Query() *PlatformConnectionQuery {
+	return &PlatformConnectionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePlatformConnection},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PlatformConnection entity by its id.
+func (c *PlatformConnectionClient) Get(ctx context.Context, id string) (*PlatformConnection, error) {
+	return c.Query().Where(platformconnection.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PlatformConnectionClient) GetX(ctx context.Context, id string) *PlatformConnection {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a PlatformConnection.
+func (c *PlatformConnectionClient) QueryStore(_m *PlatformConnection) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(platformconnection.Table, platformconnection.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, platformconnection.StoreTable, platformconnection.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PlatformConnectionClient) Hooks() []Hook {
+	hooks := c.hooks.PlatformConnection
+	return append(hooks[:len(hooks):len(hooks)], platformconnection.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PlatformConnectionClient) Interceptors() []Interceptor {
+	inters := c.inters.PlatformConnection
+	return append(inters[:len(inters):len(inters)], platformconnection.Interceptors[:]...)
+}
+
+func (c *PlatformConnectionClient) mutate(ctx context.Context, m *PlatformConnectionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PlatformConnectionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PlatformConnectionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PlatformConnectionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PlatformConnectionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PlatformConnection mutation op: %q", m.Op())
+	}
+}
+
+// PlatformDeliveryClient is a client for the PlatformDelivery schema.
+type PlatformDeliveryClient struct {
+	config
+}
+
+// NewPlatformDeliveryClient returns a client for the PlatformDelivery from the given config.
+func NewPlatformDeliveryClient(c config) *PlatformDeliveryClient {
+	return &PlatformDeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `platformdelivery.Hooks(f(g(h())))`.
+func (c *PlatformDeliveryClient) Use(hooks ...Hook) {
+	c.hooks.PlatformDelivery = append(c.hooks.PlatformDelivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `platformdelivery.Intercept(f(g(h())))`.
+func (c *PlatformDeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PlatformDelivery = append(c.inters.PlatformDelivery, interceptors...)
+}
+
+// Create returns a builder for creating a PlatformDelivery entity.
+func (c *PlatformDeliveryClient) Create() *PlatformDeliveryCreate {
+	mutation := newPlatformDeliveryMutation(c.config, OpCreate)
+	return &PlatformDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PlatformDelivery entities.
+func (c *PlatformDeliveryClient) CreateBulk(builders ...*PlatformDeliveryCreate) *PlatformDeliveryCreateBulk {
+	return &PlatformDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PlatformDeliveryClient) MapCreateBulk(slice any, setFunc func(*PlatformDeliveryCreate, int)) *PlatformDeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PlatformDeliveryCreateBulk{err: fmt.Errorf("calling to PlatformDeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PlatformDeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PlatformDeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PlatformDelivery.
+func (c *PlatformDeliveryClient) Update() *PlatformDeliveryUpdate {
+	mutation := newPlatformDeliveryMutation(c.config, OpUpdate)
+	return &PlatformDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PlatformDeliveryClient) UpdateOne(_m *PlatformDelivery) *PlatformDeliveryUpdateOne {
+	mutation := newPlatformDeliveryMutation(c.config, OpUpdateOne, withPlatformDelivery(_m))
+	return &PlatformDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PlatformDeliveryClient) UpdateOneID(id string) *PlatformDeliveryUpdateOne {
+	mutation := newPlatformDeliveryMutation(c.config, OpUpdateOne, withPlatformDeliveryID(id))
+	return &PlatformDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PlatformDelivery.
+func (c *PlatformDeliveryClient) Delete() *PlatformDeliveryDelete {
+	mutation := newPlatformDeliveryMutation(c.config, OpDelete)
+	return &PlatformDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PlatformDeliveryClient) DeleteOne(_m *PlatformDelivery) *PlatformDeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PlatformDeliveryClient) DeleteOneID(id string) *PlatformDeliveryDeleteOne {
+	builder := c.Delete().Where(platformdelivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PlatformDeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for PlatformDelivery.
+func (c *PlatformDeliveryClient) Query() *PlatformDeliveryQuery {
+	return &PlatformDeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePlatformDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PlatformDelivery entity by its id.
+func (c *PlatformDeliveryClient) Get(ctx context.Context, id string) (*PlatformDelivery, error) {
+	return c.Query().Where(platformdelivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PlatformDeliveryClient) GetX(ctx context.Context, id string) *PlatformDelivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a PlatformDelivery.
+func (c *PlatformDeliveryClient) QueryStore(_m *PlatformDelivery) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(platformdelivery.Table, platformdelivery.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, platformdelivery.StoreTable, platformdelivery.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PlatformDeliveryClient) Hooks() []Hook {
+	hooks := c.hooks.PlatformDelivery
+	return append(hooks[:len(hooks):len(hooks)], platformdelivery.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PlatformDeliveryClient) Interceptors() []Interceptor {
+	inters := c.inters.PlatformDelivery
+	return append(inters[:len(inters):len(inters)], platformdelivery.Interceptors[:]...)
+}
+
+func (c *PlatformDeliveryClient) mutate(ctx context.Context, m *PlatformDeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PlatformDeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PlatformDeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PlatformDeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PlatformDeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PlatformDelivery mutation op: %q", m.Op())
+	}
+}
+
 // StaffMemberClient is a client for the StaffMember schema.
 type StaffMemberClient struct {
 	config
@@ -2769,13 +3087,15 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 type (
 	hooks struct {
 		APIKey, APIKeySecret, Application, Company, Event, IdempotencyRecord, Invoice,
-		LedgerEntry, StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Hook
+		LedgerEntry, PlatformConnection, PlatformDelivery, StaffMember, StaffSession,
+		Store, TimelineEvent, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIKey, APIKeySecret, Application, Company, Event, IdempotencyRecord, Invoice,
-		LedgerEntry, StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		LedgerEntry, PlatformConnection, PlatformDelivery, StaffMember, StaffSession,
+		Store, TimelineEvent, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -20,6 +20,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
@@ -87,21 +89,23 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:            apikey.ValidColumn,
-			apikeysecret.Table:      apikeysecret.ValidColumn,
-			application.Table:       application.ValidColumn,
-			company.Table:           company.ValidColumn,
-			event.Table:             event.ValidColumn,
-			idempotencyrecord.Table: idempotencyrecord.ValidColumn,
-			invoice.Table:           invoice.ValidColumn,
-			ledgerentry.Table:       ledgerentry.ValidColumn,
-			staffmember.Table:       staffmember.ValidColumn,
-			staffsession.Table:      staffsession.ValidColumn,
-			store.Table:             store.ValidColumn,
-			timelineevent.Table:     timelineevent.ValidColumn,
-			webhookattempt.Table:    webhookattempt.ValidColumn,
-			webhookdelivery.Table:   webhookdelivery.ValidColumn,
-			webhookendpoint.Table:   webhookendpoint.ValidColumn,
+			apikey.Table:             apikey.ValidColumn,
+			apikeysecret.Table:       apikeysecret.ValidColumn,
+			application.Table:        application.ValidColumn,
+			company.Table:            company.ValidColumn,
+			event.Table:              event.ValidColumn,
+			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,
+			invoice.Table:            invoice.ValidColumn,
+			ledgerentry.Table:        ledgerentry.ValidColumn,
+			platformconnection.Table: platformconnection.ValidColumn,
+			platformdelivery.Table:   platformdelivery.ValidColumn,
+			staffmember.Table:        staffmember.ValidColumn,
+			staffsession.Table:       staffsession.ValidColumn,
+			store.Table:              store.ValidColumn,
+			timelineevent.Table:      timelineevent.ValidColumn,
+			webhookattempt.Table:     webhookattempt.ValidColumn,
+			webhookdelivery.Table:    webhookdelivery.ValidColumn,
+			webhookendpoint.Table:    webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

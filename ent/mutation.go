@@ -19,6 +19,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
@@ -39,21 +41,23 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey            = "APIKey"
-	TypeAPIKeySecret      = "APIKeySecret"
-	TypeApplication       = "Application"
-	TypeCompany           = "Company"
-	TypeEvent             = "Event"
-	TypeIdempotencyRecord = "IdempotencyRecord"
-	TypeInvoice           = "Invoice"
-	TypeLedgerEntry       = "LedgerEntry"
-	TypeStaffMember       = "StaffMember"
-	TypeStaffSession      = "StaffSession"
-	TypeStore             = "Store"
-	TypeTimelineEvent     = "TimelineEvent"
-	TypeWebhookAttempt    = "WebhookAttempt"
-	TypeWebhookDelivery   = "WebhookDelivery"
-	TypeWebhookEndpoint   = "WebhookEndpoint"
+	TypeAPIKey             = "APIKey"
+	TypeAPIKeySecret       = "APIKeySecret"
+	TypeApplication        = "Application"
+	TypeCompany            = "Company"
+	TypeEvent              = "Event"
+	TypeIdempotencyRecord  = "IdempotencyRecord"
+	TypeInvoice            = "Invoice"
+	TypeLedgerEntry        = "LedgerEntry"
+	TypePlatformConnection = "PlatformConnection"
+	TypePlatformDelivery   = "PlatformDelivery"
+	TypeStaffMember        = "StaffMember"
+	TypeStaffSession       = "StaffSession"
+	TypeStore              = "Store"
+	TypeTimelineEvent      = "TimelineEvent"
+	TypeWebhookAttempt     = "WebhookAttempt"
+	TypeWebhookDelivery    = "WebhookDelivery"
+	TypeWebhookEndpoint    = "WebhookEndpoint"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -7564,6 +7568,1981 @@ func (m *LedgerEntryMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry edge %s", name)
+}
+
+// PlatformConnectionMutation represents an operation that mutates the PlatformConnection nodes in the graph.
+type PlatformConnectionMutation struct {
+	config
+	op                         Op
+	typ                        string
+	id                         *string
+	shop_domain                *string
+	secret_sealed              *string
+	previous_secret_sealed     *string
+	previous_secret_expires_at *time.Time
+	created_at                 *time.Time
+	updated_at                 *time.Time
+	clearedFields              map[string]struct{}
+	store                      *string
+	clearedstore               bool
+	done                       bool
+	oldValue                   func(context.Context) (*PlatformConnection, error)
+	predicates                 []predicate.PlatformConnection
+}
+
+var _ ent.Mutation = (*PlatformConnectionMutation)(nil)
+
+// platformconnectionOption allows management of the mutation configuration using functional options.
+type platformconnectionOption func(*PlatformConnectionMutation)
+
+// newPlatformConnectionMutation creates new mutation for the PlatformConnection entity.
+func newPlatformConnectionMutation(c config, op Op, opts ...platformconnectionOption) *PlatformConnectionMutation {
+	m := &PlatformConnectionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePlatformConnection,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPlatformConnectionID sets the ID field of the mutation.
+func withPlatformConnectionID(id string) platformconnectionOption {
+	return func(m *PlatformConnectionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PlatformConnection
+		)
+		m.oldValue = func(ctx context.Context) (*PlatformConnection, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PlatformConnection.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPlatformConnection sets the old PlatformConnection of the mutation.
+func withPlatformConnection(node *PlatformConnection) platformconnectionOption {
+	return func(m *PlatformConnectionMutation) {
+		m.oldValue = func(context.Context) (*PlatformConnection, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PlatformConnectionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PlatformConnectionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PlatformConnection entities.
+func (m *PlatformConnectionMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PlatformConnectionMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PlatformConnectionMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PlatformConnection.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *PlatformConnectionMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *PlatformConnectionMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *PlatformConnectionMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (m *PlatformConnectionMutation) SetShopDomain(s string) {
+	m.shop_domain = &s
+}
+
+// ShopDomain returns the value of the "shop_domain" field in the mutation.
+func (m *PlatformConnectionMutation) ShopDomain() (r string, exists bool) {
+	v := m.shop_domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShopDomain returns the old "shop_domain" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldShopDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShopDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShopDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShopDomain: %w", err)
+	}
+	return oldValue.ShopDomain, nil
+}
+
+// ResetShopDomain resets all changes to the "shop_domain" field.
+func (m *PlatformConnectionMutation) ResetShopDomain() {
+	m.shop_domain = nil
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *PlatformConnectionMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *PlatformConnectionMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldSecretSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *PlatformConnectionMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (m *PlatformConnectionMutation) SetPreviousSecretSealed(s string) {
+	m.previous_secret_sealed = &s
+}
+
+// PreviousSecretSealed returns the value of the "previous_secret_sealed" field in the mutation.
+func (m *PlatformConnectionMutation) PreviousSecretSealed() (r string, exists bool) {
+	v := m.previous_secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretSealed returns the old "previous_secret_sealed" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldPreviousSecretSealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretSealed: %w", err)
+	}
+	return oldValue.PreviousSecretSealed, nil
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (m *PlatformConnectionMutation) ClearPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	m.clearedFields[platformconnection.FieldPreviousSecretSealed] = struct{}{}
+}
+
+// PreviousSecretSealedCleared returns if the "previous_secret_sealed" field was cleared in this mutation.
+func (m *PlatformConnectionMutation) PreviousSecretSealedCleared() bool {
+	_, ok := m.clearedFields[platformconnection.FieldPreviousSecretSealed]
+	return ok
+}
+
+// ResetPreviousSecretSealed resets all changes to the "previous_secret_sealed" field.
+func (m *PlatformConnectionMutation) ResetPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	delete(m.clearedFields, platformconnection.FieldPreviousSecretSealed)
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (m *PlatformConnectionMutation) SetPreviousSecretExpiresAt(t time.Time) {
+	m.previous_secret_expires_at = &t
+}
+
+// PreviousSecretExpiresAt returns the value of the "previous_secret_expires_at" field in the mutation.
+func (m *PlatformConnectionMutation) PreviousSecretExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_secret_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretExpiresAt returns the old "previous_secret_expires_at" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldPreviousSecretExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretExpiresAt: %w", err)
+	}
+	return oldValue.PreviousSecretExpiresAt, nil
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (m *PlatformConnectionMutation) ClearPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	m.clearedFields[platformconnection.FieldPreviousSecretExpiresAt] = struct{}{}
+}
+
+// PreviousSecretExpiresAtCleared returns if the "previous_secret_expires_at" field was cleared in this mutation.
+func (m *PlatformConnectionMutation) PreviousSecretExpiresAtCleared() bool {
+	_, ok := m.clearedFields[platformconnection.FieldPreviousSecretExpiresAt]
+	return ok
+}
+
+// ResetPreviousSecretExpiresAt resets all changes to the "previous_secret_expires_at" field.
+func (m *PlatformConnectionMutation) ResetPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	delete(m.clearedFields, platformconnection.FieldPreviousSecretExpiresAt)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PlatformConnectionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PlatformConnectionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PlatformConnectionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PlatformConnectionMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PlatformConnectionMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PlatformConnectionMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *PlatformConnectionMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[platformconnection.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *PlatformConnectionMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *PlatformConnectionMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *PlatformConnectionMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the PlatformConnectionMutation builder.
+func (m *PlatformConnectionMutation) Where(ps ...predicate.PlatformConnection) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PlatformConnectionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PlatformConnectionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PlatformConnection, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PlatformConnectionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PlatformConnectionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PlatformConnection).
+func (m *PlatformConnectionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PlatformConnectionMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.store != nil {
+		fields = append(fields, platformconnection.FieldStoreID)
+	}
+	if m.shop_domain != nil {
+		fields = append(fields, platformconnection.FieldShopDomain)
+	}
+	if m.secret_sealed != nil {
+		fields = append(fields, platformconnection.FieldSecretSealed)
+	}
+	if m.previous_secret_sealed != nil {
+		fields = append(fields, platformconnection.FieldPreviousSecretSealed)
+	}
+	if m.previous_secret_expires_at != nil {
+		fields = append(fields, platformconnection.FieldPreviousSecretExpiresAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, platformconnection.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, platformconnection.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PlatformConnectionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case platformconnection.FieldStoreID:
+		return m.StoreID()
+	case platformconnection.FieldShopDomain:
+		return m.ShopDomain()
+	case platformconnection.FieldSecretSealed:
+		return m.SecretSealed()
+	case platformconnection.FieldPreviousSecretSealed:
+		return m.PreviousSecretSealed()
+	case platformconnection.FieldPreviousSecretExpiresAt:
+		return m.PreviousSecretExpiresAt()
+	case platformconnection.FieldCreatedAt:
+		return m.CreatedAt()
+	case platformconnection.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PlatformConnectionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case platformconnection.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case platformconnection.FieldShopDomain:
+		return m.OldShopDomain(ctx)
+	case platformconnection.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case platformconnection.FieldPreviousSecretSealed:
+		return m.OldPreviousSecretSealed(ctx)
+	case platformconnection.FieldPreviousSecretExpiresAt:
+		return m.OldPreviousSecretExpiresAt(ctx)
+	case platformconnection.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case platformconnection.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown PlatformConnection field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PlatformConnectionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case platformconnection.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case platformconnection.FieldShopDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShopDomain(v)
+		return nil
+	case platformconnection.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case platformconnection.FieldPreviousSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretSealed(v)
+		return nil
+	case platformconnection.FieldPreviousSecretExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretExpiresAt(v)
+		return nil
+	case platformconnection.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case platformconnection.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformConnection field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PlatformConnectionMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PlatformConnectionMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PlatformConnectionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown PlatformConnection numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PlatformConnectionMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(platformconnection.FieldPreviousSecretSealed) {
+		fields = append(fields, platformconnection.FieldPreviousSecretSealed)
+	}
+	if m.FieldCleared(platformconnection.FieldPreviousSecretExpiresAt) {
+		fields = append(fields, platformconnection.FieldPreviousSecretExpiresAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PlatformConnectionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PlatformConnectionMutation) ClearField(name string) error {
+	switch name {
+	case platformconnection.FieldPreviousSecretSealed:
+		m.ClearPreviousSecretSealed()
+		return nil
+	case platformconnection.FieldPreviousSecretExpiresAt:
+		m.ClearPreviousSecretExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformConnection nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PlatformConnectionMutation) ResetField(name string) error {
+	switch name {
+	case platformconnection.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case platformconnection.FieldShopDomain:
+		m.ResetShopDomain()
+		return nil
+	case platformconnection.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case platformconnection.FieldPreviousSecretSealed:
+		m.ResetPreviousSecretSealed()
+		return nil
+	case platformconnection.FieldPreviousSecretExpiresAt:
+		m.ResetPreviousSecretExpiresAt()
+		return nil
+	case platformconnection.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case platformconnection.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformConnection field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PlatformConnectionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, platformconnection.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PlatformConnectionMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case platformconnection.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PlatformConnectionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PlatformConnectionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PlatformConnectionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, platformconnection.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PlatformConnectionMutation) EdgeCleared(name string) bool {
+	switch name {
+	case platformconnection.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PlatformConnectionMutation) ClearEdge(name string) error {
+	switch name {
+	case platformconnection.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformConnection unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PlatformConnectionMutation) ResetEdge(name string) error {
+	switch name {
+	case platformconnection.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformConnection edge %s", name)
+}
+
+// PlatformDeliveryMutation represents an operation that mutates the PlatformDelivery nodes in the graph.
+type PlatformDeliveryMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	webhook_id      *string
+	topic           *string
+	triggered_at    *time.Time
+	body            *[]byte
+	object_key      *string
+	order_gid       *string
+	status          *platformdelivery.Status
+	reason          *string
+	duplicate_of    *string
+	company_id      *string
+	ledger_entry_id *string
+	received_at     *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	store           *string
+	clearedstore    bool
+	done            bool
+	oldValue        func(context.Context) (*PlatformDelivery, error)
+	predicates      []predicate.PlatformDelivery
+}
+
+var _ ent.Mutation = (*PlatformDeliveryMutation)(nil)
+
+// platformdeliveryOption allows management of the mutation configuration using functional options.
+type platformdeliveryOption func(*PlatformDeliveryMutation)
+
+// newPlatformDeliveryMutation creates new mutation for the PlatformDelivery entity.
+func newPlatformDeliveryMutation(c config, op Op, opts ...platformdeliveryOption) *PlatformDeliveryMutation {
+	m := &PlatformDeliveryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePlatformDelivery,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPlatformDeliveryID sets the ID field of the mutation.
+func withPlatformDeliveryID(id string) platformdeliveryOption {
+	return func(m *PlatformDeliveryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PlatformDelivery
+		)
+		m.oldValue = func(ctx context.Context) (*PlatformDelivery, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PlatformDelivery.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPlatformDelivery sets the old PlatformDelivery of the mutation.
+func withPlatformDelivery(node *PlatformDelivery) platformdeliveryOption {
+	return func(m *PlatformDeliveryMutation) {
+		m.oldValue = func(context.Context) (*PlatformDelivery, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PlatformDeliveryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PlatformDeliveryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PlatformDelivery entities.
+func (m *PlatformDeliveryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PlatformDeliveryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PlatformDeliveryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PlatformDelivery.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *PlatformDeliveryMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *PlatformDeliveryMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *PlatformDeliveryMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetWebhookID sets the "webhook_id" field.
+func (m *PlatformDeliveryMutation) SetWebhookID(s string) {
+	m.webhook_id = &s
+}
+
+// WebhookID returns the value of the "webhook_id" field in the mutation.
+func (m *PlatformDeliveryMutation) WebhookID() (r string, exists bool) {
+	v := m.webhook_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhookID returns the old "webhook_id" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldWebhookID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhookID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhookID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhookID: %w", err)
+	}
+	return oldValue.WebhookID, nil
+}
+
+// ResetWebhookID resets all changes to the "webhook_id" field.
+func (m *PlatformDeliveryMutation) ResetWebhookID() {
+	m.webhook_id = nil
+}
+
+// SetTopic sets the "topic" field.
+func (m *PlatformDeliveryMutation) SetTopic(s string) {
+	m.topic = &s
+}
+
+// Topic returns the value of the "topic" field in the mutation.
+func (m *PlatformDeliveryMutation) Topic() (r string, exists bool) {
+	v := m.topic
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTopic returns the old "topic" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldTopic(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTopic is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTopic requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTopic: %w", err)
+	}
+	return oldValue.Topic, nil
+}
+
+// ResetTopic resets all changes to the "topic" field.
+func (m *PlatformDeliveryMutation) ResetTopic() {
+	m.topic = nil
+}
+
+// SetTriggeredAt sets the "triggered_at" field.
+func (m *PlatformDeliveryMutation) SetTriggeredAt(t time.Time) {
+	m.triggered_at = &t
+}
+
+// TriggeredAt returns the value of the "triggered_at" field in the mutation.
+func (m *PlatformDeliveryMutation) TriggeredAt() (r time.Time, exists bool) {
+	v := m.triggered_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggeredAt returns the old "triggered_at" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldTriggeredAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggeredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggeredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggeredAt: %w", err)
+	}
+	return oldValue.TriggeredAt, nil
+}
+
+// ClearTriggeredAt clears the value of the "triggered_at" field.
+func (m *PlatformDeliveryMutation) ClearTriggeredAt() {
+	m.triggered_at = nil
+	m.clearedFields[platformdelivery.FieldTriggeredAt] = struct{}{}
+}
+
+// TriggeredAtCleared returns if the "triggered_at" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) TriggeredAtCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldTriggeredAt]
+	return ok
+}
+
+// ResetTriggeredAt resets all changes to the "triggered_at" field.
+func (m *PlatformDeliveryMutation) ResetTriggeredAt() {
+	m.triggered_at = nil
+	delete(m.clearedFields, platformdelivery.FieldTriggeredAt)
+}
+
+// SetBody sets the "body" field.
+func (m *PlatformDeliveryMutation) SetBody(b []byte) {
+	m.body = &b
+}
+
+// Body returns the value of the "body" field in the mutation.
+func (m *PlatformDeliveryMutation) Body() (r []byte, exists bool) {
+	v := m.body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBody returns the old "body" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldBody(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBody: %w", err)
+	}
+	return oldValue.Body, nil
+}
+
+// ResetBody resets all changes to the "body" field.
+func (m *PlatformDeliveryMutation) ResetBody() {
+	m.body = nil
+}
+
+// SetObjectKey sets the "object_key" field.
+func (m *PlatformDeliveryMutation) SetObjectKey(s string) {
+	m.object_key = &s
+}
+
+// ObjectKey returns the value of the "object_key" field in the mutation.
+func (m *PlatformDeliveryMutation) ObjectKey() (r string, exists bool) {
+	v := m.object_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldObjectKey returns the old "object_key" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldObjectKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldObjectKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldObjectKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldObjectKey: %w", err)
+	}
+	return oldValue.ObjectKey, nil
+}
+
+// ClearObjectKey clears the value of the "object_key" field.
+func (m *PlatformDeliveryMutation) ClearObjectKey() {
+	m.object_key = nil
+	m.clearedFields[platformdelivery.FieldObjectKey] = struct{}{}
+}
+
+// ObjectKeyCleared returns if the "object_key" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) ObjectKeyCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldObjectKey]
+	return ok
+}
+
+// ResetObjectKey resets all changes to the "object_key" field.
+func (m *PlatformDeliveryMutation) ResetObjectKey() {
+	m.object_key = nil
+	delete(m.clearedFields, platformdelivery.FieldObjectKey)
+}
+
+// SetOrderGid sets the "order_gid" field.
+func (m *PlatformDeliveryMutation) SetOrderGid(s string) {
+	m.order_gid = &s
+}
+
+// OrderGid returns the value of the "order_gid" field in the mutation.
+func (m *PlatformDeliveryMutation) OrderGid() (r string, exists bool) {
+	v := m.order_gid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderGid returns the old "order_gid" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldOrderGid(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderGid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderGid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderGid: %w", err)
+	}
+	return oldValue.OrderGid, nil
+}
+
+// ClearOrderGid clears the value of the "order_gid" field.
+func (m *PlatformDeliveryMutation) ClearOrderGid() {
+	m.order_gid = nil
+	m.clearedFields[platformdelivery.FieldOrderGid] = struct{}{}
+}
+
+// OrderGidCleared returns if the "order_gid" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) OrderGidCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldOrderGid]
+	return ok
+}
+
+// ResetOrderGid resets all changes to the "order_gid" field.
+func (m *PlatformDeliveryMutation) ResetOrderGid() {
+	m.order_gid = nil
+	delete(m.clearedFields, platformdelivery.FieldOrderGid)
+}
+
+// SetStatus sets the "status" field.
+func (m *PlatformDeliveryMutation) SetStatus(pl platformdelivery.Status) {
+	m.status = &pl
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *PlatformDeliveryMutation) Status() (r platformdelivery.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldStatus(ctx context.Context) (v platformdelivery.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *PlatformDeliveryMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *PlatformDeliveryMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *PlatformDeliveryMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ClearReason clears the value of the "reason" field.
+func (m *PlatformDeliveryMutation) ClearReason() {
+	m.reason = nil
+	m.clearedFields[platformdelivery.FieldReason] = struct{}{}
+}
+
+// ReasonCleared returns if the "reason" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) ReasonCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldReason]
+	return ok
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *PlatformDeliveryMutation) ResetReason() {
+	m.reason = nil
+	delete(m.clearedFields, platformdelivery.FieldReason)
+}
+
+// SetDuplicateOf sets the "duplicate_of" field.
+func (m *PlatformDeliveryMutation) SetDuplicateOf(s string) {
+	m.duplicate_of = &s
+}
+
+// DuplicateOf returns the value of the "duplicate_of" field in the mutation.
+func (m *PlatformDeliveryMutation) DuplicateOf() (r string, exists bool) {
+	v := m.duplicate_of
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDuplicateOf returns the old "duplicate_of" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldDuplicateOf(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDuplicateOf is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDuplicateOf requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDuplicateOf: %w", err)
+	}
+	return oldValue.DuplicateOf, nil
+}
+
+// ClearDuplicateOf clears the value of the "duplicate_of" field.
+func (m *PlatformDeliveryMutation) ClearDuplicateOf() {
+	m.duplicate_of = nil
+	m.clearedFields[platformdelivery.FieldDuplicateOf] = struct{}{}
+}
+
+// DuplicateOfCleared returns if the "duplicate_of" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) DuplicateOfCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldDuplicateOf]
+	return ok
+}
+
+// ResetDuplicateOf resets all changes to the "duplicate_of" field.
+func (m *PlatformDeliveryMutation) ResetDuplicateOf() {
+	m.duplicate_of = nil
+	delete(m.clearedFields, platformdelivery.FieldDuplicateOf)
+}
+
+// SetCompanyID sets the "company_id" field.
+func (m *PlatformDeliveryMutation) SetCompanyID(s string) {
+	m.company_id = &s
+}
+
+// CompanyID returns the value of the "company_id" field in the mutation.
+func (m *PlatformDeliveryMutation) CompanyID() (r string, exists bool) {
+	v := m.company_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompanyID returns the old "company_id" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldCompanyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompanyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompanyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompanyID: %w", err)
+	}
+	return oldValue.CompanyID, nil
+}
+
+// ClearCompanyID clears the value of the "company_id" field.
+func (m *PlatformDeliveryMutation) ClearCompanyID() {
+	m.company_id = nil
+	m.clearedFields[platformdelivery.FieldCompanyID] = struct{}{}
+}
+
+// CompanyIDCleared returns if the "company_id" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) CompanyIDCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldCompanyID]
+	return ok
+}
+
+// ResetCompanyID resets all changes to the "company_id" field.
+func (m *PlatformDeliveryMutation) ResetCompanyID() {
+	m.company_id = nil
+	delete(m.clearedFields, platformdelivery.FieldCompanyID)
+}
+
+// SetLedgerEntryID sets the "ledger_entry_id" field.
+func (m *PlatformDeliveryMutation) SetLedgerEntryID(s string) {
+	m.ledger_entry_id = &s
+}
+
+// LedgerEntryID returns the value of the "ledger_entry_id" field in the mutation.
+func (m *PlatformDeliveryMutation) LedgerEntryID() (r string, exists bool) {
+	v := m.ledger_entry_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLedgerEntryID returns the old "ledger_entry_id" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldLedgerEntryID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLedgerEntryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLedgerEntryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLedgerEntryID: %w", err)
+	}
+	return oldValue.LedgerEntryID, nil
+}
+
+// ClearLedgerEntryID clears the value of the "ledger_entry_id" field.
+func (m *PlatformDeliveryMutation) ClearLedgerEntryID() {
+	m.ledger_entry_id = nil
+	m.clearedFields[platformdelivery.FieldLedgerEntryID] = struct{}{}
+}
+
+// LedgerEntryIDCleared returns if the "ledger_entry_id" field was cleared in this mutation.
+func (m *PlatformDeliveryMutation) LedgerEntryIDCleared() bool {
+	_, ok := m.clearedFields[platformdelivery.FieldLedgerEntryID]
+	return ok
+}
+
+// ResetLedgerEntryID resets all changes to the "ledger_entry_id" field.
+func (m *PlatformDeliveryMutation) ResetLedgerEntryID() {
+	m.ledger_entry_id = nil
+	delete(m.clearedFields, platformdelivery.FieldLedgerEntryID)
+}
+
+// SetReceivedAt sets the "received_at" field.
+func (m *PlatformDeliveryMutation) SetReceivedAt(t time.Time) {
+	m.received_at = &t
+}
+
+// ReceivedAt returns the value of the "received_at" field in the mutation.
+func (m *PlatformDeliveryMutation) ReceivedAt() (r time.Time, exists bool) {
+	v := m.received_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceivedAt returns the old "received_at" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldReceivedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceivedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceivedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceivedAt: %w", err)
+	}
+	return oldValue.ReceivedAt, nil
+}
+
+// ResetReceivedAt resets all changes to the "received_at" field.
+func (m *PlatformDeliveryMutation) ResetReceivedAt() {
+	m.received_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PlatformDeliveryMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PlatformDeliveryMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the PlatformDelivery entity.
+// If the PlatformDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformDeliveryMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PlatformDeliveryMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *PlatformDeliveryMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[platformdelivery.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *PlatformDeliveryMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *PlatformDeliveryMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *PlatformDeliveryMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the PlatformDeliveryMutation builder.
+func (m *PlatformDeliveryMutation) Where(ps ...predicate.PlatformDelivery) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PlatformDeliveryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PlatformDeliveryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PlatformDelivery, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PlatformDeliveryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PlatformDeliveryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PlatformDelivery).
+func (m *PlatformDeliveryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PlatformDeliveryMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.store != nil {
+		fields = append(fields, platformdelivery.FieldStoreID)
+	}
+	if m.webhook_id != nil {
+		fields = append(fields, platformdelivery.FieldWebhookID)
+	}
+	if m.topic != nil {
+		fields = append(fields, platformdelivery.FieldTopic)
+	}
+	if m.triggered_at != nil {
+		fields = append(fields, platformdelivery.FieldTriggeredAt)
+	}
+	if m.body != nil {
+		fields = append(fields, platformdelivery.FieldBody)
+	}
+	if m.object_key != nil {
+		fields = append(fields, platformdelivery.FieldObjectKey)
+	}
+	if m.order_gid != nil {
+		fields = append(fields, platformdelivery.FieldOrderGid)
+	}
+	if m.status != nil {
+		fields = append(fields, platformdelivery.FieldStatus)
+	}
+	if m.reason != nil {
+		fields = append(fields, platformdelivery.FieldReason)
+	}
+	if m.duplicate_of != nil {
+		fields = append(fields, platformdelivery.FieldDuplicateOf)
+	}
+	if m.company_id != nil {
+		fields = append(fields, platformdelivery.FieldCompanyID)
+	}
+	if m.ledger_entry_id != nil {
+		fields = append(fields, platformdelivery.FieldLedgerEntryID)
+	}
+	if m.received_at != nil {
+		fields = append(fields, platformdelivery.FieldReceivedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, platformdelivery.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PlatformDeliveryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case platformdelivery.FieldStoreID:
+		return m.StoreID()
+	case platformdelivery.FieldWebhookID:
+		return m.WebhookID()
+	case platformdelivery.FieldTopic:
+		return m.Topic()
+	case platformdelivery.FieldTriggeredAt:
+		return m.TriggeredAt()
+	case platformdelivery.FieldBody:
+		return m.Body()
+	case platformdelivery.FieldObjectKey:
+		return m.ObjectKey()
+	case platformdelivery.FieldOrderGid:
+		return m.OrderGid()
+	case platformdelivery.FieldStatus:
+		return m.Status()
+	case platformdelivery.FieldReason:
+		return m.Reason()
+	case platformdelivery.FieldDuplicateOf:
+		return m.DuplicateOf()
+	case platformdelivery.FieldCompanyID:
+		return m.CompanyID()
+	case platformdelivery.FieldLedgerEntryID:
+		return m.LedgerEntryID()
+	case platformdelivery.FieldReceivedAt:
+		return m.ReceivedAt()
+	case platformdelivery.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PlatformDeliveryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case platformdelivery.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case platformdelivery.FieldWebhookID:
+		return m.OldWebhookID(ctx)
+	case platformdelivery.FieldTopic:
+		return m.OldTopic(ctx)
+	case platformdelivery.FieldTriggeredAt:
+		return m.OldTriggeredAt(ctx)
+	case platformdelivery.FieldBody:
+		return m.OldBody(ctx)
+	case platformdelivery.FieldObjectKey:
+		return m.OldObjectKey(ctx)
+	case platformdelivery.FieldOrderGid:
+		return m.OldOrderGid(ctx)
+	case platformdelivery.FieldStatus:
+		return m.OldStatus(ctx)
+	case platformdelivery.FieldReason:
+		return m.OldReason(ctx)
+	case platformdelivery.FieldDuplicateOf:
+		return m.OldDuplicateOf(ctx)
+	case platformdelivery.FieldCompanyID:
+		return m.OldCompanyID(ctx)
+	case platformdelivery.FieldLedgerEntryID:
+		return m.OldLedgerEntryID(ctx)
+	case platformdelivery.FieldReceivedAt:
+		return m.OldReceivedAt(ctx)
+	case platformdelivery.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown PlatformDelivery field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PlatformDeliveryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case platformdelivery.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case platformdelivery.FieldWebhookID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhookID(v)
+		return nil
+	case platformdelivery.FieldTopic:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTopic(v)
+		return nil
+	case platformdelivery.FieldTriggeredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggeredAt(v)
+		return nil
+	case platformdelivery.FieldBody:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBody(v)
+		return nil
+	case platformdelivery.FieldObjectKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetObjectKey(v)
+		return nil
+	case platformdelivery.FieldOrderGid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderGid(v)
+		return nil
+	case platformdelivery.FieldStatus:
+		v, ok := value.(platformdelivery.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case platformdelivery.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case platformdelivery.FieldDuplicateOf:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDuplicateOf(v)
+		return nil
+	case platformdelivery.FieldCompanyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompanyID(v)
+		return nil
+	case platformdelivery.FieldLedgerEntryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLedgerEntryID(v)
+		return nil
+	case platformdelivery.FieldReceivedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceivedAt(v)
+		return nil
+	case platformdelivery.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformDelivery field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PlatformDeliveryMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PlatformDeliveryMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PlatformDeliveryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown PlatformDelivery numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PlatformDeliveryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(platformdelivery.FieldTriggeredAt) {
+		fields = append(fields, platformdelivery.FieldTriggeredAt)
+	}
+	if m.FieldCleared(platformdelivery.FieldObjectKey) {
+		fields = append(fields, platformdelivery.FieldObjectKey)
+	}
+	if m.FieldCleared(platformdelivery.FieldOrderGid) {
+		fields = append(fields, platformdelivery.FieldOrderGid)
+	}
+	if m.FieldCleared(platformdelivery.FieldReason) {
+		fields = append(fields, platformdelivery.FieldReason)
+	}
+	if m.FieldCleared(platformdelivery.FieldDuplicateOf) {
+		fields = append(fields, platformdelivery.FieldDuplicateOf)
+	}
+	if m.FieldCleared(platformdelivery.FieldCompanyID) {
+		fields = append(fields, platformdelivery.FieldCompanyID)
+	}
+	if m.FieldCleared(platformdelivery.FieldLedgerEntryID) {
+		fields = append(fields, platformdelivery.FieldLedgerEntryID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PlatformDeliveryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PlatformDeliveryMutation) ClearField(name string) error {
+	switch name {
+	case platformdelivery.FieldTriggeredAt:
+		m.ClearTriggeredAt()
+		return nil
+	case platformdelivery.FieldObjectKey:
+		m.ClearObjectKey()
+		return nil
+	case platformdelivery.FieldOrderGid:
+		m.ClearOrderGid()
+		return nil
+	case platformdelivery.FieldReason:
+		m.ClearReason()
+		return nil
+	case platformdelivery.FieldDuplicateOf:
+		m.ClearDuplicateOf()
+		return nil
+	case platformdelivery.FieldCompanyID:
+		m.ClearCompanyID()
+		return nil
+	case platformdelivery.FieldLedgerEntryID:
+		m.ClearLedgerEntryID()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformDelivery nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PlatformDeliveryMutation) ResetField(name string) error {
+	switch name {
+	case platformdelivery.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case platformdelivery.FieldWebhookID:
+		m.ResetWebhookID()
+		return nil
+	case platformdelivery.FieldTopic:
+		m.ResetTopic()
+		return nil
+	case platformdelivery.FieldTriggeredAt:
+		m.ResetTriggeredAt()
+		return nil
+	case platformdelivery.FieldBody:
+		m.ResetBody()
+		return nil
+	case platformdelivery.FieldObjectKey:
+		m.ResetObjectKey()
+		return nil
+	case platformdelivery.FieldOrderGid:
+		m.ResetOrderGid()
+		return nil
+	case platformdelivery.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case platformdelivery.FieldReason:
+		m.ResetReason()
+		return nil
+	case platformdelivery.FieldDuplicateOf:
+		m.ResetDuplicateOf()
+		return nil
+	case platformdelivery.FieldCompanyID:
+		m.ResetCompanyID()
+		return nil
+	case platformdelivery.FieldLedgerEntryID:
+		m.ResetLedgerEntryID()
+		return nil
+	case platformdelivery.FieldReceivedAt:
+		m.ResetReceivedAt()
+		return nil
+	case platformdelivery.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformDelivery field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PlatformDeliveryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, platformdelivery.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PlatformDeliveryMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case platformdelivery.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PlatformDeliveryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PlatformDeliveryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PlatformDeliveryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, platformdelivery.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PlatformDeliveryMutation) EdgeCleared(name string) bool {
+	switch name {
+	case platformdelivery.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PlatformDeliveryMutation) ClearEdge(name string) error {
+	switch name {
+	case platformdelivery.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformDelivery unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PlatformDeliveryMutation) ResetEdge(name string) error {
+	switch name {
+	case platformdelivery.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown PlatformDelivery edge %s", name)
 }
 
 // StaffMemberMutation represents an operation that mutates the StaffMember nodes in the graph.

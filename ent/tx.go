@@ -30,6 +30,10 @@ type Tx struct {
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
+	// PlatformConnection is the client for interacting with the PlatformConnection builders.
+	PlatformConnection *PlatformConnectionClient
+	// PlatformDelivery is the client for interacting with the PlatformDelivery builders.
+	PlatformDelivery *PlatformDeliveryClient
 	// StaffMember is the client for interacting with the StaffMember builders.
 	StaffMember *StaffMemberClient
 	// StaffSession is the client for interacting with the StaffSession builders.
@@ -183,6 +187,8 @@ func (tx *Tx) init() {
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
+	tx.PlatformConnection = NewPlatformConnectionClient(tx.config)
+	tx.PlatformDelivery = NewPlatformDeliveryClient(tx.config)
 	tx.StaffMember = NewStaffMemberClient(tx.config)
 	tx.StaffSession = NewStaffSessionClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)

@@ -16,6 +16,9 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	platformDeliveries *prometheus.CounterVec
+	creditChecks       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -29,8 +32,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "HTTP request latency by route pattern.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "method"}),
+		platformDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "creditd_platform_deliveries_total",
+			Help: "Platform deliveries answered, by topic and inbox status (applied, ignored, waiting, failed, duplicate).",
+		}, []string{"topic", "outcome"}),
+		creditChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "creditd_platform_credit_checks_total",
+			Help: "Checkout credit checks by decision and reason.",
+		}, []string{"decision", "reason"}),
 	}
-	reg.MustRegister(m.requests, m.latency)
+	reg.MustRegister(m.requests, m.latency, m.platformDeliveries, m.creditChecks)
 	return m
 }
 

@@ -43,6 +43,8 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the API (serve --cors-origin); none
 	// turns CORS off. Each must pass CheckCORSOrigin.
 	CORSOrigins []string
+	// PlatformRateLimit is the platform door's requests per minute per store; zero means 600.
+	PlatformRateLimit int
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -53,8 +55,9 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 
-	limiter     ratelimit.Limiter
-	authLimiter ratelimit.Limiter
+	limiter         ratelimit.Limiter
+	authLimiter     ratelimit.Limiter
+	platformLimiter ratelimit.Limiter
 }
 
 // New builds the server's handler.
@@ -69,10 +72,12 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
 	s.limiter, s.authLimiter = newLimiters(cfg, now)
+	s.platformLimiter = newPlatformLimiter(cfg, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
 	reg.MustRegister(cfg.Collectors...)
+	reg.MustRegister(newInboxCollector(cfg.Service))
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
@@ -84,6 +89,7 @@ func New(cfg Config) *Server {
 		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(h, httpapi.WriteError), httpapi.WriteError))
 	}
 	s.mountGraphQL(mux)
+	s.mountPlatform(mux)
 	// The OpenAPI document: unauthenticated and not rate limited, so tools can fetch it first.
 	docJSON, docYAML := openapi.MustHandlers()
 	mux.Handle("GET /v1/openapi.json", conditional(docJSON))

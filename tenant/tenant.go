@@ -14,6 +14,9 @@ const (
 	ActorAPIKey = "api_key"
 	ActorStaff  = "staff"
 	ActorSystem = "system"
+	// ActorPlatform is the commerce platform, whose signed deliveries record orders,
+	// payments, refunds and cancellations (contract §13).
+	ActorPlatform = "platform"
 )
 
 // Viewer is the identity on whose behalf the data layer runs a query.
@@ -77,4 +80,10 @@ func Staff(ctx context.Context, storeID, name string) context.Context {
 // APIKey returns a context for a request authenticated with an API key of storeID.
 func APIKey(ctx context.Context, storeID, keyID, label string, scopes []string) context.Context {
 	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: ActorAPIKey, Label: label, KeyID: keyID, Scopes: scopes})
+}
+
+// Platform returns ctx acting as the commerce platform in storeID: what its signed deliveries
+// write is scoped to that store like any request and attributed to the actor "platform".
+func Platform(ctx context.Context, storeID string) context.Context {
+	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: ActorPlatform, Label: "platform"})
 }

@@ -181,6 +181,11 @@ func commands() map[string]command {
 		"webhook delete":         webhookDeleteCommand(),
 		"webhook deliveries":     webhookDeliveriesCommand(),
 		"webhook redeliver":      webhookRedeliverCommand(),
+		"platform connect":       platformConnectCommand(),
+		"platform rotate-secret": platformRotateCommand(),
+		"platform inbox":         platformInboxCommand(),
+		"platform retry":         platformRetryCommand(),
+		"platform send":          platformSendCommand(),
 	}
 }
 

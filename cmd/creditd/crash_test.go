@@ -405,13 +405,6 @@ func (c *crashRun) checkDatabase(path string, final bool) {
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func decimalEqual(a, b string) bool {
 	x, err1 := decimal.NewFromString(a)
 	y, err2 := decimal.NewFromString(b)

@@ -66,8 +66,15 @@ func startServe(t *testing.T, clock *credittest.Clock, args ...string) string {
 // cli runs one creditd command against the live server's database and decodes its --json.
 func (ls *liveServer) cli(t *testing.T, args ...string) map[string]any {
 	t.Helper()
+	return ls.cliWithStdin(t, "", args...)
+}
+
+// cliWithStdin runs one creditd command in-process at the clock's time with stdin, against
+// ls's database, and decodes its --json.
+func (ls *liveServer) cliWithStdin(t *testing.T, stdin string, args ...string) map[string]any {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	m := NewMain(nil, &out, &errOut)
+	m := NewMain(strings.NewReader(stdin), &out, &errOut)
 	m.Now = ls.clock.Now
 	defer m.Close()
 	if code := m.Run(context.Background(), append(args, "--db", ls.db, "--json")); code != 0 {

@@ -29,6 +29,7 @@ func serveCommand() command {
 		addr := fs.String("addr", ":8080", "listen address")
 		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
+		platformRateLimit := fs.Int("platform-rate-limit", server.DefaultPlatformRateLimit, "the commerce platform's requests per minute per store (POST /platform/...)")
 		fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
 		fs.DurationVar(&opts.EventRetention, "event-retention", credit.DefaultEventRetention, "how long events (GET /v1/events, webhooks) are kept; at least 720h")
 		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys and events purged")
@@ -54,6 +55,9 @@ func serveCommand() command {
 			}
 			if *rateLimit < 1 {
 				return usagef("--rate-limit must be at least 1")
+			}
+			if *platformRateLimit < 1 {
+				return usagef("--platform-rate-limit must be at least 1")
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
@@ -83,7 +87,7 @@ func serveCommand() command {
 					return err
 				}
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, CORSOrigins: corsOrigins}
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {
@@ -233,6 +237,16 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 			fmt.Fprintf(out, "\nPlayground (GraphQL, signed in with the %s key):\n  %s\n", k.Label, playground.Link(base, k.Secret))
 		}
 	}
+	if demo.ShopDomain != "" {
+		db := ""
+		if env.dbArg != "" {
+			db = " --db " + shellQuote(env.dbArg)
+		}
+		order := fmt.Sprintf(`{"id": "gid://platform/Order/%d", "company_id": "%s", "payment_terms": {"type": "NET", "due_in_days": 14}, "total": {"amount": "250.00", "currency": "EUR"}, "created_at": "%s"}`,
+			env.svc.Now().Unix()%1000000, demoPlatformCompany, env.svc.Now().Format(time.RFC3339))
+		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Café Morgenrot:\n  echo '%s' | creditd platform send%s --store %s --topic orders/create --file - --url %s\n",
+			demo.ShopDomain, order, db, demo.StoreID, base)
+	}
 	fmt.Fprintln(out)
 	return nil
 }
@@ -250,6 +264,9 @@ func staffCreateHint(ctx context.Context, env *cmdEnv) string {
 	}
 	return fmt.Sprintf("printf '%%s\\n' 'a long passphrase' | %s staff create%s --store %s --name N --email E --password-stdin", env.m.Self, db, store)
 }
+
+// demoPlatformCompany is the demo company the printed platform send line orders for.
+const demoPlatformCompany = demo.PlatformCompanyGID
 
 // printExistingStores answers a --demo on a database that already has data: the demo's keys
 // were printed only when it was seeded, so it names the stores and the exact command line that

@@ -21,18 +21,26 @@ const maxPasswordInput = 4 * credit.MaxPasswordLength
 //
 // Errors: a usage error when stdin is empty or not given.
 func (e *cmdEnv) readPassword() (string, error) {
+	return e.readStdinLine("--password-stdin", "password", maxPasswordInput)
+}
+
+// readStdinLine reads a secret (what) from stdin for flag: its first line, without the line
+// break, at most limit bytes.
+//
+// Errors: a usage error when stdin is empty or not given.
+func (e *cmdEnv) readStdinLine(flag, what string, limit int) (string, error) {
 	if e.m.Stdin == nil {
-		return "", usagef("--password-stdin: nothing to read the password from")
+		return "", usagef("%s: nothing to read the %s from", flag, what)
 	}
-	line, err := bufio.NewReaderSize(io.LimitReader(e.m.Stdin, maxPasswordInput), maxPasswordInput).ReadString('\n')
+	line, err := bufio.NewReaderSize(io.LimitReader(e.m.Stdin, int64(limit)), limit).ReadString('\n')
 	if err != nil && err != io.EOF {
-		return "", usagef("--password-stdin: reading the password: %v", err)
+		return "", usagef("%s: reading the %s: %v", flag, what, err)
 	}
-	password := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-	if password == "" {
-		return "", usagef("--password-stdin: the password read from stdin is empty")
+	value := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if value == "" {
+		return "", usagef("%s: the %s read from stdin is empty", flag, what)
 	}
-	return password, nil
+	return value, nil
 }
 
 // passwordFromStdin requires --password-stdin and reads the password.

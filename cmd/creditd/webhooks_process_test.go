@@ -75,7 +75,7 @@ func TestWebhookDeliverySurvivesSIGKILL(t *testing.T) {
 	we := runCLI(t, bin, "webhook", "create", "--db", db, "--store", st, "--url", recv.URL(), "--allow-private-webhooks")["id"].(string)
 	for i := range 3 {
 		runCLI(t, bin, "company", "create", "--db", db, "--store", st, "--name", fmt.Sprintf("Buyer %d", i),
-			"--platform-company-gid", "gid://platform/Company/1", "--payment-terms", "NET_30", "--credit-limit", "10.00")
+			"--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", i+1), "--payment-terms", "NET_30", "--credit-limit", "10.00")
 	}
 	serveArgs := []string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--allow-private-webhooks", "--webhook-poll-interval", "50ms"}
 
@@ -102,7 +102,7 @@ func TestWebhookDeliverySurvivesSIGKILL(t *testing.T) {
 	}
 	// More events while serve is down.
 	runCLI(t, bin, "company", "create", "--db", db, "--store", st, "--name", "While Down",
-		"--platform-company-gid", "gid://platform/Company/1", "--payment-terms", "NET_30", "--credit-limit", "10.00")
+		"--platform-company-gid", "gid://platform/Company/4", "--payment-terms", "NET_30", "--credit-limit", "10.00")
 	feed := feedIDs(t, db)
 	if first != feed[0] {
 		t.Fatalf("the first delivery was %s, want the first event %s", first, feed[0])

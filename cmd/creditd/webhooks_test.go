@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -105,6 +106,8 @@ func (h *hookReceiver) waitFor(t *testing.T, n int) []hookRequest {
 type webhookServe struct {
 	*liveServer
 	store string
+	// companies counts the companies made, each with a platform company GID of its own.
+	companies int
 }
 
 func startWebhookServe(t *testing.T, extra ...string) *webhookServe {
@@ -131,7 +134,8 @@ func (ws *webhookServe) endpoint(t *testing.T, url string, args ...string) (id, 
 // company creates a company and returns its id.
 func (ws *webhookServe) company(t *testing.T, name string) string {
 	t.Helper()
-	return ws.cli(t, "company", "create", "--store", ws.store, "--name", name, "--platform-company-gid", "gid://platform/Company/7",
+	ws.companies++
+	return ws.cli(t, "company", "create", "--store", ws.store, "--name", name, "--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", 6+ws.companies),
 		"--payment-terms", "NET_30", "--credit-limit", "1000.00")["id"].(string)
 }
 

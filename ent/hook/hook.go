@@ -105,6 +105,30 @@ func (f LedgerEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.LedgerEntryMutation", m)
 }
 
+// The PlatformConnectionFunc type is an adapter to allow the use of ordinary
+// function as PlatformConnection mutator.
+type PlatformConnectionFunc func(context.Context, *ent.PlatformConnectionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PlatformConnectionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PlatformConnectionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PlatformConnectionMutation", m)
+}
+
+// The PlatformDeliveryFunc type is an adapter to allow the use of ordinary
+// function as PlatformDelivery mutator.
+type PlatformDeliveryFunc func(context.Context, *ent.PlatformDeliveryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PlatformDeliveryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PlatformDeliveryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PlatformDeliveryMutation", m)
+}
+
 // The StaffMemberFunc type is an adapter to allow the use of ordinary
 // function as StaffMember mutator.
 type StaffMemberFunc func(context.Context, *ent.StaffMemberMutation) (ent.Value, error)

@@ -16,6 +16,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
@@ -298,6 +300,60 @@ func (f TraverseLedgerEntry) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.LedgerEntryQuery", q)
 }
 
+// The PlatformConnectionFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PlatformConnectionFunc func(context.Context, *ent.PlatformConnectionQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PlatformConnectionFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PlatformConnectionQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PlatformConnectionQuery", q)
+}
+
+// The TraversePlatformConnection type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePlatformConnection func(context.Context, *ent.PlatformConnectionQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePlatformConnection) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePlatformConnection) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PlatformConnectionQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PlatformConnectionQuery", q)
+}
+
+// The PlatformDeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PlatformDeliveryFunc func(context.Context, *ent.PlatformDeliveryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PlatformDeliveryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PlatformDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PlatformDeliveryQuery", q)
+}
+
+// The TraversePlatformDelivery type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePlatformDelivery func(context.Context, *ent.PlatformDeliveryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePlatformDelivery) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePlatformDelivery) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PlatformDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PlatformDeliveryQuery", q)
+}
+
 // The StaffMemberFunc type is an adapter to allow the use of ordinary function as a Querier.
 type StaffMemberFunc func(context.Context, *ent.StaffMemberQuery) (ent.Value, error)
 
@@ -506,6 +562,10 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.InvoiceQuery, predicate.Invoice, invoice.OrderOption]{typ: ent.TypeInvoice, tq: q}, nil
 	case *ent.LedgerEntryQuery:
 		return &query[*ent.LedgerEntryQuery, predicate.LedgerEntry, ledgerentry.OrderOption]{typ: ent.TypeLedgerEntry, tq: q}, nil
+	case *ent.PlatformConnectionQuery:
+		return &query[*ent.PlatformConnectionQuery, predicate.PlatformConnection, platformconnection.OrderOption]{typ: ent.TypePlatformConnection, tq: q}, nil
+	case *ent.PlatformDeliveryQuery:
+		return &query[*ent.PlatformDeliveryQuery, predicate.PlatformDelivery, platformdelivery.OrderOption]{typ: ent.TypePlatformDelivery, tq: q}, nil
 	case *ent.StaffMemberQuery:
 		return &query[*ent.StaffMemberQuery, predicate.StaffMember, staffmember.OrderOption]{typ: ent.TypeStaffMember, tq: q}, nil
 	case *ent.StaffSessionQuery:

@@ -151,6 +151,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{CompaniesColumns[17], CompaniesColumns[16], CompaniesColumns[0]},
 			},
+			{
+				Name:    "company_store_id_platform_company_gid",
+				Unique:  true,
+				Columns: []*schema.Column{CompaniesColumns[17], CompaniesColumns[2]},
+			},
 		},
 	}
 	// EventsColumns holds the columns for the "events" table.
@@ -316,6 +321,97 @@ var (
 			},
 		},
 	}
+	// PlatformConnectionsColumns holds the columns for the "platform_connections" table.
+	PlatformConnectionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "shop_domain", Type: field.TypeString},
+		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// PlatformConnectionsTable holds the schema information for the "platform_connections" table.
+	PlatformConnectionsTable = &schema.Table{
+		Name:       "platform_connections",
+		Columns:    PlatformConnectionsColumns,
+		PrimaryKey: []*schema.Column{PlatformConnectionsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "platform_connections_stores_store",
+				Columns:    []*schema.Column{PlatformConnectionsColumns[7]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "platformconnection_shop_domain",
+				Unique:  true,
+				Columns: []*schema.Column{PlatformConnectionsColumns[1]},
+			},
+			{
+				Name:    "platformconnection_store_id",
+				Unique:  true,
+				Columns: []*schema.Column{PlatformConnectionsColumns[7]},
+			},
+		},
+	}
+	// PlatformDeliveriesColumns holds the columns for the "platform_deliveries" table.
+	PlatformDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "webhook_id", Type: field.TypeString},
+		{Name: "topic", Type: field.TypeString},
+		{Name: "triggered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "body", Type: field.TypeBytes},
+		{Name: "object_key", Type: field.TypeString, Nullable: true},
+		{Name: "order_gid", Type: field.TypeString, Nullable: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"applied", "ignored", "waiting", "failed", "duplicate"}},
+		{Name: "reason", Type: field.TypeString, Nullable: true},
+		{Name: "duplicate_of", Type: field.TypeString, Nullable: true},
+		{Name: "company_id", Type: field.TypeString, Nullable: true},
+		{Name: "ledger_entry_id", Type: field.TypeString, Nullable: true},
+		{Name: "received_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// PlatformDeliveriesTable holds the schema information for the "platform_deliveries" table.
+	PlatformDeliveriesTable = &schema.Table{
+		Name:       "platform_deliveries",
+		Columns:    PlatformDeliveriesColumns,
+		PrimaryKey: []*schema.Column{PlatformDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "platform_deliveries_stores_store",
+				Columns:    []*schema.Column{PlatformDeliveriesColumns[14]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "platformdelivery_store_id_webhook_id",
+				Unique:  true,
+				Columns: []*schema.Column{PlatformDeliveriesColumns[14], PlatformDeliveriesColumns[1]},
+			},
+			{
+				Name:    "platformdelivery_store_id_object_key",
+				Unique:  true,
+				Columns: []*schema.Column{PlatformDeliveriesColumns[14], PlatformDeliveriesColumns[5]},
+			},
+			{
+				Name:    "platformdelivery_store_id_status_received_at",
+				Unique:  false,
+				Columns: []*schema.Column{PlatformDeliveriesColumns[14], PlatformDeliveriesColumns[7], PlatformDeliveriesColumns[12]},
+			},
+			{
+				Name:    "platformdelivery_store_id_order_gid_status",
+				Unique:  false,
+				Columns: []*schema.Column{PlatformDeliveriesColumns[14], PlatformDeliveriesColumns[6], PlatformDeliveriesColumns[7]},
+			},
+		},
+	}
 	// StaffMembersColumns holds the columns for the "staff_members" table.
 	StaffMembersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -400,7 +496,7 @@ var (
 		{Name: "id", Type: field.TypeString},
 		{Name: "seq", Type: field.TypeInt64},
 		{Name: "type", Type: field.TypeString},
-		{Name: "actor_type", Type: field.TypeEnum, Enums: []string{"api_key", "staff", "system"}},
+		{Name: "actor_type", Type: field.TypeEnum, Enums: []string{"api_key", "staff", "system", "platform"}},
 		{Name: "actor_label", Type: field.TypeString},
 		{Name: "occurred_at", Type: field.TypeTime},
 		{Name: "data", Type: field.TypeJSON},
@@ -563,6 +659,8 @@ var (
 		IdempotencyRecordsTable,
 		InvoicesTable,
 		LedgerEntriesTable,
+		PlatformConnectionsTable,
+		PlatformDeliveriesTable,
 		StaffMembersTable,
 		StaffSessionsTable,
 		StoresTable,
@@ -584,6 +682,8 @@ func init() {
 	InvoicesTable.ForeignKeys[0].RefTable = StoresTable
 	LedgerEntriesTable.ForeignKeys[0].RefTable = CompaniesTable
 	LedgerEntriesTable.ForeignKeys[1].RefTable = StoresTable
+	PlatformConnectionsTable.ForeignKeys[0].RefTable = StoresTable
+	PlatformDeliveriesTable.ForeignKeys[0].RefTable = StoresTable
 	StaffMembersTable.ForeignKeys[0].RefTable = StoresTable
 	StaffSessionsTable.ForeignKeys[0].RefTable = StaffMembersTable
 	StaffSessionsTable.ForeignKeys[1].RefTable = StoresTable

@@ -30,6 +30,12 @@ type Invoice func(*sql.Selector)
 // LedgerEntry is the predicate function for ledgerentry builders.
 type LedgerEntry func(*sql.Selector)
 
+// PlatformConnection is the predicate function for platformconnection builders.
+type PlatformConnection func(*sql.Selector)
+
+// PlatformDelivery is the predicate function for platformdelivery builders.
+type PlatformDelivery func(*sql.Selector)
+
 // StaffMember is the predicate function for staffmember builders.
 type StaffMember func(*sql.Selector)
 

@@ -11,6 +11,8 @@ import (
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/schema"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
@@ -231,6 +233,52 @@ func init() {
 	ledgerentry.DefaultID = ledgerentryDescID.Default.(func() string)
 	// ledgerentry.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	ledgerentry.IDValidator = ledgerentryDescID.Validators[0].(func(string) error)
+	platformconnectionMixin := schema.PlatformConnection{}.Mixin()
+	platformconnectionMixinHooks0 := platformconnectionMixin[0].Hooks()
+	platformconnection.Hooks[0] = platformconnectionMixinHooks0[0]
+	platformconnectionMixinInters0 := platformconnectionMixin[0].Interceptors()
+	platformconnection.Interceptors[0] = platformconnectionMixinInters0[0]
+	platformconnectionMixinFields0 := platformconnectionMixin[0].Fields()
+	_ = platformconnectionMixinFields0
+	platformconnectionFields := schema.PlatformConnection{}.Fields()
+	_ = platformconnectionFields
+	// platformconnectionDescStoreID is the schema descriptor for store_id field.
+	platformconnectionDescStoreID := platformconnectionMixinFields0[0].Descriptor()
+	// platformconnection.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	platformconnection.StoreIDValidator = platformconnectionDescStoreID.Validators[0].(func(string) error)
+	// platformconnectionDescShopDomain is the schema descriptor for shop_domain field.
+	platformconnectionDescShopDomain := platformconnectionFields[1].Descriptor()
+	// platformconnection.ShopDomainValidator is a validator for the "shop_domain" field. It is called by the builders before save.
+	platformconnection.ShopDomainValidator = platformconnectionDescShopDomain.Validators[0].(func(string) error)
+	// platformconnectionDescID is the schema descriptor for id field.
+	platformconnectionDescID := platformconnectionFields[0].Descriptor()
+	// platformconnection.DefaultID holds the default value on creation for the id field.
+	platformconnection.DefaultID = platformconnectionDescID.Default.(func() string)
+	// platformconnection.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	platformconnection.IDValidator = platformconnectionDescID.Validators[0].(func(string) error)
+	platformdeliveryMixin := schema.PlatformDelivery{}.Mixin()
+	platformdeliveryMixinHooks0 := platformdeliveryMixin[0].Hooks()
+	platformdelivery.Hooks[0] = platformdeliveryMixinHooks0[0]
+	platformdeliveryMixinInters0 := platformdeliveryMixin[0].Interceptors()
+	platformdelivery.Interceptors[0] = platformdeliveryMixinInters0[0]
+	platformdeliveryMixinFields0 := platformdeliveryMixin[0].Fields()
+	_ = platformdeliveryMixinFields0
+	platformdeliveryFields := schema.PlatformDelivery{}.Fields()
+	_ = platformdeliveryFields
+	// platformdeliveryDescStoreID is the schema descriptor for store_id field.
+	platformdeliveryDescStoreID := platformdeliveryMixinFields0[0].Descriptor()
+	// platformdelivery.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	platformdelivery.StoreIDValidator = platformdeliveryDescStoreID.Validators[0].(func(string) error)
+	// platformdeliveryDescWebhookID is the schema descriptor for webhook_id field.
+	platformdeliveryDescWebhookID := platformdeliveryFields[1].Descriptor()
+	// platformdelivery.WebhookIDValidator is a validator for the "webhook_id" field. It is called by the builders before save.
+	platformdelivery.WebhookIDValidator = platformdeliveryDescWebhookID.Validators[0].(func(string) error)
+	// platformdeliveryDescID is the schema descriptor for id field.
+	platformdeliveryDescID := platformdeliveryFields[0].Descriptor()
+	// platformdelivery.DefaultID holds the default value on creation for the id field.
+	platformdelivery.DefaultID = platformdeliveryDescID.Default.(func() string)
+	// platformdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	platformdelivery.IDValidator = platformdeliveryDescID.Validators[0].(func(string) error)
 	staffmemberMixin := schema.StaffMember{}.Mixin()
 	staffmemberMixinHooks0 := staffmemberMixin[0].Hooks()
 	staffmember.Hooks[0] = staffmemberMixinHooks0[0]

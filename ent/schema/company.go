@@ -52,9 +52,11 @@ func (Company) Edges() []ent.Edge {
 	}
 }
 
-// Indexes serve the updated_since sync order and the status filter.
+// Indexes serve the updated_since sync order and the status filter, and keep a platform
+// company GID to one company of a store (contract §13: the platform's deliveries name it).
 func (Company) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("store_id", "updated_at", "id"),
+		index.Fields("store_id", "platform_company_gid").Unique(),
 	}
 }

@@ -20,7 +20,7 @@ func (TimelineEvent) Fields() []ent.Field {
 		field.String("company_id").Immutable(),
 		field.Int64("seq").Immutable(),
 		field.String("type").Immutable(),
-		field.Enum("actor_type").Values("api_key", "staff", "system").Immutable(),
+		field.Enum("actor_type").Values("api_key", "staff", "system", "platform").Immutable(),
 		field.String("actor_label").Immutable(),
 		field.Time("occurred_at").Immutable(),
 		field.JSON("data", map[string]any{}).Immutable(),

@@ -97,9 +97,10 @@ type ActorType string
 
 // ActorType values.
 const (
-	ActorTypeAPIKey ActorType = "api_key"
-	ActorTypeStaff  ActorType = "staff"
-	ActorTypeSystem ActorType = "system"
+	ActorTypeAPIKey   ActorType = "api_key"
+	ActorTypeStaff    ActorType = "staff"
+	ActorTypeSystem   ActorType = "system"
+	ActorTypePlatform ActorType = "platform"
 )
 
 func (at ActorType) String() string {
@@ -109,7 +110,7 @@ func (at ActorType) String() string {
 // ActorTypeValidator is a validator for the "actor_type" field enum values. It is called by the builders before save.
 func ActorTypeValidator(at ActorType) error {
 	switch at {
-	case ActorTypeAPIKey, ActorTypeStaff, ActorTypeSystem:
+	case ActorTypeAPIKey, ActorTypeStaff, ActorTypeSystem, ActorTypePlatform:
 		return nil
 	default:
 		return fmt.Errorf("timelineevent: invalid enum value for actor_type field: %q", at)

@@ -1,0 +1,352 @@
+package credit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/platformconnection"
+	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/tenant"
+)
+
+// The platform connector (contract §13), admin side and door: a store's connection to its
+// shop on the commerce platform, whose secret signs the platform's deliveries. What a delivery
+// does is in platform_inbox.go.
+
+// DefaultPlatformSecretGrace is how long the platform secret replaced by a rotation is still
+// accepted, so deliveries signed just before the platform switched are not refused.
+const DefaultPlatformSecretGrace = time.Hour
+
+// shopDomainPattern is a host name: the platform names a shop by its domain.
+var shopDomainPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$`)
+
+// Secret lengths: the platform's app secrets are long random strings; a short one is a
+// mistake (a truncated paste), and a bound keeps the sealed value small.
+const (
+	minPlatformSecret = 16
+	maxPlatformSecret = 256
+)
+
+// PlatformConnection is a store's connection to its shop, without the secret.
+type PlatformConnection struct {
+	ID         string `json:"id"`
+	StoreID    string `json:"store_id"`
+	ShopDomain string `json:"shop_domain"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last rotation stops being
+	// accepted; nil when none is.
+	PreviousSecretExpiresAt *Timestamp `json:"previous_secret_expires_at"`
+	CreatedAt               Timestamp  `json:"created_at"`
+	UpdatedAt               Timestamp  `json:"updated_at"`
+}
+
+func (s *Service) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
+	out := PlatformConnection{ID: c.ID, StoreID: c.StoreID, ShopDomain: c.ShopDomain, CreatedAt: At(c.CreatedAt), UpdatedAt: At(c.UpdatedAt)}
+	if c.PreviousSecretSealed != nil && c.PreviousSecretExpiresAt != nil && c.PreviousSecretExpiresAt.After(s.Now()) {
+		out.PreviousSecretExpiresAt = atPtr(c.PreviousSecretExpiresAt)
+	}
+	return out
+}
+
+// sealPlatformSecret refuses a secret that cannot be the platform's and seals the others.
+//
+// Errors: validation_failed (param "secret"); ErrNoWebhookKey.
+func (s *Service) sealPlatformSecret(secret string) (string, error) {
+	if n := len(secret); n < minPlatformSecret || n > maxPlatformSecret || strings.TrimSpace(secret) != secret {
+		return "", ParamErrorf(CodeValidationFailed, "secret", "the platform secret must be %d to %d characters without surrounding spaces", minPlatformSecret, maxPlatformSecret)
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return "", err
+	}
+	return sealer.Seal(secret), nil
+}
+
+// ConnectPlatform connects the staff member's store to its shop on the platform: deliveries
+// naming shopDomain are for this store and must be signed with secret, which is sealed under
+// the webhook master key.
+//
+// Errors: insufficient_scope (not staff), not_found (store), validation_failed (shop_domain:
+// malformed or another store's; the store already connected; secret); ErrNoWebhookKey.
+func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string) (PlatformConnection, error) {
+	v, err := requireStaff(ctx)
+	if err != nil {
+		return PlatformConnection{}, err
+	}
+	if _, err := s.viewerStore(ctx); err != nil {
+		return PlatformConnection{}, err
+	}
+	shopDomain = strings.ToLower(strings.TrimSpace(shopDomain))
+	if len(shopDomain) > 253 || !shopDomainPattern.MatchString(shopDomain) {
+		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "shop_domain", "shop_domain must be a domain such as example.myplatform.com")
+	}
+	sealed, err := s.sealPlatformSecret(secret)
+	if err != nil {
+		return PlatformConnection{}, err
+	}
+	var out PlatformConnection
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		if exists, err := tx.PlatformConnection.Query().Exist(ctx); err != nil {
+			return err
+		} else if exists {
+			return ParamErrorf(CodeValidationFailed, "store", "store %s is already connected to a shop; rotate its secret with platform rotate-secret", v.StoreID)
+		}
+		taken, err := tx.PlatformConnection.Query().Where(platformconnection.ShopDomain(shopDomain)).
+			Exist(tenant.System(ctx)) // deliberately across stores: a shop names one store
+		if err != nil {
+			return err
+		}
+		if taken {
+			return ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
+		}
+		now := s.Now()
+		c, err := tx.PlatformConnection.Create().SetStoreID(v.StoreID).SetShopDomain(shopDomain).
+			SetSecretSealed(sealed).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if ent.IsConstraintError(err) {
+			return ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
+		}
+		if err != nil {
+			return err
+		}
+		out = s.platformConnectionView(c)
+		return nil
+	})
+	return out, err
+}
+
+// PlatformConnectionStatus returns the staff member's store's connection, for the console and
+// the command line.
+//
+// Errors: insufficient_scope (not staff), not_found (the store is not connected).
+func (s *Service) PlatformConnectionStatus(ctx context.Context) (PlatformConnection, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return PlatformConnection{}, err
+	}
+	c, err := s.reader(ctx).PlatformConnection.Query().Only(ctx)
+	if err != nil {
+		return PlatformConnection{}, notFoundOr(err, "platform connection")
+	}
+	return s.platformConnectionView(c), nil
+}
+
+// RotatePlatformSecret replaces the store's platform secret; the current one is still
+// accepted for grace (zero: not at all), and a previous one still in its grace is dropped.
+//
+// Errors: insufficient_scope (not staff), not_found (not connected), validation_failed
+// (secret, grace); ErrNoWebhookKey.
+func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace time.Duration) (PlatformConnection, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return PlatformConnection{}, err
+	}
+	if grace < 0 {
+		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
+	}
+	sealed, err := s.sealPlatformSecret(secret)
+	if err != nil {
+		return PlatformConnection{}, err
+	}
+	var out PlatformConnection
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		c, err := tx.PlatformConnection.Query().Where(s.db.ForUpdate).Only(ctx)
+		if err != nil {
+			return notFoundOr(err, "platform connection")
+		}
+		now := s.Now()
+		upd := tx.PlatformConnection.UpdateOne(c).SetSecretSealed(sealed).SetUpdatedAt(now)
+		if grace > 0 {
+			upd.SetPreviousSecretSealed(c.SecretSealed).SetPreviousSecretExpiresAt(now.Add(grace))
+		} else {
+			upd.ClearPreviousSecretSealed().ClearPreviousSecretExpiresAt()
+		}
+		if c, err = upd.Save(ctx); err != nil {
+			return err
+		}
+		out = s.platformConnectionView(c)
+		return nil
+	})
+	return out, err
+}
+
+// PlatformSecret opens the store's current platform secret, for `creditd platform send`,
+// which signs a body as the platform would.
+//
+// Errors: insufficient_scope (not staff), not_found (not connected); ErrNoWebhookKey.
+func (s *Service) PlatformSecret(ctx context.Context) (string, PlatformConnection, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return "", PlatformConnection{}, err
+	}
+	c, err := s.reader(ctx).PlatformConnection.Query().Only(ctx)
+	if err != nil {
+		return "", PlatformConnection{}, notFoundOr(err, "platform connection")
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return "", PlatformConnection{}, err
+	}
+	secret, err := sealer.Open(c.SecretSealed)
+	if err != nil {
+		return "", PlatformConnection{}, err
+	}
+	return secret, s.platformConnectionView(c), nil
+}
+
+// SignPlatformBody is the platform's signature of a body: base64 of HMAC-SHA256 over the raw
+// bytes, keyed with the secret.
+func SignPlatformBody(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// errPlatformUnauthenticated answers every delivery whose shop or signature is not right,
+// without saying which, like a bad API key.
+var errPlatformUnauthenticated = Errorf(CodeUnauthenticated, "the shop domain or the signature is not valid")
+
+// AuthenticatePlatform checks a request of the platform's before its body is read: the shop
+// must be connected to a store and signature the base64 HMAC-SHA256 of the raw body under
+// the store's secret, or under the previous one during its grace, compared in constant time.
+// It returns ctx acting as the platform in that store.
+//
+// Errors: unauthenticated; ErrNoWebhookKey.
+func (s *Service) AuthenticatePlatform(ctx context.Context, shopDomain, signature string, body []byte) (context.Context, error) {
+	given, err := base64.StdEncoding.DecodeString(strings.TrimSpace(signature))
+	if err != nil || len(given) != sha256.Size || shopDomain == "" {
+		return nil, errPlatformUnauthenticated
+	}
+	// Deliberately across stores: the shop's domain is what names the store.
+	c, err := s.client.PlatformConnection.Query().
+		Where(platformconnection.ShopDomain(strings.ToLower(strings.TrimSpace(shopDomain)))).
+		Only(tenant.System(ctx))
+	if ent.IsNotFound(err) {
+		return nil, errPlatformUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return nil, err
+	}
+	sealed := []string{c.SecretSealed}
+	if c.PreviousSecretSealed != nil && c.PreviousSecretExpiresAt != nil && c.PreviousSecretExpiresAt.After(s.Now()) {
+		sealed = append(sealed, *c.PreviousSecretSealed)
+	}
+	ok := false
+	for _, v := range sealed {
+		secret, err := sealer.Open(v)
+		if err != nil {
+			return nil, err
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		// Every candidate is computed and compared, so the time taken says nothing either.
+		ok = hmac.Equal(mac.Sum(nil), given) || ok
+	}
+	if !ok {
+		return nil, errPlatformUnauthenticated
+	}
+	return tenant.Platform(ctx, c.StoreID), nil
+}
+
+// requirePlatform returns the store of a context made by AuthenticatePlatform.
+//
+// Errors: unauthenticated.
+func (s *Service) requirePlatform(ctx context.Context) (*ent.Store, error) {
+	v, ok := tenant.FromContext(ctx)
+	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
+		return nil, errPlatformUnauthenticated
+	}
+	return s.viewerStore(ctx)
+}
+
+// lockStore locks a store's row until tx ends, where the database locks rows: the first lock
+// of every writer of the store (see lockCompany).
+func (s *Service) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
+	if !s.db.LocksRows() {
+		return nil
+	}
+	_, err := tx.Store.Query().Where(store.ID(storeID), s.db.ForUpdate).IDs(ctx)
+	return err
+}
+
+// Credit check decisions and reasons (contract §13).
+const (
+	DecisionApproved = "approved"
+	DecisionDeclined = "declined"
+
+	CheckOnHold             = "on_hold"
+	CheckInsufficientCredit = "insufficient_credit"
+	CheckUnknownCompany     = "unknown_company"
+	CheckCurrencyMismatch   = "currency_mismatch"
+)
+
+// CreditCheckInput is the body of POST /platform/credit-checks: the platform's company GID
+// and the amount about to be sold on credit, a Money object.
+type CreditCheckInput struct {
+	CompanyGID *string
+	Amount     json.RawMessage
+}
+
+// CreditCheck is the answer to the checkout's question.
+type CreditCheck struct {
+	Decision        string  `json:"decision"`
+	Reason          *string `json:"reason"`
+	CompanyID       *string `json:"company_id"`
+	AvailableCredit *Money  `json:"available_credit"`
+}
+
+// CheckCredit answers whether checkout may sell amount on credit to the company: approved
+// when it is not on hold and amount is at most its available credit, the very figure its
+// responses show as available_credit (companyView), so the two can never disagree. A company
+// on hold is declined as on_hold whatever its credit. It writes nothing.
+//
+// Errors: unauthenticated (ctx not from AuthenticatePlatform), validation_failed
+// (company_id, amount not a Money object), invalid_amount.
+func (s *Service) CheckCredit(ctx context.Context, in CreditCheckInput) (CreditCheck, error) {
+	st, err := s.requirePlatform(ctx)
+	if err != nil {
+		return CreditCheck{}, err
+	}
+	if in.CompanyGID == nil || !companyGIDPattern.MatchString(*in.CompanyGID) {
+		return CreditCheck{}, ParamErrorf(CodeValidationFailed, "company_id", "company_id must look like gid://platform/Company/123")
+	}
+	amount, reason := parsePlatformMoney(in.Amount, st.Currency)
+	switch reason {
+	case ReasonUnparseableBody:
+		return CreditCheck{}, ParamErrorf(CodeValidationFailed, "amount", `amount must be a Money object such as {"amount": "100.00", "currency": "%s"}`, st.Currency)
+	case ReasonInvalidAmount:
+		return CreditCheck{}, ParamErrorf(CodeInvalidAmount, "amount", "amount must be a decimal string above zero with at most the currency's minor digits")
+	}
+	declined := func(why string) CreditCheck { return CreditCheck{Decision: DecisionDeclined, Reason: &why} }
+	c, err := s.reader(ctx).Company.Query().Where(company.PlatformCompanyGid(*in.CompanyGID)).
+		Select(company.FieldID, company.FieldCreditLimit, company.FieldOutstanding, company.FieldHoldKind).Only(ctx)
+	if ent.IsNotFound(err) {
+		return declined(CheckUnknownCompany), nil
+	}
+	if err != nil {
+		return CreditCheck{}, err
+	}
+	available := availableMoney(c.CreditLimit, c.Outstanding, st.BufferPercent, st.Currency)
+	var out CreditCheck
+	switch {
+	case reason == ReasonCurrencyMismatch:
+		out = declined(CheckCurrencyMismatch)
+	case c.HoldKind != nil:
+		out = declined(CheckOnHold)
+	case amount.GreaterThan(decimal.RequireFromString(available.Amount)):
+		out = declined(CheckInsufficientCredit)
+	default:
+		out = CreditCheck{Decision: DecisionApproved}
+	}
+	out.CompanyID, out.AvailableCredit = &c.ID, &available
+	return out, nil
+}

@@ -1,0 +1,621 @@
+package credit
+
+import (
+	"bytes"
+	"context"
+	stdsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/platformdelivery"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
+)
+
+// The inbox (contract §13): the mirror of the event outbox (events.go). Each delivery of the
+// platform is recorded in the store's inbox by the transaction that applies it, so a delivery
+// is applied exactly when its row exists. De-duplication is a conflicting INSERT, never a
+// read-then-write: the webhook id is unique per store (a retry of the platform's conflicts and
+// changes nothing), and so is the platform object a delivery is about (the same payment under
+// another webhook id is recorded as a duplicate naming the first). The status is the only
+// column that moves: waiting rows (a payment, refund or cancellation whose order has not
+// arrived) are applied, in arrival order, by the transaction that records their order, and
+// failed ones by `platform retry`.
+//
+// All deliveries of a store take turns on the store's row lock (PostgreSQL; SQLite has one
+// writer anyway), taken before anything else, which every ledger write takes first too: a
+// payment recorded as waiting and its order can then not pass each other unseen.
+
+// Platform topics (X-Platform-Topic) the connector applies; any other is acknowledged and
+// ignored.
+const (
+	TopicOrderCreated   = "orders/create"
+	TopicPaymentCreated = "payments/create"
+	TopicRefundCreated  = "refunds/create"
+	TopicOrderCancelled = "orders/cancelled"
+)
+
+// Inbox statuses.
+const (
+	InboxApplied   = "applied"
+	InboxIgnored   = "ignored"
+	InboxWaiting   = "waiting"
+	InboxFailed    = "failed"
+	InboxDuplicate = "duplicate"
+)
+
+// InboxStatuses lists the statuses in the order the documentation gives them.
+var InboxStatuses = []string{InboxApplied, InboxIgnored, InboxWaiting, InboxFailed, InboxDuplicate}
+
+// Reasons kept with a failed, ignored or duplicate delivery.
+const (
+	// Failed: staff can see them and retry once the cause is fixed.
+	ReasonUnknownCompany        = "unknown_company"
+	ReasonCurrencyMismatch      = "currency_mismatch"
+	ReasonInvalidAmount         = "invalid_amount"
+	ReasonUnparseableBody       = "unparseable_body"
+	ReasonOrderOfAnotherCompany = "order_of_another_company"
+	// Ignored: nothing to apply.
+	ReasonNoCompany        = "no_company"
+	ReasonNoPaymentTerms   = "no_payment_terms"
+	ReasonUnsupportedTopic = "unsupported_topic"
+	ReasonOrderIgnored     = "order_ignored"
+	ReasonOrderRecorded    = "order_already_recorded"
+	ReasonNothingOpen      = "nothing_open"
+	// Waiting and duplicate.
+	ReasonOrderNotArrived = "order_not_arrived"
+	ReasonDuplicate       = "duplicate"
+)
+
+// EventPlatformEntryRecorded is the timeline event of an entry the platform's delivery
+// recorded, attributed to the actor "platform".
+const EventPlatformEntryRecorded = "platform_entry_recorded"
+
+// platformActor is the actor of what the platform's deliveries record, also when staff retry
+// one: the entry is still the platform's.
+var platformActor = Actor{Type: tenant.ActorPlatform, Label: "platform"}
+
+// maxWebhookIDLength bounds X-Platform-Webhook-Id.
+const maxWebhookIDLength = 255
+
+var (
+	paymentGIDPattern = regexp.MustCompile(`^gid://platform/Payment/[0-9]{1,20}$`)
+	refundGIDPattern  = regexp.MustCompile(`^gid://platform/Refund/[0-9]{1,20}$`)
+)
+
+// InboxDelivery is one row of a store's inbox as staff (and the platform's answer) see it.
+type InboxDelivery struct {
+	ID        string `json:"id"`
+	WebhookID string `json:"webhook_id"`
+	Topic     string `json:"topic"`
+	// Status is applied, ignored, waiting, failed or duplicate.
+	Status string  `json:"status"`
+	Reason *string `json:"reason"`
+	// DuplicateOf is the delivery that recorded the same platform object first.
+	DuplicateOf   *string    `json:"duplicate_of"`
+	CompanyID     *string    `json:"company_id"`
+	OrderGID      *string    `json:"platform_order_gid"`
+	LedgerEntryID *string    `json:"ledger_entry_id"`
+	TriggeredAt   *Timestamp `json:"triggered_at"`
+	ReceivedAt    Timestamp  `json:"received_at"`
+	UpdatedAt     Timestamp  `json:"updated_at"`
+}
+
+func inboxView(d *ent.PlatformDelivery) InboxDelivery {
+	return InboxDelivery{
+		ID: d.ID, WebhookID: d.WebhookID, Topic: d.Topic, Status: string(d.Status), Reason: d.Reason,
+		DuplicateOf: d.DuplicateOf, CompanyID: d.CompanyID, OrderGID: d.OrderGid, LedgerEntryID: d.LedgerEntryID,
+		TriggeredAt: atPtr(d.TriggeredAt), ReceivedAt: At(d.ReceivedAt), UpdatedAt: At(d.UpdatedAt),
+	}
+}
+
+// PlatformDeliveryInput is one delivery as the door received it, its signature already
+// checked (AuthenticatePlatform).
+type PlatformDeliveryInput struct {
+	Topic       string
+	WebhookID   string
+	TriggeredAt string
+	Body        []byte
+}
+
+// platformEvent is what a delivery's body says, or why it cannot be applied.
+type platformEvent struct {
+	kind       string // the ledger kind; "" when outcome is set before anything is applied
+	objectKey  string // "" when the body names no object (unparseable, other topics)
+	orderGID   *string
+	companyGID string
+	amount     decimal.Decimal // signed as the ledger entry
+	occurred   time.Time
+	dueDays    int
+	// outcome, when set, is the final status and reason, known from the body alone.
+	outcome, reason string
+}
+
+func (ev platformEvent) settled(status, reason string) platformEvent {
+	ev.outcome, ev.reason = status, reason
+	return ev
+}
+
+// platformBody is every member the four topics' bodies have; others are ignored.
+type platformBody struct {
+	ID           *string         `json:"id"`
+	CompanyID    *string         `json:"company_id"`
+	OrderID      *string         `json:"order_id"`
+	PaymentTerms json.RawMessage `json:"payment_terms"`
+	Total        json.RawMessage `json:"total"`
+	Amount       json.RawMessage `json:"amount"`
+	CreatedAt    *string         `json:"created_at"`
+	ProcessedAt  *string         `json:"processed_at"`
+	CancelledAt  *string         `json:"cancelled_at"`
+}
+
+// parsePlatformEvent reads a delivery's body for topic in a store whose currency is currency.
+// It never fails: what cannot be applied is said by the event's outcome.
+func parsePlatformEvent(topic string, body []byte, currency string) platformEvent {
+	var ev platformEvent
+	var idPattern *regexp.Regexp
+	var prefix string
+	switch topic {
+	case TopicOrderCreated:
+		ev.kind, idPattern, prefix = KindOrderPlaced, orderGIDPattern, "order:"
+	case TopicPaymentCreated:
+		ev.kind, idPattern, prefix = KindPayment, paymentGIDPattern, "payment:"
+	case TopicRefundCreated:
+		ev.kind, idPattern, prefix = KindRefund, refundGIDPattern, "refund:"
+	case TopicOrderCancelled:
+		ev.kind, idPattern, prefix = KindCancellation, orderGIDPattern, "cancellation:"
+	default:
+		return ev.settled(InboxIgnored, ReasonUnsupportedTopic)
+	}
+	unparseable := ev.settled(InboxFailed, ReasonUnparseableBody)
+	var b platformBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&b); err != nil || dec.More() || b.ID == nil || !idPattern.MatchString(*b.ID) {
+		return unparseable
+	}
+	ev.objectKey = prefix + *b.ID
+	unparseable.objectKey = ev.objectKey
+	when := b.CreatedAt
+	switch topic {
+	case TopicOrderCreated, TopicOrderCancelled:
+		ev.orderGID = b.ID
+	case TopicPaymentCreated, TopicRefundCreated:
+		if b.OrderID != nil && !orderGIDPattern.MatchString(*b.OrderID) || topic == TopicRefundCreated && b.OrderID == nil {
+			return unparseable
+		}
+		ev.orderGID = b.OrderID
+	}
+	switch topic {
+	case TopicPaymentCreated:
+		when = b.ProcessedAt
+	case TopicOrderCancelled:
+		when = b.CancelledAt
+	}
+	if when == nil {
+		return unparseable
+	}
+	at, err := ParseTimestamp(*when)
+	if err != nil {
+		return unparseable
+	}
+	ev.occurred = at.Time
+	if b.CompanyID == nil {
+		return ev.settled(InboxIgnored, ReasonNoCompany)
+	}
+	if !companyGIDPattern.MatchString(*b.CompanyID) {
+		return unparseable
+	}
+	ev.companyGID = *b.CompanyID
+	money := b.Amount
+	switch topic {
+	case TopicOrderCreated:
+		money = b.Total
+		var terms *struct {
+			Type      string `json:"type"`
+			DueInDays *int   `json:"due_in_days"`
+		}
+		if err := json.Unmarshal(orNull(b.PaymentTerms), &terms); err != nil {
+			return unparseable
+		}
+		if terms == nil {
+			return ev.settled(InboxIgnored, ReasonNoPaymentTerms)
+		}
+		if terms.Type != "NET" || terms.DueInDays == nil || *terms.DueInDays < 0 || *terms.DueInDays > 365 {
+			return unparseable
+		}
+		ev.dueDays = *terms.DueInDays
+	case TopicOrderCancelled:
+		return ev // the amount is what is still open on the order when it is applied
+	}
+	amount, reason := parsePlatformMoney(money, currency)
+	if reason != "" {
+		return ev.settled(InboxFailed, reason)
+	}
+	if ev.kind != KindOrderPlaced {
+		amount = amount.Neg()
+	}
+	ev.amount = amount
+	return ev
+}
+
+// orNull is raw, or JSON null when the member was absent.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// parsePlatformMoney reads a positive Money object in currency. It returns the reason it
+// cannot: unparseable_body (not a Money object), currency_mismatch, invalid_amount.
+func parsePlatformMoney(raw json.RawMessage, currency string) (decimal.Decimal, string) {
+	var m *struct {
+		Amount   json.RawMessage `json:"amount"`
+		Currency *string         `json:"currency"`
+	}
+	if err := json.Unmarshal(orNull(raw), &m); err != nil || m == nil || m.Currency == nil || len(m.Amount) == 0 {
+		return decimal.Decimal{}, ReasonUnparseableBody
+	}
+	if *m.Currency != currency {
+		return decimal.Decimal{}, ReasonCurrencyMismatch
+	}
+	var text string
+	if err := json.Unmarshal(m.Amount, &text); err != nil {
+		return decimal.Decimal{}, ReasonInvalidAmount // a number, not a decimal string
+	}
+	d, err := ParseAmount(text, currency, "amount")
+	if err != nil || !d.IsPositive() {
+		return decimal.Decimal{}, ReasonInvalidAmount
+	}
+	return d, ""
+}
+
+// ReceivePlatformDelivery records a delivery of the platform's in the store's inbox and
+// applies it, in one transaction, and returns its inbox row: the row recorded by the first
+// delivery when this is a retry (nothing changes), a duplicate row naming the first when the
+// same platform object arrived before under another webhook id. Deliveries that cannot be
+// applied are recorded failed or ignored with their reason; that is not an error.
+//
+// Errors: unauthenticated (ctx not from AuthenticatePlatform), validation_failed (webhook
+// id, topic).
+func (s *Service) ReceivePlatformDelivery(ctx context.Context, in PlatformDeliveryInput) (InboxDelivery, error) {
+	st, err := s.requirePlatform(ctx)
+	if err != nil {
+		return InboxDelivery{}, err
+	}
+	if err := checkHeaderText(in.WebhookID, "X-Platform-Webhook-Id"); err != nil {
+		return InboxDelivery{}, err
+	}
+	if err := checkHeaderText(in.Topic, "X-Platform-Topic"); err != nil {
+		return InboxDelivery{}, err
+	}
+	var triggered *time.Time
+	if at, err := ParseTimestamp(in.TriggeredAt); err == nil {
+		triggered = &at.Time
+	}
+	ev := parsePlatformEvent(in.Topic, in.Body, st.Currency)
+	var out InboxDelivery
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		if err := s.lockStore(ctx, tx, st.ID); err != nil {
+			return err
+		}
+		row, fresh, err := s.recordInbox(ctx, tx, st, in, triggered, ev)
+		if err != nil {
+			return err
+		}
+		if fresh {
+			if row, err = s.applyPlatformEvent(ctx, tx, st, row, ev); err != nil {
+				return err
+			}
+		}
+		out = inboxView(row)
+		return nil
+	})
+	return out, err
+}
+
+// checkHeaderText requires a header of printable ASCII, at most 255 characters.
+//
+// Errors: validation_failed (param name).
+func checkHeaderText(v, name string) error {
+	if v == "" || len(v) > maxWebhookIDLength || strings.IndexFunc(v, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		return ParamErrorf(CodeValidationFailed, name, "header %s is required: 1 to %d printable ASCII characters", name, maxWebhookIDLength)
+	}
+	return nil
+}
+
+// recordInbox inserts the delivery's row; fresh reports that it is new and must be applied.
+// The INSERT does nothing when it conflicts: with the webhook id (a retry: the first row is
+// returned), or with the platform object (recorded again as a duplicate naming the first).
+func (s *Service) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in PlatformDeliveryInput, triggered *time.Time, ev platformEvent) (*ent.PlatformDelivery, bool, error) {
+	now := s.Now()
+	id := ids.New("pd")
+	var key *string
+	if ev.objectKey != "" {
+		key = &ev.objectKey
+	}
+	create := func(id string, key, duplicateOf *string, status platformdelivery.Status, reason *string) error {
+		return tx.PlatformDelivery.Create().
+			SetID(id).SetStoreID(st.ID).SetWebhookID(in.WebhookID).SetTopic(in.Topic).SetNillableTriggeredAt(triggered).
+			SetBody(in.Body).SetNillableObjectKey(key).SetNillableOrderGid(ev.orderGID).SetStatus(status).
+			SetNillableReason(reason).SetNillableDuplicateOf(duplicateOf).SetReceivedAt(now).SetUpdatedAt(now).
+			OnConflict(sql.DoNothing()).Exec(ctx)
+	}
+	// Recorded as waiting until applyPlatformEvent settles it in this transaction.
+	if err := create(id, key, nil, platformdelivery.StatusWaiting, nil); err != nil && !isNoRows(err) {
+		return nil, false, err
+	}
+	row, err := tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)
+	if err == nil {
+		return row, true, nil
+	}
+	if !ent.IsNotFound(err) {
+		return nil, false, err
+	}
+	first, err := tx.PlatformDelivery.Query().Where(platformdelivery.WebhookID(in.WebhookID)).Only(ctx)
+	if err == nil {
+		return first, false, nil
+	}
+	if !ent.IsNotFound(err) || key == nil {
+		return nil, false, err
+	}
+	if first, err = tx.PlatformDelivery.Query().Where(platformdelivery.ObjectKey(*key)).Only(ctx); err != nil {
+		return nil, false, err
+	}
+	reason := ReasonDuplicate
+	if err := create(id, nil, &first.ID, platformdelivery.StatusDuplicate, &reason); err != nil && !isNoRows(err) {
+		return nil, false, err
+	}
+	row, err = tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)
+	return row, false, err
+}
+
+// isNoRows reports the error ent returns from an INSERT ... ON CONFLICT DO NOTHING that
+// inserted nothing, where it asks for the inserted row back (PostgreSQL).
+func isNoRows(err error) bool { return errors.Is(err, stdsql.ErrNoRows) }
+
+// settlement is what applying a delivery came to.
+type settlement struct {
+	status, reason string
+	companyID      *string
+	entryID        *string
+}
+
+// applyPlatformEvent applies a recorded delivery and saves its outcome on its row: the one
+// write path of the ledger (appendEntryDue), so balances, invoices, events and overdue holds
+// move as for any other entry. An order releases the deliveries waiting for it.
+func (s *Service) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store, row *ent.PlatformDelivery, ev platformEvent) (*ent.PlatformDelivery, error) {
+	res, err := s.settle(ctx, tx, ev)
+	if err != nil {
+		return nil, err
+	}
+	upd := tx.PlatformDelivery.UpdateOne(row).SetStatus(platformdelivery.Status(res.status)).SetUpdatedAt(s.Now()).
+		SetNillableCompanyID(res.companyID).SetNillableLedgerEntryID(res.entryID)
+	if res.reason != "" {
+		upd.SetReason(res.reason)
+	} else {
+		upd.ClearReason()
+	}
+	if row, err = upd.Save(ctx); err != nil {
+		return nil, err
+	}
+	if ev.kind == KindOrderPlaced && ev.orderGID != nil {
+		switch res.status {
+		case InboxApplied, InboxIgnored:
+			if err := s.releaseWaiting(ctx, tx, st, *ev.orderGID, res.status == InboxIgnored && res.reason != ReasonOrderRecorded); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return row, nil
+}
+
+// settle applies ev to the ledger, or says why not.
+func (s *Service) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
+	if ev.outcome != "" {
+		return settlement{status: ev.outcome, reason: ev.reason}, nil
+	}
+	id, err := tx.Company.Query().Where(company.PlatformCompanyGid(ev.companyGID)).OnlyID(ctx)
+	if ent.IsNotFound(err) {
+		return settlement{status: InboxFailed, reason: ReasonUnknownCompany}, nil
+	}
+	if err != nil {
+		return settlement{}, err
+	}
+	res := settlement{companyID: &id}
+	c, err := s.lockCompany(ctx, tx, id)
+	if err != nil {
+		return settlement{}, err
+	}
+	amount := ev.amount
+	if ev.orderGID != nil {
+		inv, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*ev.orderGID)).Only(ctx)
+		switch {
+		case err != nil && !ent.IsNotFound(err):
+			return settlement{}, err
+		case ev.kind == KindOrderPlaced && err == nil:
+			res.status, res.reason = InboxIgnored, ReasonOrderRecorded // typed in by hand before
+			return res, nil
+		case ev.kind != KindOrderPlaced && err != nil:
+			res.status, res.reason, err = s.orderMissing(ctx, tx, *ev.orderGID)
+			return res, err
+		case ev.kind == KindCancellation:
+			if !inv.OpenAmount.IsPositive() {
+				res.status, res.reason = InboxIgnored, ReasonNothingOpen
+				return res, nil
+			}
+			amount = inv.OpenAmount.Neg()
+		}
+	}
+	e, c, err := s.appendEntryDue(ctx, tx, c, ev.kind, amount, ev.orderGID, nil, ev.occurred, ev.dueDays)
+	if err != nil {
+		return settlement{}, err
+	}
+	if err := s.recordEventAs(ctx, tx, c, platformActor, EventPlatformEntryRecorded, map[string]any{
+		"ledger_entry_id": e.ID, "kind": ev.kind, "amount": NewMoney(amount, c.Edges.Store.Currency), "platform_order_gid": ev.orderGID,
+	}); err != nil {
+		return settlement{}, err
+	}
+	res.status, res.entryID = InboxApplied, &e.ID
+	return res, nil
+}
+
+// orderMissing decides what a payment, refund or cancellation whose order is not in its
+// company's ledger comes to: it waits for the order, unless the order was ignored (so is
+// this) or recorded for another company (failed).
+func (s *Service) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (string, string, error) {
+	order, err := tx.PlatformDelivery.Query().Where(platformdelivery.ObjectKey("order:" + orderGID)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return InboxWaiting, ReasonOrderNotArrived, nil
+	case err != nil:
+		return "", "", err
+	case order.Status == platformdelivery.StatusIgnored:
+		return InboxIgnored, ReasonOrderIgnored, nil
+	case order.Status == platformdelivery.StatusApplied:
+		return InboxFailed, ReasonOrderOfAnotherCompany, nil
+	}
+	return InboxWaiting, ReasonOrderNotArrived, nil
+}
+
+// releaseWaiting applies, in arrival order, the deliveries waiting for an order that has just
+// been recorded, or marks them ignored when the order was.
+func (s *Service) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store, orderGID string, ignored bool) error {
+	rows, err := tx.PlatformDelivery.Query().
+		Where(platformdelivery.OrderGid(orderGID), platformdelivery.StatusEQ(platformdelivery.StatusWaiting)).
+		Order(ent.Asc(platformdelivery.FieldReceivedAt), ent.Asc(platformdelivery.FieldID)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		ev := parsePlatformEvent(row.Topic, row.Body, st.Currency)
+		if ignored {
+			ev = ev.settled(InboxIgnored, ReasonOrderIgnored)
+		}
+		if _, err := s.applyPlatformEvent(ctx, tx, st, row, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RetryPlatformDelivery applies a failed delivery of the staff member's store again, from
+// its recorded body: once the company it names exists, say. It returns the row as it now is
+// (failed again, with the reason, when the cause remains).
+//
+// Errors: insufficient_scope (not staff), not_found, validation_failed (not failed).
+func (s *Service) RetryPlatformDelivery(ctx context.Context, id string) (InboxDelivery, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return InboxDelivery{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return InboxDelivery{}, err
+	}
+	if !ids.HasPrefix(id, "pd") {
+		return InboxDelivery{}, errNotFound("platform delivery")
+	}
+	var out InboxDelivery
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		if err := s.lockStore(ctx, tx, st.ID); err != nil {
+			return err
+		}
+		row, err := tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)
+		if err != nil {
+			return notFoundOr(err, "platform delivery")
+		}
+		if row.Status != platformdelivery.StatusFailed {
+			return ParamErrorf(CodeValidationFailed, "delivery", "only failed deliveries are retried; %s is %s", row.ID, row.Status)
+		}
+		if row, err = s.applyPlatformEvent(ctx, tx, st, row, parsePlatformEvent(row.Topic, row.Body, st.Currency)); err != nil {
+			return err
+		}
+		out = inboxView(row)
+		return nil
+	})
+	return out, err
+}
+
+// InboxListParams are the inputs of ListPlatformInbox.
+type InboxListParams struct {
+	ListParams
+	// Status keeps one status; "" keeps all.
+	Status string
+}
+
+// ListPlatformInbox lists the staff member's store's inbox, newest first.
+//
+// Errors: insufficient_scope (not staff), not_found (store), invalid_parameter (status,
+// limit, cursor).
+func (s *Service) ListPlatformInbox(ctx context.Context, p InboxListParams) (Page[InboxDelivery], error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return Page[InboxDelivery]{}, err
+	}
+	n, err := pageSize(p.Limit)
+	if err != nil {
+		return Page[InboxDelivery]{}, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return Page[InboxDelivery]{}, err
+	}
+	q := s.reader(ctx).PlatformDelivery.Query()
+	list := "inbox|" + p.Status
+	if p.Status != "" {
+		if err := platformdelivery.StatusValidator(platformdelivery.Status(p.Status)); err != nil {
+			return Page[InboxDelivery]{}, ParamErrorf(CodeInvalidParameter, "status", "status must be one of %s", strings.Join(InboxStatuses, ", "))
+		}
+		q.Where(platformdelivery.StatusEQ(platformdelivery.Status(p.Status)))
+	}
+	if p.Cursor != "" {
+		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
+		if err != nil {
+			return Page[InboxDelivery]{}, err
+		}
+		t := time.UnixMicro(c.Time).UTC()
+		q.Where(platformdelivery.Or(platformdelivery.ReceivedAtLT(t),
+			platformdelivery.And(platformdelivery.ReceivedAtEQ(t), platformdelivery.IDLT(c.ID))))
+	}
+	rows, err := q.Order(ent.Desc(platformdelivery.FieldReceivedAt), ent.Desc(platformdelivery.FieldID)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[InboxDelivery]{}, err
+	}
+	return makePage(rows, n, inboxView, func(d *ent.PlatformDelivery) string {
+		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Time: d.ReceivedAt.UnixMicro(), ID: d.ID})
+	}), nil
+}
+
+// InboxBacklog counts the inbox rows of every store that wait for their order and that
+// failed: system work, for the metrics.
+func (s *Service) InboxBacklog(ctx context.Context) (waiting, failed int, err error) {
+	ctx = tenant.System(ctx)
+	var counts []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	err = s.client.PlatformDelivery.Query().
+		Where(platformdelivery.StatusIn(platformdelivery.StatusWaiting, platformdelivery.StatusFailed)).
+		GroupBy(platformdelivery.FieldStatus).Aggregate(ent.Count()).Scan(ctx, &counts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("inbox backlog: %w", err)
+	}
+	for _, c := range counts {
+		switch c.Status {
+		case InboxWaiting:
+			waiting = c.Count
+		case InboxFailed:
+			failed = c.Count
+		}
+	}
+	return waiting, failed, nil
+}
