@@ -244,8 +244,8 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 		}
 		order := fmt.Sprintf(`{"id": "gid://platform/Order/%d", "company_id": "%s", "payment_terms": {"type": "NET", "due_in_days": 14}, "total": {"amount": "250.00", "currency": "EUR"}, "created_at": "%s"}`,
 			env.svc.Now().Unix()%1000000, demoPlatformCompany, env.svc.Now().Format(time.RFC3339))
-		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Café Morgenrot:\n  echo '%s' | creditd platform send%s --store %s --topic orders/create --file - --url %s\n",
-			demo.ShopDomain, order, db, demo.StoreID, base)
+		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Café Morgenrot:\n  echo '%s' | %s platform send%s --store %s --topic orders/create --file - --url %s\n",
+			demo.ShopDomain, order, env.m.Self, db, demo.StoreID, base)
 	}
 	fmt.Fprintln(out)
 	return nil
