@@ -269,16 +269,94 @@ func (s *Service) writeCompany(ctx context.Context, companyID string, fn func(tx
 // saveCompany runs an update of a company read with its store and returns the updated row
 // with the same store: an update loads no edges, and every view of a company needs its
 // store's currency and buffer.
+//
+// c is the company as read under its lock (lockCompany) and as returned by earlier updates
+// of the same transaction, so the updated row is c with the update's values: it is made here
+// and the update runs as one UPDATE statement, where ent's UpdateOne would read the row back
+// with a second. An update of a field appliedCompany does not know is read back.
 func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.CompanyUpdateOne)) (*ent.Company, error) {
 	st := c.Edges.Store
 	u := c.Update()
 	update(u)
-	updated, err := u.Save(ctx)
+	m := u.Mutation()
+	next, ok := appliedCompany(c, m)
+	if !ok {
+		updated, err := u.Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		updated.Edges.Store = st
+		return updated, nil
+	}
+	// The same mutation, hooks (the tenant's store) included, as an update by ID.
+	m.SetOp(ent.OpUpdate)
+	m.Where(company.ID(c.ID))
+	v, err := m.Client().Mutate(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	updated.Edges.Store = st
-	return updated, nil
+	if n, _ := v.(int); n != 1 {
+		return nil, errNotFound("company")
+	}
+	return next, nil
+}
+
+// appliedCompany returns c with the values m sets and clears, and false when m does anything
+// else (adds to a number, sets a field not listed here).
+func appliedCompany(c *ent.Company, m *ent.CompanyMutation) (*ent.Company, bool) {
+	if len(m.AddedFields()) > 0 {
+		return nil, false
+	}
+	next := *c
+	for _, name := range m.Fields() {
+		v, _ := m.Field(name)
+		switch name {
+		case company.FieldCreditLimit:
+			next.CreditLimit = v.(decimal.Decimal)
+		case company.FieldOutstanding:
+			next.Outstanding = v.(decimal.Decimal)
+		case company.FieldUnappliedCredit:
+			next.UnappliedCredit = v.(decimal.Decimal)
+		case company.FieldLedgerSeq:
+			next.LedgerSeq = v.(int64)
+		case company.FieldHoldKind:
+			k := v.(company.HoldKind)
+			next.HoldKind = &k
+		case company.FieldHoldNote:
+			next.HoldNote = ptr(v.(string))
+		case company.FieldHoldPlacedBy:
+			next.HoldPlacedBy = ptr(v.(string))
+		case company.FieldHoldOrderGid:
+			next.HoldOrderGid = ptr(v.(string))
+		case company.FieldHoldPlacedAt:
+			next.HoldPlacedAt = ptr(v.(time.Time))
+		case company.FieldHoldDueAt:
+			next.HoldDueAt = ptr(v.(time.Time))
+		case company.FieldUpdatedAt:
+			next.UpdatedAt = v.(time.Time)
+		default:
+			return nil, false
+		}
+	}
+	for _, name := range m.ClearedFields() {
+		switch name {
+		case company.FieldHoldKind:
+			next.HoldKind = nil
+		case company.FieldHoldNote:
+			next.HoldNote = nil
+		case company.FieldHoldPlacedBy:
+			next.HoldPlacedBy = nil
+		case company.FieldHoldOrderGid:
+			next.HoldOrderGid = nil
+		case company.FieldHoldPlacedAt:
+			next.HoldPlacedAt = nil
+		case company.FieldHoldDueAt:
+			next.HoldDueAt = nil
+		default:
+			return nil, false
+		}
+	}
+	return &next, true
 }
 
 // CompanyInput creates a company from the admin side.
