@@ -366,9 +366,9 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 // companies. Each returns, for every company, exactly the first page ListLedger would return
 // (same entries, same cursors, same has-more), in a fixed number of statements whatever the
 // number of companies. They rely on the per-company sequence numbers being gapless and the
-// ledger being append-only (contract §6): a company's newest n+1 entries are then exactly those
-// with a sequence number above its last one minus n+1, which one query can ask for every
-// company at once without window functions.
+// ledger being append-only (contract §6): a company's newest n entries are then exactly those
+// with a sequence number above its last one minus n, which one query can ask for every
+// company at once without window functions (see ledgerWindows).
 
 // LatestLedgerEntries returns the first page of each company's ledger, newest first, keyed by
 // company ID. limit is the page size (nil for the default). Companies that do not exist in the
