@@ -302,61 +302,66 @@ func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.Company
 }
 
 // appliedCompany returns c with the values m sets and clears, and false when m does anything
-// else (adds to a number, sets a field not listed here).
+// else (adds to a number, sets a field not listed in setCompanyField).
 func appliedCompany(c *ent.Company, m *ent.CompanyMutation) (*ent.Company, bool) {
 	if len(m.AddedFields()) > 0 {
 		return nil, false
 	}
 	next := *c
-	for _, name := range m.Fields() {
-		v, _ := m.Field(name)
-		switch name {
-		case company.FieldCreditLimit:
-			next.CreditLimit = v.(decimal.Decimal)
-		case company.FieldOutstanding:
-			next.Outstanding = v.(decimal.Decimal)
-		case company.FieldUnappliedCredit:
-			next.UnappliedCredit = v.(decimal.Decimal)
-		case company.FieldLedgerSeq:
-			next.LedgerSeq = v.(int64)
-		case company.FieldHoldKind:
-			k := v.(company.HoldKind)
-			next.HoldKind = &k
-		case company.FieldHoldNote:
-			next.HoldNote = ptr(v.(string))
-		case company.FieldHoldPlacedBy:
-			next.HoldPlacedBy = ptr(v.(string))
-		case company.FieldHoldOrderGid:
-			next.HoldOrderGid = ptr(v.(string))
-		case company.FieldHoldPlacedAt:
-			next.HoldPlacedAt = ptr(v.(time.Time))
-		case company.FieldHoldDueAt:
-			next.HoldDueAt = ptr(v.(time.Time))
-		case company.FieldUpdatedAt:
-			next.UpdatedAt = v.(time.Time)
-		default:
+	for _, name := range m.ClearedFields() {
+		if !setCompanyField(&next, name, nil) {
 			return nil, false
 		}
 	}
-	for _, name := range m.ClearedFields() {
-		switch name {
-		case company.FieldHoldKind:
-			next.HoldKind = nil
-		case company.FieldHoldNote:
-			next.HoldNote = nil
-		case company.FieldHoldPlacedBy:
-			next.HoldPlacedBy = nil
-		case company.FieldHoldOrderGid:
-			next.HoldOrderGid = nil
-		case company.FieldHoldPlacedAt:
-			next.HoldPlacedAt = nil
-		case company.FieldHoldDueAt:
-			next.HoldDueAt = nil
-		default:
+	for _, name := range m.Fields() {
+		v, _ := m.Field(name)
+		if !setCompanyField(&next, name, v) {
 			return nil, false
 		}
 	}
 	return &next, true
+}
+
+// setCompanyField sets one field of c as an update writes it (nil clears a nullable field),
+// and reports whether it knows the field and the value's type.
+func setCompanyField(c *ent.Company, name string, v ent.Value) bool {
+	ok := true
+	switch name {
+	case company.FieldCreditLimit:
+		c.CreditLimit, ok = v.(decimal.Decimal)
+	case company.FieldOutstanding:
+		c.Outstanding, ok = v.(decimal.Decimal)
+	case company.FieldUnappliedCredit:
+		c.UnappliedCredit, ok = v.(decimal.Decimal)
+	case company.FieldLedgerSeq:
+		c.LedgerSeq, ok = v.(int64)
+	case company.FieldUpdatedAt:
+		c.UpdatedAt, ok = v.(time.Time)
+	case company.FieldHoldKind:
+		c.HoldKind, ok = nullable[company.HoldKind](v)
+	case company.FieldHoldNote:
+		c.HoldNote, ok = nullable[string](v)
+	case company.FieldHoldPlacedBy:
+		c.HoldPlacedBy, ok = nullable[string](v)
+	case company.FieldHoldOrderGid:
+		c.HoldOrderGid, ok = nullable[string](v)
+	case company.FieldHoldPlacedAt:
+		c.HoldPlacedAt, ok = nullable[time.Time](v)
+	case company.FieldHoldDueAt:
+		c.HoldDueAt, ok = nullable[time.Time](v)
+	default:
+		return false
+	}
+	return ok
+}
+
+// nullable is a nullable field's value: nil for a cleared one.
+func nullable[T any](v ent.Value) (*T, bool) {
+	if v == nil {
+		return nil, true
+	}
+	t, ok := v.(T)
+	return &t, ok
 }
 
 // CompanyInput creates a company from the admin side.

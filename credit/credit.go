@@ -124,5 +124,3 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
-
-func ptr[T any](v T) *T { return &v }
