@@ -269,16 +269,99 @@ func (s *Service) writeCompany(ctx context.Context, companyID string, fn func(tx
 // saveCompany runs an update of a company read with its store and returns the updated row
 // with the same store: an update loads no edges, and every view of a company needs its
 // store's currency and buffer.
+//
+// c is the company as read under its lock (lockCompany) and as returned by earlier updates
+// of the same transaction, so the updated row is c with the update's values: it is made here
+// and the update runs as one UPDATE statement, where ent's UpdateOne would read the row back
+// with a second. An update of a field appliedCompany does not know is read back.
 func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.CompanyUpdateOne)) (*ent.Company, error) {
 	st := c.Edges.Store
 	u := c.Update()
 	update(u)
-	updated, err := u.Save(ctx)
+	m := u.Mutation()
+	next, ok := appliedCompany(c, m)
+	if !ok {
+		updated, err := u.Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		updated.Edges.Store = st
+		return updated, nil
+	}
+	// The same mutation, hooks (the tenant's store) included, as an update by ID.
+	m.SetOp(ent.OpUpdate)
+	m.Where(company.ID(c.ID))
+	v, err := m.Client().Mutate(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	updated.Edges.Store = st
-	return updated, nil
+	if n, _ := v.(int); n != 1 {
+		return nil, errNotFound("company")
+	}
+	return next, nil
+}
+
+// appliedCompany returns c with the values m sets and clears, and false when m does anything
+// else (adds to a number, sets a field not listed in setCompanyField).
+func appliedCompany(c *ent.Company, m *ent.CompanyMutation) (*ent.Company, bool) {
+	if len(m.AddedFields()) > 0 {
+		return nil, false
+	}
+	next := *c
+	for _, name := range m.ClearedFields() {
+		if !setCompanyField(&next, name, nil) {
+			return nil, false
+		}
+	}
+	for _, name := range m.Fields() {
+		v, _ := m.Field(name)
+		if !setCompanyField(&next, name, v) {
+			return nil, false
+		}
+	}
+	return &next, true
+}
+
+// setCompanyField sets one field of c as an update writes it (nil clears a nullable field),
+// and reports whether it knows the field and the value's type.
+func setCompanyField(c *ent.Company, name string, v ent.Value) bool {
+	ok := true
+	switch name {
+	case company.FieldCreditLimit:
+		c.CreditLimit, ok = v.(decimal.Decimal)
+	case company.FieldOutstanding:
+		c.Outstanding, ok = v.(decimal.Decimal)
+	case company.FieldUnappliedCredit:
+		c.UnappliedCredit, ok = v.(decimal.Decimal)
+	case company.FieldLedgerSeq:
+		c.LedgerSeq, ok = v.(int64)
+	case company.FieldUpdatedAt:
+		c.UpdatedAt, ok = v.(time.Time)
+	case company.FieldHoldKind:
+		c.HoldKind, ok = nullable[company.HoldKind](v)
+	case company.FieldHoldNote:
+		c.HoldNote, ok = nullable[string](v)
+	case company.FieldHoldPlacedBy:
+		c.HoldPlacedBy, ok = nullable[string](v)
+	case company.FieldHoldOrderGid:
+		c.HoldOrderGid, ok = nullable[string](v)
+	case company.FieldHoldPlacedAt:
+		c.HoldPlacedAt, ok = nullable[time.Time](v)
+	case company.FieldHoldDueAt:
+		c.HoldDueAt, ok = nullable[time.Time](v)
+	default:
+		return false
+	}
+	return ok
+}
+
+// nullable is a nullable field's value: nil for a cleared one.
+func nullable[T any](v ent.Value) (*T, bool) {
+	if v == nil {
+		return nil, true
+	}
+	t, ok := v.(T)
+	return &t, ok
 }
 
 // CompanyInput creates a company from the admin side.

@@ -27,6 +27,9 @@ type Storage interface {
 	// InTx runs fn in a write transaction, joining ctx's transaction (in a savepoint) when it
 	// carries one, and returns once fn's changes are durable or rolled back.
 	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	// WriteOne runs fn, which makes a single write statement, as its own transaction, in
+	// as few round trips as the database allows.
+	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
 	// Reader returns the client to read with: ctx's transaction's, else the database's.
 	Reader(ctx context.Context) *ent.Client
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the

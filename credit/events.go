@@ -116,22 +116,30 @@ func (s *Service) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, obj
 }
 
 // nextEventSeq takes the store's next event number in one statement, locking the store's row
-// on PostgreSQL until the transaction ends. ($1 is also SQLite's first positional parameter.)
+// on PostgreSQL until the transaction ends.
 func nextEventSeq(ctx context.Context, tx *ent.Tx, storeID string) (int64, error) {
-	rows, err := tx.QueryContext(ctx, `UPDATE stores SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`, storeID)
+	return nextSeq(ctx, tx, "stores", "event_seq", storeID)
+}
+
+// nextSeq adds one to a counter column of the row with the given ID and returns its new
+// value, in one statement (UPDATE … RETURNING, on SQLite as on PostgreSQL) instead of an
+// update and a read. The caller has checked that the row is the viewer's. table and column
+// are constants of this package. ($1 is also SQLite's first positional parameter.)
+func nextSeq(ctx context.Context, tx *ent.Tx, table, column, id string) (int64, error) {
+	rows, err := tx.QueryContext(ctx, `UPDATE `+table+` SET `+column+` = `+column+` + 1 WHERE id = $1 RETURNING `+column, id)
 	if err != nil {
-		return 0, fmt.Errorf("next event seq: %w", err)
+		return 0, fmt.Errorf("next %s: %w", column, err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("next event seq: %w", err)
+			return 0, fmt.Errorf("next %s: %w", column, err)
 		}
-		return 0, fmt.Errorf("next event seq: no store %s", storeID)
+		return 0, fmt.Errorf("next %s: no row %s in %s", column, id, table)
 	}
 	var seq int64
 	if err := rows.Scan(&seq); err != nil {
-		return 0, fmt.Errorf("next event seq: %w", err)
+		return 0, fmt.Errorf("next %s: %w", column, err)
 	}
 	return seq, rows.Close()
 }

@@ -108,6 +108,14 @@ func (s *Service) Idempotent(ctx context.Context, key, fingerprint string, run f
 // claimKey claims key for this request, or returns the stored response of an earlier
 // identical request.
 func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) ([]byte, error) {
+	// Most keys are new: one INSERT claims them. When the key is taken (the unique index
+	// refuses the row), the transaction below decides what the earlier record means.
+	err := s.db.WriteOne(ctx, func(client *ent.Client) error {
+		return s.newClaim(ctx, client, key, fingerprint, claim, s.Now()).Exec(ctx)
+	})
+	if !ent.IsConstraintError(err) {
+		return nil, err
+	}
 	var stored []byte
 	for attempt := 0; ; attempt++ {
 		err := s.inTx(ctx, func(tx *ent.Tx) error {
@@ -123,16 +131,7 @@ func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) 
 				rec = nil
 			}
 			if rec == nil {
-				v, _ := tenant.FromContext(ctx)
-				return tx.IdempotencyRecord.Create().
-					SetStoreID(v.StoreID).
-					SetKey(key).
-					SetFingerprint(fingerprint).
-					SetClaim(claim).
-					SetLockedUntil(now.Add(idempotencyLease)).
-					SetCreatedAt(now).
-					SetExpiresAt(now.Add(s.idempotencyTTL)).
-					Exec(ctx)
+				return s.newClaim(ctx, tx.Client(), key, fingerprint, claim, now).Exec(ctx)
 			}
 			switch {
 			case rec.Fingerprint != fingerprint:
@@ -155,6 +154,19 @@ func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) 
 		}
 		return stored, err
 	}
+}
+
+// newClaim is the record of a new claim of key.
+func (s *Service) newClaim(ctx context.Context, client *ent.Client, key, fingerprint, claim string, now time.Time) *ent.IdempotencyRecordCreate {
+	v, _ := tenant.FromContext(ctx)
+	return client.IdempotencyRecord.Create().
+		SetStoreID(v.StoreID).
+		SetKey(key).
+		SetFingerprint(fingerprint).
+		SetClaim(claim).
+		SetLockedUntil(now.Add(idempotencyLease)).
+		SetCreatedAt(now).
+		SetExpiresAt(now.Add(s.idempotencyTTL))
 }
 
 // releaseKey gives up an unfinished claim so that a retry runs again.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -410,9 +412,9 @@ func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company
 // companies. Each returns, for every company, exactly the first page ListLedger would return
 // (same entries, same cursors, same has-more), in a fixed number of statements whatever the
 // number of companies. They rely on the per-company sequence numbers being gapless and the
-// ledger being append-only (contract §6): a company's newest n+1 entries are then exactly those
-// with a sequence number above its last one minus n+1, which one query can ask for every
-// company at once without window functions.
+// ledger being append-only (contract §6): a company's newest n entries are then exactly those
+// with a sequence number above its last one minus n, which one query can ask for every
+// company at once without window functions (see ledgerWindows).
 
 // LatestLedgerEntries returns the first page of each company's ledger, newest first, keyed by
 // company ID. limit is the page size (nil for the default). Companies that do not exist in the
@@ -487,21 +489,27 @@ func (s *Service) LatestLedgerEntriesOf(ctx context.Context, companies []*Compan
 	return s.ledgerWindows(ctx, s.reader(ctx), st, seqs, n)
 }
 
-// ledgerWindows reads, in one statement, the newest n+1 entries of each company whose last
-// entry has the given sequence number, and returns each company's first page.
+// ledgerWindows reads, in one statement, the newest n entries of each company whose last
+// entry has the given sequence number, and returns each company's first page. Sequence
+// numbers start at 1 without gaps, so older entries exist exactly when the page's last one
+// is numbered above 1: no extra entry is read to find out (a sixth of the rows for pages of
+// 5). An entry appended since seqs were read makes the read return more than n, and the
+// page is then the newest n, as ListLedger's.
 func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
 	// In ID order, so the statement's text repeats and its prepared form is reused.
 	ids := slices.Sorted(maps.Keys(seqs))
-	var window []predicate.LedgerEntry
+	var companies []string
+	var after []int64
 	for _, id := range ids {
 		if seq := seqs[id]; seq > 0 {
-			window = append(window, ledgerentry.And(ledgerentry.CompanyID(id), ledgerentry.SeqGT(seq-int64(n)-1)))
+			companies = append(companies, id)
+			after = append(after, seq-int64(n))
 		}
 	}
 	byCompany := map[string][]*ent.LedgerEntry{}
-	if len(window) > 0 {
+	if len(companies) > 0 {
 		rows, err := client.LedgerEntry.Query().
-			Where(ledgerentry.Or(window...)).
+			Where(ledgerWindow(companies, after)).
 			Select(ledgerViewColumns...).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)).
 			All(ctx)
@@ -515,11 +523,45 @@ func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent
 	out := make(map[string]Page[LedgerEntry], len(seqs))
 	for id := range seqs {
 		list := "ledger|" + id
-		out[id] = makePage(byCompany[id], n,
+		rows := byCompany[id]
+		page := makePage(rows, n,
 			func(e *ent.LedgerEntry) LedgerEntry { return ledgerEntryView(e, st.Currency) },
 			func(e *ent.LedgerEntry) string {
 				return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: e.Seq})
 			})
+		// Entries older than the page's last exist exactly when its sequence number is above 1.
+		if last := min(len(rows), n) - 1; last >= 0 && rows[last].Seq > 1 {
+			page.markHasMore()
+		}
+		out[id] = page
 	}
 	return out, nil
+}
+
+// ledgerWindow selects the entries of companies[i] with a sequence number above after[i].
+//
+// On PostgreSQL it is a join with the two arrays (unnest), which the planner runs as one
+// index range scan on (company_id, seq) per company, and whose text is the same whatever the
+// number of companies. An OR of one range per company (the form used on SQLite, whose planner
+// runs it as one index range per term) becomes there a bitmap OR of as many index scans and a
+// sort: about five times the backend's CPU for a page of 50 companies.
+func ledgerWindow(companies []string, after []int64) predicate.LedgerEntry {
+	return func(s *sql.Selector) {
+		if s.Dialect() != dialect.Postgres {
+			window := make([]*sql.Predicate, len(companies))
+			for i, id := range companies {
+				window[i] = sql.And(sql.EQ(s.C(ledgerentry.FieldCompanyID), id), sql.GT(s.C(ledgerentry.FieldSeq), after[i]))
+			}
+			s.Where(sql.Or(window...))
+			return
+		}
+		w := sql.Select("c", "lo").FromExpr(sql.P(func(b *sql.Builder) {
+			b.WriteString("unnest(").Arg(companies).WriteString("::text[], ").Arg(after).WriteString("::bigint[]) AS w(c, lo)")
+		}))
+		w.As("w")
+		s.Join(w).OnP(sql.And(
+			sql.ColumnsEQ(s.C(ledgerentry.FieldCompanyID), w.C("c")),
+			sql.ColumnsGT(s.C(ledgerentry.FieldSeq), w.C("lo")),
+		))
+	}
 }

@@ -40,19 +40,29 @@ func (p Page[T]) Cursor(i int) string { return p.cursor(i) }
 // makePage turns up to n+1 rows into a page of n items, with a cursor after each.
 func makePage[R any, T any](rows []R, n int, view func(R) T, cursor func(R) string) Page[T] {
 	p := Page[T]{Data: make([]T, 0, min(len(rows), n))}
-	if len(rows) > n {
+	more := len(rows) > n
+	if more {
 		rows = rows[:n]
-		p.HasMore = true
 	}
 	for _, r := range rows {
 		p.Data = append(p.Data, view(r))
 	}
 	p.cursor = func(i int) string { return cursor(rows[i]) }
-	if p.HasMore {
-		next := p.cursor(len(rows) - 1)
-		p.NextCursor = &next
+	if more {
+		p.markHasMore()
 	}
 	return p
+}
+
+// markHasMore records that more items follow the page, which continues after its last item:
+// for a page read without the extra row makePage looks for, when the caller knows otherwise.
+func (p *Page[T]) markHasMore() {
+	if p.HasMore || len(p.Data) == 0 {
+		return
+	}
+	p.HasMore = true
+	next := p.cursor(len(p.Data) - 1)
+	p.NextCursor = &next
 }
 
 // pageSize applies the default and checks the bounds.

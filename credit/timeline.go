@@ -70,14 +70,14 @@ func (s *Service) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, t
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the
 // company's previous event.
 func (s *Service) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
-	seq, err := tx.Company.UpdateOneID(c.ID).AddTimelineSeq(1).Save(ctx)
+	seq, err := nextSeq(ctx, tx, "companies", "timeline_seq", c.ID)
 	if err != nil {
 		return err
 	}
 	return tx.TimelineEvent.Create().
 		SetStoreID(c.StoreID).
 		SetCompanyID(c.ID).
-		SetSeq(seq.TimelineSeq).
+		SetSeq(seq).
 		SetType(typ).
 		SetActorType(timelineevent.ActorType(actor.Type)).
 		SetActorLabel(actor.Label).

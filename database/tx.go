@@ -52,6 +52,17 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	return nil
 }
 
+// WriteOne runs fn, which makes one write statement, as its own transaction: on PostgreSQL
+// outside any transaction block, which makes a single statement atomic in one round trip
+// instead of BEGIN, the statement and COMMIT; on SQLite, and when ctx carries a transaction,
+// as InTx does.
+func (db *DB) WriteOne(ctx context.Context, fn func(client *ent.Client) error) error {
+	if db.Dialect == dialect.Postgres && ent.TxFromContext(ctx) == nil {
+		return fn(db.Client)
+	}
+	return db.InTx(ctx, func(tx *ent.Tx) error { return fn(tx.Client()) })
+}
+
 // Reader returns the client a read in ctx uses: the transaction ctx carries, so that what an
 // idempotent request returns includes its own writes, else the database's client.
 func (db *DB) Reader(ctx context.Context) *ent.Client {

@@ -139,6 +139,43 @@ func TestBatchedLedgerMatchesREST(t *testing.T) {
 	}
 }
 
+// TestBatchedLedgerPagesAtEveryEdge compares every company's batched first page with REST's
+// for page sizes below, at and above its number of entries (3 for one, 0 for the other), so
+// that has-more and the end cursor, which the batch derives from the sequence numbers
+// instead of reading an extra entry, match at each edge.
+func TestBatchedLedgerPagesAtEveryEdge(t *testing.T) {
+	f := newFixture(t)
+	for first := 1; first <= 4; first++ {
+		data := query(t, f.env, f.readCredit, `query($first: Int!) { companies { edges { node { id ledger(first: $first) { edges { node { id } } pageInfo { hasNextPage endCursor } } } } } }`,
+			map[string]any{"first": first})
+		for _, e := range at(t, data, "companies", "edges").([]any) {
+			node := at(t, e, "node")
+			id := at(t, node, "id").(string)
+			var rest struct {
+				Data       []credit.LedgerEntry `json:"data"`
+				HasMore    bool                 `json:"has_more"`
+				NextCursor *string              `json:"next_cursor"`
+			}
+			f.env.Get(t, f.readCredit, fmt.Sprintf("/v1/companies/%s/ledger?limit=%d", id, first)).WantStatus(t, http.StatusOK).Decode(t, &rest)
+			edges := at(t, node, "ledger", "edges").([]any)
+			if len(edges) != len(rest.Data) {
+				t.Fatalf("%s, first %d: %d entries, REST %d", id, first, len(edges), len(rest.Data))
+			}
+			for i, e := range rest.Data {
+				if got := at(t, edges[i], "node", "id"); got != e.ID {
+					t.Errorf("%s, first %d, entry %d: %v, REST has %s", id, first, i, got, e.ID)
+				}
+			}
+			if got := at(t, node, "ledger", "pageInfo", "hasNextPage"); got != rest.HasMore {
+				t.Errorf("%s, first %d: hasNextPage %v, REST has_more %v", id, first, got, rest.HasMore)
+			}
+			if end := at(t, node, "ledger", "pageInfo", "endCursor"); rest.NextCursor != nil && end != *rest.NextCursor {
+				t.Errorf("%s, first %d: endCursor %v, REST next_cursor %s", id, first, end, *rest.NextCursor)
+			}
+		}
+	}
+}
+
 // withoutAuthentication drops the statements that authenticate the request's key or record its use.
 func withoutAuthentication(statements []string) []string {
 	auth := touching(statements, "api_keys", "api_key_secrets", "key_changes")
