@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -512,6 +513,49 @@ type WebhookDue struct {
 	// InOrder is true for the endpoint's next event in order, whose success or giving up moves
 	// the cursor; false for an operator's redelivery of an event behind it.
 	InOrder bool
+	// Ping is true for a test delivery (WebhookPing): one attempt, never retried, and its
+	// outcome changes nothing about the endpoint.
+	Ping bool
+}
+
+// WebhookPingType is the type of the test deliveries WebhookPing makes. A ping is not an
+// event of the feed: GET /v1/events/{id} does not know its id.
+const WebhookPingType = "ping"
+
+// WebhookPing prepares a test delivery to an endpoint of the staff member's store: a `ping`
+// with a new id, shaped like an event ({"id", "type", "occurred_at", "data": {"object"}}, the
+// object naming the endpoint) and signed with the endpoint's secrets like every delivery. The
+// caller posts it now (package delivery) and records the attempt with RecordWebhookAttempts,
+// after which `webhook deliveries` shows it. A ping is sent beside the endpoint's ordered
+// stream, to a disabled endpoint too (testing a receiver before enabling it is its use), and
+// its outcome neither retries nor counts towards disabling the endpoint.
+//
+// Errors: insufficient_scope (not staff), not_found; ErrNoWebhookKey.
+func (s *Service) WebhookPing(ctx context.Context, endpointID string) (*WebhookDue, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return nil, err
+	}
+	if !ids.HasPrefix(endpointID, "we") {
+		return nil, errNotFound("webhook endpoint")
+	}
+	e, err := s.reader(ctx).WebhookEndpoint.Get(ctx, endpointID)
+	if err != nil {
+		return nil, notFoundOr(err, "webhook endpoint")
+	}
+	now := s.Now()
+	secrets, err := s.webhookSecrets(e, now)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(eventData{Object: map[string]string{"endpoint_id": e.ID}})
+	if err != nil {
+		return nil, err
+	}
+	ping := Event{ID: ids.New(eventIDPrefix), Type: WebhookPingType, OccurredAt: At(now), Data: data}
+	return &WebhookDue{
+		EndpointID: e.ID, StoreID: e.StoreID, URL: e.URL, EventID: ping.ID,
+		Body: append(ping.AppendJSON(nil), '\n'), Secrets: secrets, Attempt: 1, Ping: true,
+	}, nil
 }
 
 // NextWebhookDeliveries returns the attempts due now at an endpoint, in the order to make
@@ -671,6 +715,11 @@ type WebhookAttemptRecord struct {
 	GaveUp bool
 	// Disabled is non-empty when the endpoint was disabled, and says why.
 	Disabled string
+	// Status is the delivery's state after the attempt: pending (a retry is scheduled),
+	// succeeded or failed.
+	Status string
+	// Attempt is the attempt as `webhook deliveries` shows it.
+	Attempt WebhookAttempt
 }
 
 // maxRetryAfter caps a receiver's Retry-After, so that a receiver cannot park its deliveries
@@ -719,9 +768,16 @@ func (s *Service) RecordWebhookAttempts(ctx context.Context, made []WebhookAttem
 				deliveryID, attempt = d.ID, d.AttemptCount+1
 			}
 			state, done := webhookdelivery.StatusPending, false
-			if res.Success {
+			switch {
+			case due.Ping:
+				// One attempt, whatever its outcome, and the endpoint's state stays.
+				state = webhookdelivery.StatusFailed
+				if res.Success {
+					state = webhookdelivery.StatusSucceeded
+				}
+			case res.Success:
 				state, done, failingSince = webhookdelivery.StatusSucceeded, true, nil
-			} else {
+			default:
 				if failingSince == nil {
 					failingSince = &now
 				}
@@ -763,12 +819,19 @@ func (s *Service) RecordWebhookAttempts(ctx context.Context, made []WebhookAttem
 					SetEndpointID(e.ID).SetEventID(due.EventID).SetEventSeq(due.EventSeq).SetStatus(state).
 					SetAttemptCount(attempt).SetNillableNextAttemptAt(rec.NextAttemptAt).SetCreatedAt(now).SetUpdatedAt(now))
 			}
-			a := tx.WebhookAttempt.Create().SetStoreID(e.StoreID).SetDeliveryID(deliveryID).SetEndpointID(e.ID).
+			rec.Status = state.String()
+			rec.Attempt = WebhookAttempt{
+				ID: ids.New("wa"), EventID: due.EventID, Attempt: attempt, AttemptedAt: At(now), Outcome: res.Outcome,
+				DurationMS: res.Duration.Milliseconds(), Error: truncateRunes(res.Error, 500),
+				ResponseSnippet: printableSnippet(res.Snippet), NextAttemptAt: atPtr(rec.NextAttemptAt),
+			}
+			a := tx.WebhookAttempt.Create().SetID(rec.Attempt.ID).SetStoreID(e.StoreID).SetDeliveryID(deliveryID).SetEndpointID(e.ID).
 				SetEventID(due.EventID).SetAttempt(attempt).SetAttemptedAt(now).SetOutcome(res.Outcome).
-				SetDurationMs(res.Duration.Milliseconds()).SetResponseSnippet(printableSnippet(res.Snippet)).
-				SetError(truncateRunes(res.Error, 500)).SetNillableNextAttemptAt(rec.NextAttemptAt)
+				SetDurationMs(rec.Attempt.DurationMS).SetResponseSnippet(rec.Attempt.ResponseSnippet).
+				SetError(rec.Attempt.Error).SetNillableNextAttemptAt(rec.NextAttemptAt)
 			if res.StatusCode != 0 {
 				a.SetStatusCode(res.StatusCode)
+				rec.Attempt.StatusCode = &res.StatusCode
 			}
 			attempts = append(attempts, a)
 		}

@@ -28,6 +28,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -187,19 +188,53 @@ func (w *Worker) release(id string) {
 	w.mu.Unlock()
 }
 
-// work makes an endpoint's due attempts, in order, under the endpoint's lock.
-func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
+// WorkNow makes an endpoint's due attempts now, as the next poll of a running worker would
+// (`creditd webhook redeliver` calls it after making an event due, so that it goes at once):
+// in order, under the endpoint's lock shared by every instance, and recorded. It returns false
+// when another process holds the lock (on PostgreSQL: a serve instance working on the endpoint
+// right now, which makes the due attempts itself).
+// The records of the attempts made are returned in the order made.
+func (w *Worker) WorkNow(ctx context.Context, target credit.WebhookTarget) (recs []credit.WebhookAttemptRecord, locked bool) {
+	return w.work(ctx, target)
+}
+
+// SendNow makes one attempt of due at once and records it. It is for pings
+// (credit.Service.WebhookPing), which go beside the endpoint's ordered stream and so take no
+// lock and wait for nothing.
+func (w *Worker) SendNow(ctx context.Context, due *credit.WebhookDue) (credit.WebhookAttemptRecord, error) {
+	made, _ := w.deliver(ctx, []*credit.WebhookDue{due})
+	if len(made) == 0 {
+		return credit.WebhookAttemptRecord{}, errors.New("the attempt was cut short by a shutdown and not recorded")
+	}
+	recs, err := w.cfg.Queue.RecordWebhookAttempts(context.WithoutCancel(credit.WebhookViewer(ctx, due.StoreID)), made)
+	if err != nil {
+		return credit.WebhookAttemptRecord{}, err
+	}
+	if len(recs) == 0 {
+		return credit.WebhookAttemptRecord{}, errors.New("the endpoint was deleted while the attempt was made")
+	}
+	return recs[0], nil
+}
+
+// work makes an endpoint's due attempts, in order, under the endpoint's lock, and returns
+// their records; locked is false when another instance holds the lock.
+func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) (recs []credit.WebhookAttemptRecord, locked bool) {
 	unlock, ok, err := w.cfg.Lock(ctx, "creditd webhook endpoint "+target.ID)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Error("webhook worker: locking an endpoint failed", "endpoint", target.ID, "error", err.Error())
 		}
-		return
+		return nil, false
 	}
 	if !ok {
-		return // another instance is on it
+		return nil, false // another instance is on it
 	}
 	defer unlock()
+	return w.workLocked(ctx, target), true
+}
+
+// workLocked is work once the lock is held.
+func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) (all []credit.WebhookAttemptRecord) {
 	vctx := credit.WebhookViewer(ctx, target.StoreID)
 	for range batchesPerTurn {
 		if ctx.Err() != nil {
@@ -225,6 +260,7 @@ func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
 			w.log.Error("webhook worker: recording attempts failed; their events will be sent again", "endpoint", target.ID, "attempts", len(made), "error", err.Error())
 			return
 		}
+		all = append(all, recs...)
 		for i, rec := range recs {
 			m := made[i]
 			if !m.Result.Success {
@@ -247,6 +283,7 @@ func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
 			return
 		}
 	}
+	return all
 }
 
 // deliver sends a batch one attempt after the other, stopping after the first failure of an

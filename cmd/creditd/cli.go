@@ -174,6 +174,7 @@ func commands() map[string]command {
 		"webhook delete":         webhookDeleteCommand(),
 		"webhook deliveries":     webhookDeliveriesCommand(),
 		"webhook redeliver":      webhookRedeliverCommand(),
+		"webhook test":           webhookTestCommand(),
 	}
 }
 
