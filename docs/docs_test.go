@@ -84,6 +84,7 @@ func TestGraphQLExamplesRun(t *testing.T) {
 		"after":     nil,
 		"since":     "2026-01-01T00:00:00Z",
 		"lastEntry": ledger.Data[len(ledger.Data)-1].ID,
+		"entryId":   ledger.Data[0].ID,
 		"lastEvent": events.Data[0].ID,
 	}
 
