@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -416,10 +417,35 @@ func (s *Service) WebhookDeliveries(ctx context.Context, id string, limit int) (
 // Errors: insufficient_scope (not staff), not_found (endpoint, or an event unknown to the
 // endpoint's store or no longer kept).
 func (s *Service) RedeliverWebhookEvent(ctx context.Context, eventID, endpointID string) (WebhookDelivery, error) {
+	d, _, err := s.redeliverWebhookEvent(ctx, eventID, endpointID, false)
+	return d, err
+}
+
+// webhookRedeliveryClaim is how long a redelivery that its caller sends at once
+// (RedeliverWebhookEventNow) is kept from the worker: long enough for one attempt, after
+// which, should the caller have died before recording it, the worker makes it.
+const webhookRedeliveryClaim = time.Minute
+
+// RedeliverWebhookEventNow is RedeliverWebhookEvent for a caller that makes the attempt itself
+// at once (`creditd webhook redeliver`, with package delivery's SendNow), so that a receiver
+// just fixed gets the event now rather than at its next retry. When the event may go now (it
+// is behind the endpoint's cursor, or it is the endpoint's next event in order) and the
+// endpoint is enabled, it returns the attempt to make and keeps the delivery from the worker
+// for webhookRedeliveryClaim, so that the two never send it side by side, on SQLite either,
+// where instances share no lock. Otherwise due is nil and the delivery waits for its turn, as
+// RedeliverWebhookEvent's does. The caller holds the endpoint's lock where there is one.
+//
+// Errors: as RedeliverWebhookEvent; ErrNoWebhookKey.
+func (s *Service) RedeliverWebhookEventNow(ctx context.Context, eventID, endpointID string) (WebhookDelivery, *WebhookDue, error) {
+	return s.redeliverWebhookEvent(ctx, eventID, endpointID, true)
+}
+
+func (s *Service) redeliverWebhookEvent(ctx context.Context, eventID, endpointID string, now bool) (WebhookDelivery, *WebhookDue, error) {
 	if _, err := requireStaff(ctx); err != nil {
-		return WebhookDelivery{}, err
+		return WebhookDelivery{}, nil, err
 	}
 	var out WebhookDelivery
+	var due *WebhookDue
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, endpointID)
 		if err != nil {
@@ -429,23 +455,65 @@ func (s *Service) RedeliverWebhookEvent(ctx context.Context, eventID, endpointID
 		if err != nil {
 			return err
 		}
-		now := s.Now()
+		at := s.Now()
+		next := at
+		if now {
+			if due, err = s.redeliveryDue(ctx, tx, e, ev, at); err != nil {
+				return err
+			}
+			if due != nil {
+				next = at.Add(webhookRedeliveryClaim)
+			}
+		}
 		d, err := tx.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(e.ID), webhookdelivery.EventID(ev.ID)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err):
 			d, err = tx.WebhookDelivery.Create().SetStoreID(e.StoreID).SetEndpointID(e.ID).SetEventID(ev.ID).SetEventSeq(ev.Seq).
-				SetStatus(webhookdelivery.StatusPending).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+				SetStatus(webhookdelivery.StatusPending).SetNextAttemptAt(next).SetCreatedAt(at).SetUpdatedAt(at).Save(ctx)
 		case err == nil:
 			d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).SetAttemptCount(0).
-				SetNextAttemptAt(now).SetUpdatedAt(now).Save(ctx)
+				SetNextAttemptAt(next).SetUpdatedAt(at).Save(ctx)
 		}
 		if err != nil {
 			return err
 		}
+		if due != nil {
+			due.DeliveryID = d.ID
+		}
 		out = webhookDeliveryView(d)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return WebhookDelivery{}, nil, err
+	}
+	return out, due, nil
+}
+
+// redeliveryDue is the attempt of a redelivery of ev that may be made now, or nil: the
+// endpoint is disabled, or ev is ahead of the cursor behind an earlier event still to go.
+func (s *Service) redeliveryDue(ctx context.Context, tx *ent.Tx, e *ent.WebhookEndpoint, ev *webhookEvent, now time.Time) (*WebhookDue, error) {
+	if e.Status != webhookendpoint.StatusEnabled {
+		return nil, nil
+	}
+	inOrder := ev.Seq > e.CursorSeq
+	if inOrder {
+		earlier, err := wantedEvents(tx.Client(), e).Where(event.SeqGT(e.CursorSeq), event.SeqLT(ev.Seq)).Exist(ctx)
+		if err != nil || earlier {
+			return nil, err
+		}
+		earlier, err = tx.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(e.ID),
+			webhookdelivery.StatusEQ(webhookdelivery.StatusPending), webhookdelivery.EventSeqGT(e.CursorSeq),
+			webhookdelivery.EventSeqLT(ev.Seq)).Exist(ctx)
+		if err != nil || earlier {
+			return nil, err
+		}
+	}
+	secrets, err := s.webhookSecrets(e, now)
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookDue{EndpointID: e.ID, StoreID: e.StoreID, URL: e.URL, EventID: ev.ID, EventSeq: ev.Seq,
+		Body: ev.Body, Secrets: secrets, Attempt: 1, InOrder: inOrder}, nil
 }
 
 // WebhookTarget names an enabled endpoint for the delivery worker.

@@ -188,19 +188,26 @@ func (w *Worker) release(id string) {
 	w.mu.Unlock()
 }
 
-// WorkNow makes an endpoint's due attempts now, as the next poll of a running worker would
-// (`creditd webhook redeliver` calls it after making an event due, so that it goes at once):
-// in order, under the endpoint's lock shared by every instance, and recorded. It returns false
-// when another process holds the lock (on PostgreSQL: a serve instance working on the endpoint
-// right now, which makes the due attempts itself).
-// The records of the attempts made are returned in the order made.
-func (w *Worker) WorkNow(ctx context.Context, target credit.WebhookTarget) (recs []credit.WebhookAttemptRecord, locked bool) {
-	return w.work(ctx, target)
+// lockName names the lock, shared by every instance, under which an endpoint is worked on.
+func lockName(endpointID string) string { return "creditd webhook endpoint " + endpointID }
+
+// WithEndpointLock runs fn holding the endpoint's lock, as the worker does while it works on
+// the endpoint (`creditd webhook redeliver` sends under it). It returns false without running
+// fn when another process holds the lock (on PostgreSQL, a serve instance working on the
+// endpoint right now).
+func (w *Worker) WithEndpointLock(ctx context.Context, endpointID string, fn func() error) (bool, error) {
+	unlock, ok, err := w.cfg.Lock(ctx, lockName(endpointID))
+	if err != nil || !ok {
+		return false, err
+	}
+	defer unlock()
+	return true, fn()
 }
 
-// SendNow makes one attempt of due at once and records it. It is for pings
-// (credit.Service.WebhookPing), which go beside the endpoint's ordered stream and so take no
-// lock and wait for nothing.
+// SendNow makes one attempt of due at once and records it, as the worker records its own.
+// It is for the attempts an operator asks for: a ping (credit.Service.WebhookPing), which goes
+// beside the endpoint's ordered stream and so needs no lock, and a redelivery that
+// credit.Service.RedeliverWebhookEventNow claimed, sent under WithEndpointLock.
 func (w *Worker) SendNow(ctx context.Context, due *credit.WebhookDue) (credit.WebhookAttemptRecord, error) {
 	made, _ := w.deliver(ctx, []*credit.WebhookDue{due})
 	if len(made) == 0 {
@@ -216,25 +223,19 @@ func (w *Worker) SendNow(ctx context.Context, due *credit.WebhookDue) (credit.We
 	return recs[0], nil
 }
 
-// work makes an endpoint's due attempts, in order, under the endpoint's lock, and returns
-// their records; locked is false when another instance holds the lock.
-func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) (recs []credit.WebhookAttemptRecord, locked bool) {
-	unlock, ok, err := w.cfg.Lock(ctx, "creditd webhook endpoint "+target.ID)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Error("webhook worker: locking an endpoint failed", "endpoint", target.ID, "error", err.Error())
-		}
-		return nil, false
+// work makes an endpoint's due attempts, in order, under the endpoint's lock.
+func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
+	_, err := w.WithEndpointLock(ctx, target.ID, func() error {
+		w.workLocked(ctx, target)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		w.log.Error("webhook worker: locking an endpoint failed", "endpoint", target.ID, "error", err.Error())
 	}
-	if !ok {
-		return nil, false // another instance is on it
-	}
-	defer unlock()
-	return w.workLocked(ctx, target), true
 }
 
 // workLocked is work once the lock is held.
-func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) (all []credit.WebhookAttemptRecord) {
+func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) {
 	vctx := credit.WebhookViewer(ctx, target.StoreID)
 	for range batchesPerTurn {
 		if ctx.Err() != nil {
@@ -260,7 +261,6 @@ func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) (a
 			w.log.Error("webhook worker: recording attempts failed; their events will be sent again", "endpoint", target.ID, "attempts", len(made), "error", err.Error())
 			return
 		}
-		all = append(all, recs...)
 		for i, rec := range recs {
 			m := made[i]
 			if !m.Result.Success {
@@ -283,7 +283,6 @@ func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) (a
 			return
 		}
 	}
-	return all
 }
 
 // deliver sends a batch one attempt after the other, stopping after the first failure of an

@@ -15,7 +15,6 @@ import (
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/delivery"
-	"github.com/creditd/creditd/tenant"
 	"github.com/creditd/creditd/webhook"
 )
 
@@ -306,29 +305,41 @@ func webhookRedeliverCommand() command {
 			if err != nil {
 				return err
 			}
-			d, err := env.svc.RedeliverWebhookEvent(sctx, args[0], *endpoint)
-			if err != nil {
-				return err
-			}
-			// Go now, as serve's next poll would: in order and under the endpoint's lock, so
-			// that a receiver just fixed gets it at once rather than at the next retry.
-			v, _ := tenant.FromContext(sctx)
+			// Go now rather than at the next retry: under the endpoint's lock, as serve works on
+			// it; the domain says whether the event may go now (in order) and keeps it from
+			// serve's worker meanwhile. When a serve instance holds the lock, it sends it.
 			worker := env.webhookWorker(opts.AllowPrivateWebhooks, slog.New(slog.DiscardHandler), 0)
-			recs, locked := worker.WorkNow(ctx, credit.WebhookTarget{ID: *endpoint, StoreID: v.StoreID})
 			out := struct {
 				credit.WebhookDelivery
 				Attempt *credit.WebhookAttempt `json:"attempt"`
-			}{WebhookDelivery: d}
-			human := fmt.Sprintf("%s queued for %s: serve sends it within seconds", d.EventID, *endpoint)
-			for _, rec := range recs {
-				if rec.Attempt.EventID == d.EventID {
-					a := rec.Attempt
-					out.Attempt, human = &a, attemptLine(a)
-					out.Status, out.Attempts, out.NextAttemptAt, out.UpdatedAt = rec.Status, a.Attempt, a.NextAttemptAt, a.AttemptedAt
+			}{}
+			var due *credit.WebhookDue
+			locked, err := worker.WithEndpointLock(ctx, *endpoint, func() error {
+				if out.WebhookDelivery, due, err = env.svc.RedeliverWebhookEventNow(sctx, args[0], *endpoint); err != nil || due == nil {
+					return err
 				}
+				rec, err := worker.SendNow(ctx, due)
+				if err != nil {
+					return err
+				}
+				out.Attempt = &rec.Attempt
+				out.Status, out.Attempts, out.NextAttemptAt, out.UpdatedAt = rec.Status, rec.Attempt.Attempt, rec.Attempt.NextAttemptAt, rec.Attempt.AttemptedAt
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			if out.Attempt == nil && locked {
-				human = fmt.Sprintf("%s queued for %s, which is disabled or has an earlier event whose retry is not due yet: it goes in order after that", d.EventID, *endpoint)
+			var human string
+			switch {
+			case !locked:
+				if out.WebhookDelivery, err = env.svc.RedeliverWebhookEvent(sctx, args[0], *endpoint); err != nil {
+					return err
+				}
+				human = fmt.Sprintf("%s queued for %s: the serve instance delivering to it now sends it within seconds", out.EventID, *endpoint)
+			case out.Attempt != nil:
+				human = attemptLine(*out.Attempt)
+			default:
+				human = fmt.Sprintf("%s queued for %s, which is disabled or has an earlier event to deliver first: it goes in order after that", out.EventID, *endpoint)
 			}
 			return env.print(out, human)
 		}
