@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,7 +42,7 @@ func TestExampleBodiesMatchRealResponses(t *testing.T) {
 		if file == "contract.md" || file == "specification.md" {
 			continue // schematic shapes, not bodies
 		}
-		for _, block := range allFences(t, file) {
+		for _, block := range fences(t, file, anyLanguage) {
 			for _, loc := range exampleBody.FindAllStringSubmatchIndex(block, -1) {
 				var example json.RawMessage
 				if err := json.NewDecoder(strings.NewReader(block[loc[0]:])).Decode(&example); err != nil {
@@ -71,30 +70,6 @@ func TestExampleBodiesMatchRealResponses(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("found no example body to check: the pattern no longer finds them")
 	}
-}
-
-// allFences returns the bodies of every fenced code block of a Markdown file, whatever its
-// language.
-func allFences(t *testing.T, file string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	var cur *strings.Builder
-	for _, line := range strings.Split(string(raw), "\n") {
-		switch {
-		case cur == nil && strings.HasPrefix(line, "```"):
-			cur = &strings.Builder{}
-		case cur != nil && line == "```":
-			out = append(out, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line + "\n")
-		}
-	}
-	return out
 }
 
 // jsonShape is a JSON value with every scalar replaced by its type, members kept in order.
