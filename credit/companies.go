@@ -473,7 +473,9 @@ type CreditLimitResult struct {
 	PreviousCreditLimit Money   `json:"previous_credit_limit"`
 }
 
-// SetCreditLimit replaces a company's credit limit, attributed to the viewer.
+// SetCreditLimit replaces a company's credit limit, attributed to the viewer. A limit equal to
+// the current one answers as a change would and goes on the timeline, but appends no event
+// and leaves updated_at alone.
 //
 // Errors: insufficient_scope, not_found, validation_failed (reason), invalid_amount,
 // currency_mismatch, limit_below_zero.
@@ -494,9 +496,15 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 			}
 		}
 		previous := c.CreditLimit
-		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
-		if err != nil {
-			return err
+		// Setting the limit it already has changes nothing a client reads: no event, and
+		// updated_at stays (contract §11, 2026-11-24). It is still a staff or key action, so it
+		// goes on the timeline.
+		changed := !amount.Equal(previous)
+		if changed {
+			c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
+			if err != nil {
+				return err
+			}
 		}
 		if err := s.recordEvent(ctx, tx, c, EventCreditLimitChanged, map[string]any{
 			"previous_credit_limit": NewMoney(previous, cur),
@@ -506,6 +514,9 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 			return err
 		}
 		out = CreditLimitResult{Company: companyView(c, c.Edges.Store), PreviousCreditLimit: NewMoney(previous, cur)}
+		if !changed {
+			return nil
+		}
 		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
 			map[string]any{"credit_limit": out.PreviousCreditLimit}); err != nil {
 			return err

@@ -3,6 +3,7 @@ package credit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"unicode/utf8"
 )
@@ -71,6 +72,8 @@ func (h Hold) AppendJSON(b []byte) []byte {
 func (e LedgerEntry) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, e.ID)
+	b = append(b, `,"company_id":`...)
+	b = appendJSONString(b, e.CompanyID)
 	b = append(b, `,"kind":`...)
 	b = appendJSONString(b, e.Kind)
 	b = append(b, `,"amount":`...)
@@ -81,6 +84,29 @@ func (e LedgerEntry) AppendJSON(b []byte) []byte {
 	b = appendJSONStringPtr(b, e.Note)
 	b = append(b, `,"occurred_at":`...)
 	b = e.OccurredAt.AppendJSON(b)
+	return append(b, '}')
+}
+
+// AppendJSON appends the event as encoding/json would write it. Data is stored compact; it
+// is compacted again here as encoding/json would, so that any stored form gives the same bytes.
+func (e Event) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, e.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, e.Type)
+	b = append(b, `,"occurred_at":`...)
+	b = e.OccurredAt.AppendJSON(b)
+	b = append(b, `,"data":`...)
+	if e.Data == nil {
+		b = append(b, "null"...)
+	} else {
+		buf := bytes.NewBuffer(b)
+		if err := json.Compact(buf, e.Data); err != nil {
+			// Stored data is JSON the service wrote; encoding/json would fail on it too.
+			panic(fmt.Errorf("event %s: data is not JSON: %w", e.ID, err))
+		}
+		b = buf.Bytes()
+	}
 	return append(b, '}')
 }
 

@@ -78,7 +78,22 @@ func randomCompany(r *rand.Rand) credit.Company {
 }
 
 func randomEntry(r *rand.Rand) credit.LedgerEntry {
-	return credit.LedgerEntry{ID: randomString(r), Kind: randomString(r), Amount: randomMoney(r), PlatformOrderGID: randomPtr(r), Note: randomPtr(r), OccurredAt: randomTime(r)}
+	return credit.LedgerEntry{ID: randomString(r), CompanyID: randomString(r), Kind: randomString(r), Amount: randomMoney(r), PlatformOrderGID: randomPtr(r), Note: randomPtr(r), OccurredAt: randomTime(r)}
+}
+
+// randomEventData is an event's data as stored (compact, HTML escaped by json.Marshal) or in
+// another valid form (spaced, HTML unescaped), or nil.
+func randomEventData(r *rand.Rand) json.RawMessage {
+	if r.IntN(5) == 0 {
+		return nil
+	}
+	v := map[string]any{"object": map[string]any{"id": randomString(r), "note": randomPtr(r), "n": r.IntN(1000)}}
+	raw, _ := json.Marshal(v)
+	if r.IntN(2) == 0 {
+		raw, _ = json.MarshalIndent(v, " ", "\t")
+		raw = bytes.ReplaceAll(raw, []byte(`\u003c`), []byte("<"))
+	}
+	return raw
 }
 
 // TestAppendJSONMatchesEncodingJSON holds the hand-written JSON of the views byte-identical
@@ -109,6 +124,10 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		check(page, page.AppendJSON(nil))
 		entries := credit.Page[credit.LedgerEntry]{Data: []credit.LedgerEntry{randomEntry(r), randomEntry(r)}, NextCursor: randomPtr(r)}
 		check(entries, entries.AppendJSON(nil))
+		ev := credit.Event{ID: randomString(r), Type: randomString(r), OccurredAt: randomTime(r), Data: randomEventData(r)}
+		check(ev, ev.AppendJSON(nil))
+		events := credit.Page[credit.Event]{Data: []credit.Event{ev}, NextCursor: randomPtr(r)}
+		check(events, events.AppendJSON(nil))
 		// A page of views without their own JSON falls back to encoding/json per item.
 		apps := credit.Page[credit.Money]{Data: []credit.Money{randomMoney(r)}}
 		check(apps, apps.AppendJSON(nil))
@@ -124,6 +143,15 @@ func FuzzAppendJSON(f *testing.F) {
 		c := credit.Company{ID: a, Name: b, PlatformCompanyGID: &a, Hold: &credit.Hold{Kind: b, Note: &a}}
 		if got, want := c.AppendJSON(nil), encodingJSON(t, c); !bytes.Equal(got, want) {
 			t.Fatalf("valid UTF-8 %v/%v:\n got %s\nwant %s", utf8.ValidString(a), utf8.ValidString(b), got, want)
+		}
+		e := credit.LedgerEntry{ID: b, CompanyID: a, Kind: b, Note: &a, PlatformOrderGID: &b}
+		if got, want := e.AppendJSON(nil), encodingJSON(t, e); !bytes.Equal(got, want) {
+			t.Fatalf("entry, valid UTF-8 %v/%v:\n got %s\nwant %s", utf8.ValidString(a), utf8.ValidString(b), got, want)
+		}
+		data, _ := json.Marshal(map[string]string{a: b})
+		ev := credit.Event{ID: a, Type: b, Data: data}
+		if got, want := ev.AppendJSON(nil), encodingJSON(t, ev); !bytes.Equal(got, want) {
+			t.Fatalf("event, valid UTF-8 %v/%v:\n got %s\nwant %s", utf8.ValidString(a), utf8.ValidString(b), got, want)
 		}
 	})
 }

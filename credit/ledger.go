@@ -45,7 +45,10 @@ var orderGIDPattern = regexp.MustCompile(`^gid://platform/Order/[0-9]{1,20}$`)
 
 // LedgerEntry is one ledger entry as the API shows it.
 type LedgerEntry struct {
-	ID               string    `json:"id"`
+	ID string `json:"id"`
+	// CompanyID names the company whose ledger holds the entry, so that an event or a webhook
+	// about the entry says whose balance moved (contract §11, 2026-11-24).
+	CompanyID        string    `json:"company_id"`
 	Kind             string    `json:"kind"`
 	Amount           Money     `json:"amount"`
 	PlatformOrderGID *string   `json:"platform_order_gid"`
@@ -63,6 +66,7 @@ var ledgerViewColumns = []string{
 func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
 	return LedgerEntry{
 		ID:               e.ID,
+		CompanyID:        e.CompanyID,
 		Kind:             string(e.Kind),
 		Amount:           NewMoney(e.Amount, currency),
 		PlatformOrderGID: e.PlatformOrderGid,

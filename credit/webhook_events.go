@@ -2,7 +2,6 @@ package credit
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/creditd/creditd/ent"
@@ -23,12 +22,11 @@ type webhookEvent struct {
 	Body []byte
 }
 
-func webhookEventOf(e *ent.Event) (*webhookEvent, error) {
-	body, err := json.Marshal(EventOf(e))
-	if err != nil {
-		return nil, err
-	}
-	return &webhookEvent{ID: e.ID, Seq: e.Seq, Body: body}, nil
+// webhookEventOf is an event as a delivery sends it: byte for byte the body of
+// GET /v1/events/{id} (contract §11), which is the view's JSON and the newline that ends every
+// response (httpapi.WriteBody), so that a signature checked over either body verifies.
+func webhookEventOf(e *ent.Event) *webhookEvent {
+	return &webhookEvent{ID: e.ID, Seq: e.Seq, Body: append(EventOf(e).AppendJSON(nil), '\n')}
 }
 
 // latestEventSeq is the seq of the store's latest committed event (0 before the first): every
@@ -53,7 +51,7 @@ func (s *Service) webhookEventByID(ctx context.Context, client *ent.Client, id s
 	if err != nil {
 		return nil, notFoundOr(err, "event")
 	}
-	return webhookEventOf(e)
+	return webhookEventOf(e), nil
 }
 
 // nextWebhookEvents returns up to max of the events past the endpoint's cursor that its
@@ -81,9 +79,7 @@ func (s *Service) nextWebhookEvents(ctx context.Context, client *ent.Client, e *
 	}
 	out := make([]*webhookEvent, len(evs))
 	for i, ev := range evs {
-		if out[i], err = webhookEventOf(ev); err != nil {
-			return nil, err
-		}
+		out[i] = webhookEventOf(ev)
 	}
 	return out, nil
 }

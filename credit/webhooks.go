@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -423,10 +425,35 @@ func (s *Service) WebhookDeliveries(ctx context.Context, id string, limit int) (
 // Errors: insufficient_scope (not staff), not_found (endpoint, or an event unknown to the
 // endpoint's store or no longer kept).
 func (s *Service) RedeliverWebhookEvent(ctx context.Context, eventID, endpointID string) (WebhookDelivery, error) {
+	d, _, err := s.redeliverWebhookEvent(ctx, eventID, endpointID, false)
+	return d, err
+}
+
+// webhookRedeliveryClaim is how long a redelivery that its caller sends at once
+// (RedeliverWebhookEventNow) is kept from the worker: long enough for one attempt, after
+// which, should the caller have died before recording it, the worker makes it.
+const webhookRedeliveryClaim = time.Minute
+
+// RedeliverWebhookEventNow is RedeliverWebhookEvent for a caller that makes the attempt itself
+// at once (`creditd webhook redeliver`, with package delivery's SendNow), so that a receiver
+// just fixed gets the event now rather than at its next retry. When the event may go now (it
+// is behind the endpoint's cursor, or it is the endpoint's next event in order) and the
+// endpoint is enabled, it returns the attempt to make and keeps the delivery from the worker
+// for webhookRedeliveryClaim, so that the two never send it side by side, on SQLite either,
+// where instances share no lock. Otherwise due is nil and the delivery waits for its turn, as
+// RedeliverWebhookEvent's does. The caller holds the endpoint's lock where there is one.
+//
+// Errors: as RedeliverWebhookEvent; ErrNoWebhookKey.
+func (s *Service) RedeliverWebhookEventNow(ctx context.Context, eventID, endpointID string) (WebhookDelivery, *WebhookDue, error) {
+	return s.redeliverWebhookEvent(ctx, eventID, endpointID, true)
+}
+
+func (s *Service) redeliverWebhookEvent(ctx context.Context, eventID, endpointID string, now bool) (WebhookDelivery, *WebhookDue, error) {
 	if _, err := requireStaff(ctx); err != nil {
-		return WebhookDelivery{}, err
+		return WebhookDelivery{}, nil, err
 	}
 	var out WebhookDelivery
+	var due *WebhookDue
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, endpointID)
 		if err != nil {
@@ -436,23 +463,65 @@ func (s *Service) RedeliverWebhookEvent(ctx context.Context, eventID, endpointID
 		if err != nil {
 			return err
 		}
-		now := s.Now()
+		at := s.Now()
+		next := at
+		if now {
+			if due, err = s.redeliveryDue(ctx, tx, e, ev, at); err != nil {
+				return err
+			}
+			if due != nil {
+				next = at.Add(webhookRedeliveryClaim)
+			}
+		}
 		d, err := tx.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(e.ID), webhookdelivery.EventID(ev.ID)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err):
 			d, err = tx.WebhookDelivery.Create().SetStoreID(e.StoreID).SetEndpointID(e.ID).SetEventID(ev.ID).SetEventSeq(ev.Seq).
-				SetStatus(webhookdelivery.StatusPending).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+				SetStatus(webhookdelivery.StatusPending).SetNextAttemptAt(next).SetCreatedAt(at).SetUpdatedAt(at).Save(ctx)
 		case err == nil:
 			d, err = tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).SetAttemptCount(0).
-				SetNextAttemptAt(now).SetUpdatedAt(now).Save(ctx)
+				SetNextAttemptAt(next).SetUpdatedAt(at).Save(ctx)
 		}
 		if err != nil {
 			return err
 		}
+		if due != nil {
+			due.DeliveryID = d.ID
+		}
 		out = webhookDeliveryView(d)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return WebhookDelivery{}, nil, err
+	}
+	return out, due, nil
+}
+
+// redeliveryDue is the attempt of a redelivery of ev that may be made now, or nil: the
+// endpoint is disabled, or ev is ahead of the cursor behind an earlier event still to go.
+func (s *Service) redeliveryDue(ctx context.Context, tx *ent.Tx, e *ent.WebhookEndpoint, ev *webhookEvent, now time.Time) (*WebhookDue, error) {
+	if e.Status != webhookendpoint.StatusEnabled {
+		return nil, nil
+	}
+	inOrder := ev.Seq > e.CursorSeq
+	if inOrder {
+		earlier, err := wantedEvents(tx.Client(), e).Where(event.SeqGT(e.CursorSeq), event.SeqLT(ev.Seq)).Exist(ctx)
+		if err != nil || earlier {
+			return nil, err
+		}
+		earlier, err = tx.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(e.ID),
+			webhookdelivery.StatusEQ(webhookdelivery.StatusPending), webhookdelivery.EventSeqGT(e.CursorSeq),
+			webhookdelivery.EventSeqLT(ev.Seq)).Exist(ctx)
+		if err != nil || earlier {
+			return nil, err
+		}
+	}
+	secrets, err := s.webhookSecrets(e, now)
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookDue{EndpointID: e.ID, StoreID: e.StoreID, URL: e.URL, EventID: ev.ID, EventSeq: ev.Seq,
+		Body: ev.Body, Secrets: secrets, Attempt: 1, InOrder: inOrder}, nil
 }
 
 // WebhookTarget names an enabled endpoint for the delivery worker.
@@ -520,6 +589,49 @@ type WebhookDue struct {
 	// InOrder is true for the endpoint's next event in order, whose success or giving up moves
 	// the cursor; false for an operator's redelivery of an event behind it.
 	InOrder bool
+	// Ping is true for a test delivery (WebhookPing): one attempt, never retried, and its
+	// outcome changes nothing about the endpoint.
+	Ping bool
+}
+
+// WebhookPingType is the type of the test deliveries WebhookPing makes. A ping is not an
+// event of the feed: GET /v1/events/{id} does not know its id.
+const WebhookPingType = "ping"
+
+// WebhookPing prepares a test delivery to an endpoint of the staff member's store: a `ping`
+// with a new id, shaped like an event ({"id", "type", "occurred_at", "data": {"object"}}, the
+// object naming the endpoint) and signed with the endpoint's secrets like every delivery. The
+// caller posts it now (package delivery) and records the attempt with RecordWebhookAttempts,
+// after which `webhook deliveries` shows it. A ping is sent beside the endpoint's ordered
+// stream, to a disabled endpoint too (testing a receiver before enabling it is its use), and
+// its outcome neither retries nor counts towards disabling the endpoint.
+//
+// Errors: insufficient_scope (not staff), not_found; ErrNoWebhookKey.
+func (s *Service) WebhookPing(ctx context.Context, endpointID string) (*WebhookDue, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return nil, err
+	}
+	if !ids.HasPrefix(endpointID, "we") {
+		return nil, errNotFound("webhook endpoint")
+	}
+	e, err := s.reader(ctx).WebhookEndpoint.Get(ctx, endpointID)
+	if err != nil {
+		return nil, notFoundOr(err, "webhook endpoint")
+	}
+	now := s.Now()
+	secrets, err := s.webhookSecrets(e, now)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(eventData{Object: map[string]string{"endpoint_id": e.ID}})
+	if err != nil {
+		return nil, err
+	}
+	ping := Event{ID: ids.New(eventIDPrefix), Type: WebhookPingType, OccurredAt: At(now), Data: data}
+	return &WebhookDue{
+		EndpointID: e.ID, StoreID: e.StoreID, URL: e.URL, EventID: ping.ID,
+		Body: append(ping.AppendJSON(nil), '\n'), Secrets: secrets, Attempt: 1, Ping: true,
+	}, nil
 }
 
 // NextWebhookDeliveries returns the attempts due now at an endpoint, in the order to make
@@ -679,6 +791,11 @@ type WebhookAttemptRecord struct {
 	GaveUp bool
 	// Disabled is non-empty when the endpoint was disabled, and says why.
 	Disabled string
+	// Status is the delivery's state after the attempt: pending (a retry is scheduled),
+	// succeeded or failed.
+	Status string
+	// Attempt is the attempt as `webhook deliveries` shows it.
+	Attempt WebhookAttempt
 }
 
 // maxRetryAfter caps a receiver's Retry-After, so that a receiver cannot park its deliveries
@@ -727,9 +844,16 @@ func (s *Service) RecordWebhookAttempts(ctx context.Context, made []WebhookAttem
 				deliveryID, attempt = d.ID, d.AttemptCount+1
 			}
 			state, done := webhookdelivery.StatusPending, false
-			if res.Success {
+			switch {
+			case due.Ping:
+				// One attempt, whatever its outcome, and the endpoint's state stays.
+				state = webhookdelivery.StatusFailed
+				if res.Success {
+					state = webhookdelivery.StatusSucceeded
+				}
+			case res.Success:
 				state, done, failingSince = webhookdelivery.StatusSucceeded, true, nil
-			} else {
+			default:
 				if failingSince == nil {
 					failingSince = &now
 				}
@@ -771,12 +895,19 @@ func (s *Service) RecordWebhookAttempts(ctx context.Context, made []WebhookAttem
 					SetEndpointID(e.ID).SetEventID(due.EventID).SetEventSeq(due.EventSeq).SetStatus(state).
 					SetAttemptCount(attempt).SetNillableNextAttemptAt(rec.NextAttemptAt).SetCreatedAt(now).SetUpdatedAt(now))
 			}
-			a := tx.WebhookAttempt.Create().SetStoreID(e.StoreID).SetDeliveryID(deliveryID).SetEndpointID(e.ID).
+			rec.Status = state.String()
+			rec.Attempt = WebhookAttempt{
+				ID: ids.New("wa"), EventID: due.EventID, Attempt: attempt, AttemptedAt: At(now), Outcome: res.Outcome,
+				DurationMS: res.Duration.Milliseconds(), Error: truncateRunes(res.Error, 500),
+				ResponseSnippet: printableSnippet(res.Snippet), NextAttemptAt: atPtr(rec.NextAttemptAt),
+			}
+			a := tx.WebhookAttempt.Create().SetID(rec.Attempt.ID).SetStoreID(e.StoreID).SetDeliveryID(deliveryID).SetEndpointID(e.ID).
 				SetEventID(due.EventID).SetAttempt(attempt).SetAttemptedAt(now).SetOutcome(res.Outcome).
-				SetDurationMs(res.Duration.Milliseconds()).SetResponseSnippet(printableSnippet(res.Snippet)).
-				SetError(truncateRunes(res.Error, 500)).SetNillableNextAttemptAt(rec.NextAttemptAt)
+				SetDurationMs(rec.Attempt.DurationMS).SetResponseSnippet(rec.Attempt.ResponseSnippet).
+				SetError(rec.Attempt.Error).SetNillableNextAttemptAt(rec.NextAttemptAt)
 			if res.StatusCode != 0 {
 				a.SetStatusCode(res.StatusCode)
+				rec.Attempt.StatusCode = &res.StatusCode
 			}
 			attempts = append(attempts, a)
 		}

@@ -28,6 +28,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -187,19 +188,54 @@ func (w *Worker) release(id string) {
 	w.mu.Unlock()
 }
 
-// work makes an endpoint's due attempts, in order, under the endpoint's lock.
-func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
-	unlock, ok, err := w.cfg.Lock(ctx, "creditd webhook endpoint "+target.ID)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Error("webhook worker: locking an endpoint failed", "endpoint", target.ID, "error", err.Error())
-		}
-		return
-	}
-	if !ok {
-		return // another instance is on it
+// lockName names the lock, shared by every instance, under which an endpoint is worked on.
+func lockName(endpointID string) string { return "creditd webhook endpoint " + endpointID }
+
+// WithEndpointLock runs fn holding the endpoint's lock, as the worker does while it works on
+// the endpoint (`creditd webhook redeliver` sends under it). It returns false without running
+// fn when another process holds the lock (on PostgreSQL, a serve instance working on the
+// endpoint right now).
+func (w *Worker) WithEndpointLock(ctx context.Context, endpointID string, fn func() error) (bool, error) {
+	unlock, ok, err := w.cfg.Lock(ctx, lockName(endpointID))
+	if err != nil || !ok {
+		return false, err
 	}
 	defer unlock()
+	return true, fn()
+}
+
+// SendNow makes one attempt of due at once and records it, as the worker records its own.
+// It is for the attempts an operator asks for: a ping (credit.Service.WebhookPing), which goes
+// beside the endpoint's ordered stream and so needs no lock, and a redelivery that
+// credit.Service.RedeliverWebhookEventNow claimed, sent under WithEndpointLock.
+func (w *Worker) SendNow(ctx context.Context, due *credit.WebhookDue) (credit.WebhookAttemptRecord, error) {
+	made, _ := w.deliver(ctx, []*credit.WebhookDue{due})
+	if len(made) == 0 {
+		return credit.WebhookAttemptRecord{}, errors.New("the attempt was cut short by a shutdown and not recorded")
+	}
+	recs, err := w.cfg.Queue.RecordWebhookAttempts(context.WithoutCancel(credit.WebhookViewer(ctx, due.StoreID)), made)
+	if err != nil {
+		return credit.WebhookAttemptRecord{}, err
+	}
+	if len(recs) == 0 {
+		return credit.WebhookAttemptRecord{}, errors.New("the endpoint was deleted while the attempt was made")
+	}
+	return recs[0], nil
+}
+
+// work makes an endpoint's due attempts, in order, under the endpoint's lock.
+func (w *Worker) work(ctx context.Context, target credit.WebhookTarget) {
+	_, err := w.WithEndpointLock(ctx, target.ID, func() error {
+		w.workLocked(ctx, target)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		w.log.Error("webhook worker: locking an endpoint failed", "endpoint", target.ID, "error", err.Error())
+	}
+}
+
+// workLocked is work once the lock is held.
+func (w *Worker) workLocked(ctx context.Context, target credit.WebhookTarget) {
 	vctx := credit.WebhookViewer(ctx, target.StoreID)
 	for range batchesPerTurn {
 		if ctx.Err() != nil {

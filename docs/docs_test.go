@@ -25,7 +25,11 @@ import (
 	"github.com/creditd/creditd/server"
 )
 
-// fences returns the bodies of the fenced code blocks of a given language in a Markdown file.
+// anyLanguage asks fences for the blocks of every language, and those without one.
+const anyLanguage = "*"
+
+// fences returns the bodies of the fenced code blocks of a given language (or anyLanguage) in
+// a Markdown file.
 func fences(t *testing.T, file, lang string) []string {
 	t.Helper()
 	raw, err := os.ReadFile(file)
@@ -36,7 +40,7 @@ func fences(t *testing.T, file, lang string) []string {
 	var cur *strings.Builder
 	for _, line := range strings.Split(string(raw), "\n") {
 		switch {
-		case cur == nil && line == "```"+lang:
+		case cur == nil && (line == "```"+lang || lang == anyLanguage && strings.HasPrefix(line, "```")):
 			cur = &strings.Builder{}
 		case cur != nil && line == "```":
 			out = append(out, cur.String())
@@ -84,6 +88,7 @@ func TestGraphQLExamplesRun(t *testing.T) {
 		"after":     nil,
 		"since":     "2026-01-01T00:00:00Z",
 		"lastEntry": ledger.Data[len(ledger.Data)-1].ID,
+		"entryId":   ledger.Data[0].ID,
 		"lastEvent": events.Data[0].ID,
 	}
 

@@ -28,6 +28,11 @@ type loaders struct {
 	timelines    map[batchKey]*batch[credit.TimelineEvent]
 	invoicePages map[batchKey]*batch[credit.Invoice]
 	agings       map[*siblings]*agingBatch
+	// shown are the companies the request has already read, by ID, for LedgerEntry.company:
+	// an entry listed in a company's ledger or returned beside its company by a mutation
+	// names a company the request holds, so no entry of a dashboard costs a query. A mutation
+	// payload records its company after the write, so a later payload never sees an older one.
+	shown map[string]*credit.Company
 }
 
 // agingBatch is the agings of a page of companies, read by whichever sibling asks first.
@@ -66,6 +71,7 @@ func newLoaders(svc *credit.Service) *loaders {
 		timelines:    map[batchKey]*batch[credit.TimelineEvent]{},
 		invoicePages: map[batchKey]*batch[credit.Invoice]{},
 		agings:       map[*siblings]*agingBatch{},
+		shown:        map[string]*credit.Company{},
 	}
 }
 
@@ -95,6 +101,35 @@ func (l *loaders) addSiblings(page []credit.Company) {
 		s.companies[i] = &page[i]
 		l.siblings[&page[i]] = s
 	}
+}
+
+// showCompany records that the request has read c, for companyOf.
+func (l *loaders) showCompany(c *credit.Company) {
+	if l == nil || c == nil {
+		return
+	}
+	l.mu.Lock()
+	l.shown[c.ID] = c
+	l.mu.Unlock()
+}
+
+// companyOf returns the company of a ledger entry: the one the request read it under, else
+// read on its own (an entry fetched by node(id:)).
+func (l *loaders) companyOf(ctx context.Context, svc *credit.Service, e *credit.LedgerEntry) (*credit.Company, error) {
+	if l != nil {
+		l.mu.Lock()
+		c := l.shown[e.CompanyID]
+		l.mu.Unlock()
+		if c != nil {
+			return c, nil
+		}
+	}
+	c, err := svc.GetCompany(ctx, e.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	l.showCompany(&c)
+	return &c, nil
 }
 
 // ledger returns the first page of c's ledger from its page's batch, or read on its own when c

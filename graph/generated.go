@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Application() ApplicationResolver
 	Company() CompanyResolver
 	Event() EventResolver
+	LedgerEntry() LedgerEntryResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -188,6 +189,7 @@ type ComplexityRoot struct {
 
 	LedgerEntry struct {
 		Amount           func(childComplexity int) int
+		Company          func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Kind             func(childComplexity int) int
 		Note             func(childComplexity int) int
@@ -292,6 +294,9 @@ type CompanyResolver interface {
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
 	Object(ctx context.Context, obj *credit.Event) (model.EventObject, error)
+}
+type LedgerEntryResolver interface {
+	Company(ctx context.Context, obj *credit.LedgerEntry) (*credit.Company, error)
 }
 type MutationResolver interface {
 	CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error)
@@ -836,6 +841,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.LedgerEntry.Amount(childComplexity), true
+	case "LedgerEntry.company":
+		if e.complexity.LedgerEntry.Company == nil {
+			break
+		}
+
+		return e.complexity.LedgerEntry.Company(childComplexity), true
 	case "LedgerEntry.id":
 		if e.complexity.LedgerEntry.ID == nil {
 			break
@@ -1640,6 +1651,8 @@ enum LedgerEntryKind {
 type LedgerEntry implements Node {
   "The entry's ID (` + "`" + `le_...` + "`" + `)."
   id: ID!
+  "The company whose ledger holds the entry: whose balance it moved."
+  company: Company!
   "What the entry records."
   kind: LedgerEntryKind!
   "The signed amount: positive raises what is outstanding, negative lowers it."
@@ -3677,6 +3690,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_ledgerEntry(_ c
 			switch field.Name {
 			case "id":
 				return ec.fieldContext_LedgerEntry_id(ctx, field)
+			case "company":
+				return ec.fieldContext_LedgerEntry_company(ctx, field)
 			case "kind":
 				return ec.fieldContext_LedgerEntry_kind(ctx, field)
 			case "amount":
@@ -4784,6 +4799,65 @@ func (ec *executionContext) fieldContext_LedgerEntry_id(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _LedgerEntry_company(ctx context.Context, field graphql.CollectedField, obj *credit.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_LedgerEntry_company,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.LedgerEntry().Company(ctx, obj)
+		},
+		nil,
+		ec.marshalNCompany2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐCompany,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_LedgerEntry_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Company_id(ctx, field)
+			case "name":
+				return ec.fieldContext_Company_name(ctx, field)
+			case "platformCompanyGid":
+				return ec.fieldContext_Company_platformCompanyGid(ctx, field)
+			case "status":
+				return ec.fieldContext_Company_status(ctx, field)
+			case "paymentTerms":
+				return ec.fieldContext_Company_paymentTerms(ctx, field)
+			case "creditLimit":
+				return ec.fieldContext_Company_creditLimit(ctx, field)
+			case "outstanding":
+				return ec.fieldContext_Company_outstanding(ctx, field)
+			case "availableCredit":
+				return ec.fieldContext_Company_availableCredit(ctx, field)
+			case "hold":
+				return ec.fieldContext_Company_hold(ctx, field)
+			case "updatedAt":
+				return ec.fieldContext_Company_updatedAt(ctx, field)
+			case "ledger":
+				return ec.fieldContext_Company_ledger(ctx, field)
+			case "timeline":
+				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LedgerEntry_kind(ctx context.Context, field graphql.CollectedField, obj *credit.LedgerEntry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5064,6 +5138,8 @@ func (ec *executionContext) fieldContext_LedgerEntryEdge_node(_ context.Context,
 			switch field.Name {
 			case "id":
 				return ec.fieldContext_LedgerEntry_id(ctx, field)
+			case "company":
+				return ec.fieldContext_LedgerEntry_company(ctx, field)
 			case "kind":
 				return ec.fieldContext_LedgerEntry_kind(ctx, field)
 			case "amount":
@@ -9598,17 +9674,53 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._LedgerEntry_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "company":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LedgerEntry_company(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "kind":
 			out.Values[i] = ec._LedgerEntry_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
 			out.Values[i] = ec._LedgerEntry_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "platformOrderGid":
 			out.Values[i] = ec._LedgerEntry_platformOrderGid(ctx, field, obj)
@@ -9617,7 +9729,7 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 		case "occurredAt":
 			out.Values[i] = ec._LedgerEntry_occurredAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -26,6 +26,7 @@ func (r *applicationResolver) Contact(ctx context.Context, obj *credit.Applicati
 // company's siblings in its list; a later page or an afterEntry sync is read on its own.
 func (r *companyResolver) Ledger(ctx context.Context, obj *credit.Company, first *int, after *string, afterEntry *string) (*model.LedgerEntryConnection, error) {
 	defer serialize(ctx)()
+	loadersFrom(ctx).showCompany(obj)
 	if after == nil && afterEntry == nil {
 		p, batched, err := loadersFrom(ctx).ledger(ctx, obj, first)
 		if err != nil {
@@ -110,6 +111,13 @@ func (r *eventResolver) Object(ctx context.Context, obj *credit.Event) (model.Ev
 	return obj.Object()
 }
 
+// Company is the company field: the company the request read the entry under (its ledger's,
+// a mutation payload's), so a page of ledgers costs no query more; else read on its own.
+func (r *ledgerEntryResolver) Company(ctx context.Context, obj *credit.LedgerEntry) (*credit.Company, error) {
+	defer serialize(ctx)()
+	return loadersFrom(ctx).companyOf(ctx, r.svc, obj)
+}
+
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
 	defer serialize(ctx)()
@@ -123,6 +131,7 @@ func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.Cre
 	if err != nil {
 		return nil, err
 	}
+	loadersFrom(ctx).showCompany(&res.Company)
 	return &res, nil
 }
 
@@ -266,6 +275,8 @@ func (r *Resolver) Company() CompanyResolver { return &companyResolver{r} }
 
 func (r *Resolver) Event() EventResolver { return &eventResolver{r} }
 
+func (r *Resolver) LedgerEntry() LedgerEntryResolver { return &ledgerEntryResolver{r} }
+
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
@@ -273,5 +284,6 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 type applicationResolver struct{ *Resolver }
 type companyResolver struct{ *Resolver }
 type eventResolver struct{ *Resolver }
+type ledgerEntryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }

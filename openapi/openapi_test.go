@@ -148,3 +148,83 @@ func TestServedDocument(t *testing.T) {
 		env.Get(t, "", p).WantError(t, 404, "not_found", "")
 	}
 }
+
+// TestResponseSchemasAreOpen holds the document to contract §11 (2026-11-24): clients must
+// accept members and event types they do not know, so no schema of anything the service sends
+// (a response body, an event, a webhook body) says additionalProperties: false; only request
+// bodies are closed. And Event, a union, takes an event of a type it does not list.
+func TestResponseSchemasAreOpen(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.YAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closed := closedSchemas(doc); len(closed) > 0 {
+		t.Errorf("response schemas with additionalProperties: false (clients must accept members they do not know):\n%s", strings.Join(closed, "\n"))
+	}
+
+	event := doc.Components.Schemas["Event"].Value
+	for name, body := range map[string]string{
+		"an unknown type": `{"id":"ev_3bQk0Yp1gWm7Zr5Tn8Vx2c","type":"invoice.created","occurred_at":"2026-03-02T09:00:00.000000Z","data":{"object":{"id":"inv_1"},"new":1}}`,
+		"a known type with a new member": `{"id":"ev_3bQk0Yp1gWm7Zr5Tn8Vx2c","type":"key.revoked","occurred_at":"2026-03-02T09:00:00.000000Z","new":true,
+			"data":{"object":{"id":"key_1","label":"ERP","scopes":["read_credit"],"created_at":"2026-03-02T09:00:00.000000Z","revoked_at":"2026-03-02T09:00:00.000000Z","new":1},"previous":{"revoked_at":null}}}`,
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := event.VisitJSON(v); err != nil {
+			t.Errorf("Event refuses %s: %v", name, err)
+		}
+	}
+}
+
+// closedSchemas lists the schemas with additionalProperties: false that a response of the
+// document can contain, by where they are reached from.
+func closedSchemas(doc *openapi3.T) []string {
+	var out []string
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(where string, ref *openapi3.SchemaRef)
+	walk = func(where string, ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		if ref.Ref != "" {
+			where = ref.Ref
+		}
+		s := ref.Value
+		seen[s] = true
+		if s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has {
+			out = append(out, where)
+		}
+		for name, p := range s.Properties {
+			walk(where+"/"+name, p)
+		}
+		walk(where+"/items", s.Items)
+		walk(where+"/additionalProperties", s.AdditionalProperties.Schema)
+		for _, list := range [][]*openapi3.SchemaRef{s.OneOf, s.AnyOf, s.AllOf} {
+			for _, c := range list {
+				walk(where, c)
+			}
+		}
+	}
+	for name, r := range doc.Components.Responses {
+		for _, mt := range r.Value.Content {
+			walk("#/components/responses/"+name, mt.Schema)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status, r := range op.Responses.Map() {
+				if r.Value == nil {
+					continue
+				}
+				for _, mt := range r.Value.Content {
+					walk(method+" "+path+" "+status, mt.Schema)
+				}
+			}
+		}
+	}
+	// Events are also sent as webhook bodies, which no operation's response names.
+	walk("#/components/schemas/Event", doc.Components.Schemas["Event"])
+	return out
+}

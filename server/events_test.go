@@ -375,7 +375,7 @@ func TestEventFeedSyncUnderConcurrentWriters(t *testing.T) {
 				co := companies[w%len(companies)]
 				var r *credittest.Response
 				if i%5 == 4 {
-					r = env.Do(t, credittest.Request{Method: "PUT", Path: "/v1/companies/" + co + "/credit-limit", Key: key, Body: map[string]string{"amount": fmt.Sprintf("%d.00", 100000+i)}})
+					r = env.Do(t, credittest.Request{Method: "PUT", Path: "/v1/companies/" + co + "/credit-limit", Key: key, Body: map[string]string{"amount": fmt.Sprintf("%d.00", 100000+100*w+i)}}) // each a change: a limit set to its value appends no event
 				} else {
 					r = env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + co + "/adjustments", Key: key, Body: map[string]string{"amount": "1.00", "note": fmt.Sprintf("w%d-%d", w, i)}})
 				}

@@ -186,6 +186,7 @@ func commands() map[string]command {
 		"platform inbox":         platformInboxCommand(),
 		"platform retry":         platformRetryCommand(),
 		"platform send":          platformSendCommand(),
+		"webhook test":           webhookTestCommand(),
 	}
 }
 

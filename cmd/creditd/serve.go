@@ -21,7 +21,6 @@ import (
 	"github.com/creditd/creditd/graph/playground"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
-	"github.com/creditd/creditd/webhook"
 )
 
 func serveCommand() command {
@@ -100,14 +99,7 @@ func serveCommand() command {
 				}
 				cfg.Limiter = rl
 			}
-			worker := delivery.New(delivery.Config{
-				Queue:        env.svc,
-				Lock:         env.db.TryLock,
-				Client:       webhook.NewClient(webhook.Options{AllowPrivate: opts.AllowPrivateWebhooks, Now: env.m.Now}),
-				Logger:       log,
-				PollInterval: *webhookPoll,
-				Now:          env.m.Now,
-			})
+			worker := env.webhookWorker(opts.AllowPrivateWebhooks, log, *webhookPoll)
 			cfg.Collectors = worker.Collectors()
 			srv := server.New(cfg)
 			if *pprofAddr != "" {

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/delivery"
 	"github.com/creditd/creditd/webhook"
 )
 
@@ -129,7 +132,7 @@ func webhookListCommand() command {
 				return err
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%-25s %-9s %-40s %-30s %s", "ID", "STATUS", "URL", "EVENTS", "NOTE")
+			fmt.Fprintf(&b, "%-25s %-9s %-40s %-30s %-24s %s", "ID", "STATUS", "URL", "EVENTS", "DESCRIPTION", "NOTE")
 			for _, w := range list {
 				events := "all"
 				if len(w.EventTypes) > 0 {
@@ -142,7 +145,11 @@ func webhookListCommand() command {
 				case w.FailingSince != nil:
 					note = "failing since " + w.FailingSince.String()
 				}
-				fmt.Fprintf(&b, "\n%-25s %-9s %-40s %-30s %s", w.ID, w.Status, w.URL, events, note)
+				description := w.Description
+				if description == "" {
+					description = "-"
+				}
+				fmt.Fprintf(&b, "\n%-25s %-9s %-40s %-30s %-24s %s", w.ID, w.Status, w.URL, events, description, note)
 			}
 			if len(list) == 0 {
 				b.WriteString("\n(no webhook endpoints yet: creditd webhook create --store ST --url https://... makes one)")
@@ -250,9 +257,43 @@ func webhookDeliveriesCommand() command {
 	}}
 }
 
+// webhookWorker is the delivery worker of serve, and of the commands that send now (webhook
+// test, webhook redeliver): the same client, lock, queue and clock, so that an attempt made
+// by a command is made and recorded as serve makes it.
+func (e *cmdEnv) webhookWorker(allowPrivate bool, log *slog.Logger, poll time.Duration) *delivery.Worker {
+	return delivery.New(delivery.Config{
+		Queue:        e.svc,
+		Lock:         e.db.TryLock,
+		Client:       webhook.NewClient(webhook.Options{AllowPrivate: allowPrivate, Now: e.m.Now}),
+		Logger:       log,
+		PollInterval: poll,
+		Now:          e.m.Now,
+	})
+}
+
+// attemptLine describes an attempt for the operator.
+func attemptLine(a credit.WebhookAttempt) string {
+	line := fmt.Sprintf("%s attempt %d: %s", a.EventID, a.Attempt, a.Outcome)
+	if a.StatusCode != nil {
+		line += fmt.Sprintf(" (HTTP %d)", *a.StatusCode)
+	}
+	line += fmt.Sprintf(" in %dms", a.DurationMS)
+	if a.Error != "" {
+		line += ": " + a.Error
+	}
+	if a.NextAttemptAt != nil {
+		line += "; next retry " + a.NextAttemptAt.String()
+	}
+	if a.Outcome == webhook.OutcomeRefusedPrivateAddress {
+		line += " (for a receiver on this machine, add --allow-private-webhooks, as to serve)"
+	}
+	return line
+}
+
 func webhookRedeliverCommand() command {
-	return command{summary: "send event EV to webhook endpoint --endpoint again, with a fresh retry schedule", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return command{summary: "send event EV to webhook endpoint --endpoint again now, with a fresh retry schedule", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		endpoint := fs.String("endpoint", "", "webhook endpoint ID (required)")
+		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver to http:// and loopback or private addresses (development and tests only, as serve's flag)")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args, "EV"); err != nil {
 				return err
@@ -264,11 +305,65 @@ func webhookRedeliverCommand() command {
 			if err != nil {
 				return err
 			}
-			d, err := env.svc.RedeliverWebhookEvent(sctx, args[0], *endpoint)
+			// Go now rather than at the next retry: under the endpoint's lock, as serve works on
+			// it; the domain says whether the event may go now (in order) and keeps it from
+			// serve's worker meanwhile. When a serve instance holds the lock, it sends it.
+			worker := env.webhookWorker(opts.AllowPrivateWebhooks, slog.New(slog.DiscardHandler), 0)
+			out := struct {
+				credit.WebhookDelivery
+				Attempt *credit.WebhookAttempt `json:"attempt"`
+			}{}
+			var due *credit.WebhookDue
+			locked, err := worker.WithEndpointLock(ctx, *endpoint, func() error {
+				if out.WebhookDelivery, due, err = env.svc.RedeliverWebhookEventNow(sctx, args[0], *endpoint); err != nil || due == nil {
+					return err
+				}
+				rec, err := worker.SendNow(ctx, due)
+				if err != nil {
+					return err
+				}
+				out.Attempt = &rec.Attempt
+				out.Status, out.Attempts, out.NextAttemptAt, out.UpdatedAt = rec.Status, rec.Attempt.Attempt, rec.Attempt.NextAttemptAt, rec.Attempt.AttemptedAt
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			return env.print(d, fmt.Sprintf("%s queued for %s: serve sends it within seconds", d.EventID, *endpoint))
+			var human string
+			switch {
+			case !locked:
+				if out.WebhookDelivery, err = env.svc.RedeliverWebhookEvent(sctx, args[0], *endpoint); err != nil {
+					return err
+				}
+				human = fmt.Sprintf("%s queued for %s: the serve instance delivering to it now sends it within seconds", out.EventID, *endpoint)
+			case out.Attempt != nil:
+				human = attemptLine(*out.Attempt)
+			default:
+				human = fmt.Sprintf("%s queued for %s, which is disabled or has an earlier event to deliver first: it goes in order after that", out.EventID, *endpoint)
+			}
+			return env.print(out, human)
+		}
+	}}
+}
+
+func webhookTestCommand() command {
+	return command{summary: "send a signed ping to webhook endpoint WE now and show the attempt", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver to http:// and loopback or private addresses (development and tests only, as serve's flag)")
+		return func(ctx context.Context, env *cmdEnv, args []string) error {
+			sctx, err := env.staffFor(ctx, args, "WE")
+			if err != nil {
+				return err
+			}
+			due, err := env.svc.WebhookPing(sctx, args[0])
+			if err != nil {
+				return err
+			}
+			worker := env.webhookWorker(opts.AllowPrivateWebhooks, slog.New(slog.DiscardHandler), 0)
+			rec, err := worker.SendNow(ctx, due)
+			if err != nil {
+				return err
+			}
+			return env.print(rec.Attempt, "ping "+attemptLine(rec.Attempt))
 		}
 	}}
 }

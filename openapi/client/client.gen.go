@@ -667,8 +667,13 @@ type ErrorCode string
 // Event One event: `{"id", "type", "occurred_at", "data": {"object", "previous"}}`. `object` is
 // the resource as this API returns it after the write (an application without its
 // `contact`: events never carry personal data); `previous` holds the values the write
-// replaced, and is absent where nothing was replaced. The same JSON is the body of
-// webhook deliveries.
+// replaced, and is absent where nothing was replaced. The same JSON, byte for byte, is the
+// body of webhook deliveries.
+//
+// Events are open: an event, its `data`, `object` and `previous` may gain members, and
+// new event types may be added, within `/v1`. Clients must accept members and event
+// types they do not know; `OtherEvent` is what an event of a type this document does not
+// list looks like, so a client built from this version keeps working when one arrives.
 type Event struct {
 	union json.RawMessage
 }
@@ -754,6 +759,11 @@ type LedgerEntry struct {
 	// Amount Signed by the entry's effect on `outstanding`.
 	Amount Money `json:"amount"`
 
+	// CompanyId The company whose ledger holds the entry (whose balance it moved).
+	//
+	// Examples: co_BIJKkAw5lJhYcbdl0L0VI8
+	CompanyId string `json:"company_id"`
+
 	// Id Examples: le_jcj3NV4w1LtSgWGxxZnwFo
 	Id string `json:"id"`
 
@@ -817,6 +827,24 @@ type Money struct {
 	//
 	// Examples: EUR
 	Currency Currency `json:"currency"`
+}
+
+// OtherEvent An event of a type this version of the document does not list (one added later): skip
+// it or log it, and keep reading the feed. Its `type` is none of the types above.
+type OtherEvent struct {
+	Data struct {
+		Object   map[string]interface{}  `json:"object"`
+		Previous *map[string]interface{} `json:"previous,omitempty"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp `json:"occurred_at"`
+	Type       string    `json:"type"`
 }
 
 // PlaceHoldRequest defines model for PlaceHoldRequest.
@@ -1324,6 +1352,32 @@ func (t *Event) FromKeyEvent(v KeyEvent) error {
 
 // MergeKeyEvent performs a merge with any union data inside the Event, using the provided KeyEvent
 func (t *Event) MergeKeyEvent(v KeyEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOtherEvent returns the union data inside the Event as a OtherEvent
+func (t Event) AsOtherEvent() (OtherEvent, error) {
+	var body OtherEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOtherEvent overwrites any union data inside the Event as the provided OtherEvent
+func (t *Event) FromOtherEvent(v OtherEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOtherEvent performs a merge with any union data inside the Event, using the provided OtherEvent
+func (t *Event) MergeOtherEvent(v OtherEvent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -388,6 +388,11 @@ func closeObjects(doc *openapi3.T) {
 			closed := false
 			s.AdditionalProperties.Has = &closed
 		}
+		// The document's fallback for event types it does not list (x-unknown-event-types)
+		// lets clients read types added later; the server may only send the listed ones.
+		s.OneOf = slices.DeleteFunc(s.OneOf, func(c *openapi3.SchemaRef) bool {
+			return c.Value != nil && c.Value.Extensions["x-unknown-event-types"] == true
+		})
 		for _, p := range s.Properties {
 			walk(p)
 		}
