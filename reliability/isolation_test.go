@@ -330,17 +330,27 @@ func gqlSchema() *ast.Schema { return graph.NewExecutableSchema(graph.Config{}).
 
 // selection builds a selection set of every field of typ down to depth levels, giving list
 // fields a small page, skipping fields with required arguments: everything a response could
-// carry, so a leak anywhere in the type shows.
+// carry, so a leak anywhere in the type shows. Each record type (a Node) is expanded once per
+// document, where it first appears: its fields are checked there, and a record reached again
+// through another (LedgerEntry.company inside Company.ledger, Event.object) would only repeat
+// them and push the query over the field limit.
 func selection(s *ast.Schema, typ string, depth int) string {
-	return aliasedSelection(s, typ, depth, "")
+	return aliasedSelection(s, typ, depth, "", map[string]bool{})
 }
 
 // aliasedSelection is selection with each top-level field aliased alias+name, so that the
-// fragments of an interface's types never select one name with two types.
-func aliasedSelection(s *ast.Schema, typ string, depth int, alias string) string {
+// fragments of an interface's types never select one name with two types. expanded holds the
+// record types the document already selects.
+func aliasedSelection(s *ast.Schema, typ string, depth int, alias string, expanded map[string]bool) string {
 	def := s.Types[typ]
 	if def == nil || depth <= 0 {
 		return ""
+	}
+	if def.Kind == ast.Object && slices.Contains(def.Interfaces, "Node") {
+		if expanded[typ] {
+			return ""
+		}
+		expanded[typ] = true
 	}
 	switch def.Kind {
 	case ast.Scalar, ast.Enum:
@@ -355,7 +365,7 @@ func aliasedSelection(s *ast.Schema, typ string, depth int, alias string) string
 			}
 		}
 		for _, p := range s.GetPossibleTypes(def) {
-			if sel := aliasedSelection(s, p.Name, depth, p.Name+"_"); sel != "" {
+			if sel := aliasedSelection(s, p.Name, depth, p.Name+"_", expanded); sel != "" {
 				parts = append(parts, "... on "+p.Name+" "+sel)
 			}
 		}
@@ -388,7 +398,7 @@ func aliasedSelection(s *ast.Schema, typ string, depth int, alias string) string
 		}
 		if isLeaf(s, f.Type.Name()) {
 			parts = append(parts, call)
-		} else if sel := selection(s, f.Type.Name(), depth-1); sel != "" {
+		} else if sel := aliasedSelection(s, f.Type.Name(), depth-1, "", expanded); sel != "" {
 			parts = append(parts, call+" "+sel)
 		}
 	}
