@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/httpapi"
@@ -36,6 +37,16 @@ type platformBody struct {
 	Error string
 }
 
+// graceChoice is the value of the rotation graces' choice that lasts d.
+func graceChoice(d time.Duration) string {
+	for _, g := range rotationGraces {
+		if parsed, err := time.ParseDuration(g.Value); err == nil && parsed == d {
+			return g.Value
+		}
+	}
+	return ""
+}
+
 // platform shows the connection and the inbox.
 func (c *Console) platform(w http.ResponseWriter, r *http.Request, v *visit) {
 	c.showPlatform(w, r, v, http.StatusOK, c.takeNotice(r, v), nil)
@@ -43,7 +54,7 @@ func (c *Console) platform(w http.ResponseWriter, r *http.Request, v *visit) {
 
 func (c *Console) showPlatform(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, rotate *form) {
 	q := r.URL.Query()
-	body := platformBody{Graces: rotationGraces, DefaultPick: credit.DefaultPlatformSecretGrace.String(), Rotate: rotate,
+	body := platformBody{Graces: rotationGraces, DefaultPick: graceChoice(credit.DefaultPlatformSecretGrace), Rotate: rotate,
 		Status: q.Get("status"), Statuses: credit.InboxStatuses, Cursor: q.Get("cursor")}
 	conn, err := c.svc.PlatformConnectionStatus(v.ctx)
 	switch {

@@ -150,7 +150,7 @@ func TestPlatformPage(t *testing.T) {
 		t.Fatalf("rotation: %d %q\n%.2000s", rotated.Status, rotated.Location, rotated.Body)
 	}
 	anna.follow(rotated).wantText(t, "The platform secret of shop alpine.myplatform.com is replaced; the previous one is still accepted until 2026-03-02 10:00 UTC.",
-		`id="previous-secret">Still accepted until 2026-03-02 10:00 UTC`).wantNoText(t, newSecret)
+		`id="previous-secret">Still accepted until 2026-03-02 10:00 UTC`, `<option value="1h" selected>`).wantNoText(t, newSecret)
 	for _, secret := range []string{platformSecret, newSecret} {
 		d := deliverPlatform(t, f.Env, "alpine.myplatform.com", secret, credit.TopicPaymentCreated, "after-rotation-"+secret[:12]+fmt.Sprint(len(secret)), paymentFor(900+len(secret), "gid://platform/Company/42", "1.00"))
 		if d.Status != credit.InboxApplied {
