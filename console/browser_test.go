@@ -30,7 +30,8 @@ const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
 // lift on an unpaid overdue hold, goes from the receivables to that company's open invoices and
 // records its payment as a positive amount, after which the store's aging moves, creates a key whose secret the REST API accepts, and revokes
 // it (accepting the confirmation the page's script asks for), after which the REST API refuses
-// it, and adds a webhook endpoint and reads its (empty) deliveries. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
+// it, adds a webhook endpoint and reads its (empty) deliveries, and finds a failed delivery in
+// the platform inbox and retries it once its company exists. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
 // script error may occur. Screenshots of the main pages are saved in the test's artifact
 // directory (go test -artifacts keeps them), and in docs/images with CREDITD_UPDATE_SCREENSHOTS=1.
 func TestConsoleInBrowser(t *testing.T) {
@@ -276,6 +277,27 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	if endpoints, err := f.Service.ListWebhookEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
 		t.Errorf("endpoints after the form: %+v %v (page said %s)", endpoints, err, endpointID)
+	}
+
+	// The platform's payment for a company the store has not created yet fails; once it exists,
+	// Retry applies it.
+	failed := connectAndFail(t, f.Env, store, "demo-wholesale.myplatform.com", "wh-payment-7001")
+	run("the platform inbox shows the failed delivery",
+		chromedp.Click(`a[href="/platform"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#inbox`, chromedp.ByID),
+		bodyText("demo-wholesale.myplatform.com"),
+		bodyText("Unknown company"),
+		shot("platform"),
+	)
+	if _, err := f.Service.CreateCompany(staff, credit.CompanyInput{Name: "Gasthof Zur Post", PlatformCompanyGID: unknownCompanyGID, PaymentTerms: "NET_30", CreditLimit: "2000.00"}); err != nil {
+		t.Fatal(err)
+	}
+	run("retry it once the company exists",
+		chromedp.Click(`#retry-`+failed, chromedp.ByID),
+		bodyText("Delivery "+failed+" is applied."),
+	)
+	if d, err := f.Service.ListPlatformInbox(staff, credit.InboxListParams{Status: credit.InboxFailed}); err != nil || len(d.Data) != 0 {
+		t.Errorf("failed deliveries after Retry: %+v %v", d.Data, err)
 	}
 
 	if err := chromedp.Cancel(ctx); err != nil {

@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/creditd/creditd/credit"
@@ -17,6 +18,15 @@ const (
 	invoicesPerPage  = 15
 )
 
+// companiesColumns are the companies list's sortable columns; by name is the default and the
+// only order that pages with the domain's cursor.
+var companiesColumns = []sortColumn[credit.Company]{
+	{Key: "name", Title: "Name"},
+	{Key: "status", Title: "Status", text: func(c credit.Company) string { return c.Status }},
+	{Key: "outstanding", Title: "Outstanding", amount: func(c credit.Company) credit.Money { return c.Outstanding }},
+	{Key: "available", Title: "Available", amount: func(c credit.Company) credit.Money { return c.AvailableCredit }},
+}
+
 // companiesBody is the companies page.
 type companiesBody struct {
 	Query  string
@@ -25,22 +35,55 @@ type companiesBody struct {
 	Page   credit.Page[credit.Company]
 	// Totals are the store's figures, for the table's totals row.
 	Totals credit.Receivables
+	// Headings sort the list by name, status, outstanding or available credit.
+	Headings map[string]sortHeading
+	// First links the first page in the current order, "" on the first page.
+	First string
 	// Next is the query string of the next page, "" on the last.
 	Next  string
 	Error string
 }
 
-// companies lists the store's companies by name, with a name search and a status filter.
+// companies lists the store's companies by name (paged with the domain's cursor), or sorted by
+// another column like the receivables (all the matching companies read, then paged by number),
+// with a name search and a status filter.
 func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 	q := r.URL.Query()
 	body := companiesBody{Query: strings.TrimSpace(q.Get("q")), Status: q.Get("status"), Cursor: q.Get("cursor")}
-	limit := companiesPerPage
-	page, err := c.svc.ListCompanies(v.ctx, credit.CompanyListParams{
-		ListParams:   credit.ListParams{Limit: &limit, Cursor: body.Cursor},
-		Status:       body.Status,
-		NameContains: body.Query,
-		ByName:       true,
-	})
+	col, desc := pickSort(companiesColumns, q.Get("sort"), q.Get("order"), 0, false)
+	sortKey, order := "", ""
+	if col != 0 || desc {
+		sortKey, order = companiesColumns[col].Key, orderName(desc)
+	}
+	params := credit.CompanyListParams{Status: body.Status, NameContains: body.Query, ByName: true}
+	var page credit.Page[credit.Company]
+	var err error
+	if sortKey == "" {
+		limit := companiesPerPage
+		params.ListParams = credit.ListParams{Limit: &limit, Cursor: body.Cursor}
+		page, err = c.svc.ListCompanies(v.ctx, params)
+		if page.NextCursor != nil {
+			body.Next = buildQuery("q", body.Query, "status", body.Status, "cursor", *page.NextCursor)
+		}
+		if body.Cursor != "" {
+			body.First = "/companies" + buildQuery("q", body.Query, "status", body.Status)
+		}
+	} else {
+		number, _ := strconv.Atoi(q.Get("page"))
+		number = max(number, 1)
+		var all []credit.Company
+		all, err = c.allCompanies(v, params)
+		sortRows(all, companiesColumns[col], func(c credit.Company) string { return c.Name }, desc)
+		from := min((number-1)*companiesPerPage, len(all))
+		to := min(from+companiesPerPage, len(all))
+		page.Data = all[from:to]
+		if to < len(all) {
+			body.Next = buildQuery("q", body.Query, "status", body.Status, "sort", sortKey, "order", order, "page", strconv.Itoa(number+1))
+		}
+		if number > 1 {
+			body.First = "/companies" + buildQuery("q", body.Query, "status", body.Status, "sort", sortKey, "order", order)
+		}
+	}
 	status := http.StatusOK
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -55,13 +98,35 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 		c.fail(w, r, v, err)
 		return
 	}
-	if page.NextCursor != nil {
-		body.Next = buildQuery("q", body.Query, "status", body.Status, "cursor", *page.NextCursor)
+	body.Headings = map[string]sortHeading{}
+	for _, h := range sortHeadings(companiesColumns, col, desc, func(key, order string) string {
+		return "/companies" + buildQuery("q", body.Query, "status", body.Status, "sort", key, "order", order)
+	}) {
+		body.Headings[h.Title] = h
 	}
 	p := pageFor(v, "Companies", "companies")
 	p.Notice = c.takeNotice(r, v)
 	p.Body = body
 	c.render(w, r, status, "companies.html", p)
+}
+
+// allCompanies reads every company the list's filters keep, a page of the largest size at a
+// time, for an order the domain's cursor does not page by.
+func (c *Console) allCompanies(v *visit, params credit.CompanyListParams) ([]credit.Company, error) {
+	limit := credit.MaxPageSize
+	params.Limit = &limit
+	var all []credit.Company
+	for {
+		page, err := c.svc.ListCompanies(v.ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Data...)
+		if page.NextCursor == nil {
+			return all, nil
+		}
+		params.Cursor = *page.NextCursor
+	}
 }
 
 // companyBody is a company's page.

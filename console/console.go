@@ -62,6 +62,11 @@ type Config struct {
 	// email; nil means in-memory limiters with the defaults above.
 	AddressLimiter ratelimit.Limiter
 	AccountLimiter ratelimit.Limiter
+	// Command is how the pages' hints name the program, as serve's own hints do ("creditd",
+	// "go run ./cmd/creditd"); "" means creditd. DatabaseFlag is the " --db PATH" a suggested
+	// command repeats, "" when the database comes from CREDITD_DB or the default.
+	Command      string
+	DatabaseFlag string
 }
 
 // Console is the staff console's HTTP handler.
@@ -75,6 +80,8 @@ type Console struct {
 	pages    *pages
 	handler  http.Handler
 	assetTag string
+	command  string
+	dbFlag   string
 	// patterns are the routes served, for the tests that must cover every one.
 	patterns []string
 }
@@ -86,7 +93,10 @@ func New(cfg Config) *Console {
 		log = slog.Default()
 	}
 	c := &Console{svc: cfg.Service, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
-		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter}
+		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter, command: cfg.Command, dbFlag: cfg.DatabaseFlag}
+	if c.command == "" {
+		c.command = "creditd"
+	}
 	if c.byAddr == nil {
 		c.byAddr = ratelimit.NewMemory(DefaultAddressAttempts, time.Minute, cfg.Now)
 	}
@@ -137,11 +147,21 @@ func New(cfg Config) *Console {
 	handle("POST /webhooks/{id}/rotate", c.staffOnly(c.rotateWebhook))
 	handle("POST /webhooks/{id}/redeliver", c.staffOnly(c.redeliverWebhook))
 
+	handle("GET /platform", c.staffOnly(c.platform))
+	handle("POST /platform/secret", c.staffOnly(c.rotatePlatformSecret))
+	handle("POST /platform/deliveries/{id}/retry", c.staffOnly(c.retryPlatformDelivery))
+
 	handle("GET /privacy", c.staffOnly(c.privacy))
 	handle("POST /privacy/erase", c.staffOnly(c.erasePerson))
 
 	c.handler = httpapi.WithRequestID(c.observe(c.recoverPanics(securityHeaders(c.fallbacks(mux)))))
 	return c
+}
+
+// hint is a command line for the reader to run, naming the program and its database as serve's
+// hints do: stdin (a pipe into it, or ""), the subcommand, then its flags.
+func (c *Console) hint(stdin, subcommand, flags string) string {
+	return stdin + c.command + " " + subcommand + c.dbFlag + " " + flags
 }
 
 // ServeHTTP serves a request.

@@ -291,3 +291,62 @@ func TestSignOut(t *testing.T) {
 	}
 	b.get("/companies").wantStatus(t, http.StatusSeeOther)
 }
+
+// TestCompaniesSorted: the companies list sorts by status, outstanding and available credit
+// across all its pages (a company last by name comes first when it owes the most), each
+// heading's link reversing the order it shows; the totals row stays.
+func TestCompaniesSorted(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < 26; i++ {
+		co := f.MustCompany(t, f.store, fmt.Sprintf("Kunde %02d GmbH", i), "1000.00")
+		f.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: fmt.Sprintf("%d.00", 10+i), OrderGID: fmt.Sprintf("gid://platform/Order/%d", 100+i)})
+	}
+	debtor := f.MustCompany(t, f.store, "Zeppelin Bau AG", "50000.00")
+	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: debtor.ID, Kind: credit.KindOrderPlaced, Amount: "9000.00", OrderGID: "gid://platform/Order/900"})
+	held := f.MustCompany(t, f.store, "Yak Handel KG", "100.00")
+	if _, err := f.Service.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser(t)
+	b.mustSignIn("anna@example.com", password)
+	rows := func(p *page) []string {
+		t.Helper()
+		var names []string
+		for _, m := range regexp.MustCompile(`<th scope="row"><a href="/companies/[^"]+">([^<]+)</a></th>`).FindAllStringSubmatch(p.Body, -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	first := func(p *page, want string) {
+		t.Helper()
+		if got := rows(p); len(got) == 0 || got[0] != want {
+			t.Errorf("first row %v, want %q", got, want)
+		}
+	}
+
+	byName := b.get("/companies").wantStatus(t, http.StatusOK)
+	first(byName, "Alpenblick Hotels AG")
+	byName.wantText(t, `aria-sort="ascending"><a href="/companies?order=desc&sort=name">Name ↑</a>`, `href="/companies?order=desc&sort=outstanding">Outstanding</a>`)
+
+	owes := b.get("/companies?sort=outstanding&order=desc").wantStatus(t, http.StatusOK)
+	first(owes, "Zeppelin Bau AG")
+	owes.wantText(t, `aria-sort="descending"`, `<tfoot id="companies-totals">`, "9,585.00 EUR", "Next page").wantNoText(t, "Kunde 00 GmbH")
+	if got := rows(owes); len(got) != 25 || got[1] != "Kunde 25 GmbH" || got[24] != "Kunde 02 GmbH" {
+		t.Errorf("by outstanding, largest first: %v", got)
+	}
+	next := regexp.MustCompile(`href="(/companies\?[^"]*page=2[^"]*)" rel="next"`).FindStringSubmatch(owes.Body)
+	if next == nil {
+		t.Fatalf("no next page in the sorted list:\n%s", owes.Body)
+	}
+	second := b.get(strings.ReplaceAll(next[1], "&amp;", "&")).wantStatus(t, http.StatusOK).wantText(t, "First page").wantNoText(t, "Next page")
+	if got := rows(second); len(got) != 4 || got[0] != "Kunde 01 GmbH" || got[1] != "Kunde 00 GmbH" {
+		t.Errorf("by outstanding, second page: %v", got)
+	}
+	first(b.get("/companies?sort=outstanding&order=asc"), "Alpenblick Hotels AG") // 0.00, first by name among the zeros
+
+	first(b.get("/companies?sort=available&order=desc"), "Zeppelin Bau AG") // 50,000 less 9,000
+	first(b.get("/companies?sort=available&order=asc"), "Yak Handel KG")
+	first(b.get("/companies?sort=status&order=desc"), "Yak Handel KG")
+	first(b.get("/companies?sort=status&order=desc&status=approved"), "Alpenblick Hotels AG")
+	b.get("/companies?sort=outstanding&order=desc&q=kunde+2").wantStatus(t, http.StatusOK).wantText(t, "Kunde 25 GmbH").wantNoText(t, "Zeppelin")
+}

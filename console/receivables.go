@@ -3,10 +3,7 @@ package console
 import (
 	"encoding/csv"
 	"net/http"
-	"slices"
 	"strings"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/credit"
 )
@@ -18,36 +15,22 @@ import (
 
 // receivablesColumns are the sortable columns: the query's sort value, the heading, and the
 // amount a line is sorted by (nil for the name).
-var receivablesColumns = []receivablesColumn{
-	{"name", "Company", nil},
-	{"current", "Current", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Current }},
-	{"1-30", "1–30 days", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days1To30 }},
-	{"31-60", "31–60 days", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days31To60 }},
-	{"61-90", "61–90 days", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days61To90 }},
-	{"over-90", "Over 90 days", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Over90 }},
-	{"overdue", "Overdue", func(l credit.CompanyReceivables) credit.Money { return l.Overdue }},
-	{"total", "Total open", func(l credit.CompanyReceivables) credit.Money { return l.Aging.Total }},
-}
-
-// receivablesColumn is a sortable column of the receivables page.
-type receivablesColumn struct {
-	Key, Title string
-	amount     func(l credit.CompanyReceivables) credit.Money
-}
-
-// receivablesHeading is a column heading with the link that sorts by it.
-type receivablesHeading struct {
-	Title, Href string
-	// Sorted is "ascending" or "descending" for the current sort column, for aria-sort.
-	Sorted string
-	Num    bool
+var receivablesColumns = []sortColumn[credit.CompanyReceivables]{
+	{Key: "name", Title: "Company"},
+	{Key: "current", Title: "Current", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Current }},
+	{Key: "1-30", Title: "1–30 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days1To30 }},
+	{Key: "31-60", Title: "31–60 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days31To60 }},
+	{Key: "61-90", Title: "61–90 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days61To90 }},
+	{Key: "over-90", Title: "Over 90 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Over90 }},
+	{Key: "overdue", Title: "Overdue", amount: func(l credit.CompanyReceivables) credit.Money { return l.Overdue }},
+	{Key: "total", Title: "Total open", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Total }},
 }
 
 // receivablesBody is the receivables page.
 type receivablesBody struct {
 	Totals      credit.Receivables
 	Lines       []credit.CompanyReceivables
-	Headings    []receivablesHeading
+	Headings    []sortHeading
 	OverdueOnly bool
 	CSV         string
 }
@@ -56,12 +39,9 @@ type receivablesBody struct {
 func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) {
 	q := r.URL.Query()
 	overdueOnly := q.Get("overdue") == "1"
-	sortKey, desc := q.Get("sort"), q.Get("order") == "desc"
-	col := slices.IndexFunc(receivablesColumns, func(c receivablesColumn) bool { return c.Key == sortKey })
-	if col < 0 {
-		// By default the largest overdue amount first: what to chase first.
-		col, sortKey, desc = 6, "overdue", true
-	}
+	// By default the largest overdue amount first: what to chase first.
+	col, desc := pickSort(receivablesColumns, q.Get("sort"), q.Get("order"), 6, true)
+	sortKey := receivablesColumns[col].Key
 	totals, err := c.svc.Receivables(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
@@ -72,7 +52,7 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 		c.fail(w, r, v, err)
 		return
 	}
-	sortLines(lines, receivablesColumns[col].amount, desc)
+	sortRows(lines, receivablesColumns[col], func(l credit.CompanyReceivables) string { return l.CompanyName }, desc)
 	if q.Get("format") == "csv" {
 		writeReceivablesCSV(w, v.store.Name, lines)
 		return
@@ -82,47 +62,13 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 		overdue = "1"
 	}
 	body := receivablesBody{Totals: totals, Lines: lines, OverdueOnly: overdueOnly,
-		CSV: buildQuery("overdue", overdue, "sort", sortKey, "order", map[bool]string{true: "desc", false: "asc"}[desc], "format", "csv")}
-	for i, column := range receivablesColumns {
-		h := receivablesHeading{Title: column.Title, Num: column.amount != nil}
-		order := "asc"
-		if column.amount != nil {
-			order = "desc" // amounts: the largest first on the first click
-		}
-		if i == col {
-			h.Sorted = "ascending"
-			if desc {
-				h.Sorted = "descending"
-			}
-			order = map[bool]string{true: "asc", false: "desc"}[desc]
-		}
-		h.Href = "/receivables" + buildQuery("overdue", overdue, "sort", column.Key, "order", order)
-		body.Headings = append(body.Headings, h)
-	}
+		CSV: buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv")}
+	body.Headings = sortHeadings(receivablesColumns, col, desc, func(key, order string) string {
+		return "/receivables" + buildQuery("overdue", overdue, "sort", key, "order", order)
+	})
 	p := pageFor(v, "Receivables", "receivables")
 	p.Body = body
 	c.render(w, r, http.StatusOK, "receivables.html", p)
-}
-
-// sortLines orders lines by an amount (by name when amount is nil), then by name.
-func sortLines(lines []credit.CompanyReceivables, amount func(credit.CompanyReceivables) credit.Money, desc bool) {
-	slices.SortStableFunc(lines, func(a, b credit.CompanyReceivables) int {
-		n := strings.Compare(a.CompanyName, b.CompanyName)
-		if amount == nil {
-			if desc {
-				return -n
-			}
-			return n
-		}
-		d := decimal.RequireFromString(amount(a).Amount).Cmp(decimal.RequireFromString(amount(b).Amount))
-		if desc {
-			d = -d
-		}
-		if d == 0 {
-			return n
-		}
-		return d
-	})
 }
 
 // writeReceivablesCSV writes the lines as CSV, amounts as plain decimals for a spreadsheet.

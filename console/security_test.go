@@ -22,8 +22,9 @@ type fixture struct {
 	company, otherCompany credit.Company
 	app, otherApp         credit.Application
 	key, otherKey         credit.IssuedKey
-	// endpoints maps each store's key ID to a webhook endpoint of the same store, for path.
-	endpoints map[string]string
+	// endpoints and deliveries map each store's key ID to a webhook endpoint and a failed
+	// platform delivery of the same store, for path.
+	endpoints, deliveries map[string]string
 }
 
 func newFixture(t *testing.T, adjust ...func(*console.Config)) *fixture {
@@ -48,6 +49,10 @@ func newFixture(t *testing.T, adjust ...func(*console.Config)) *fixture {
 		}
 		f.endpoints[k] = we.ID
 	}
+	f.deliveries = map[string]string{
+		f.key.ID:      connectAndFail(t, env.Env, f.store, "alpine.myplatform.com", "alpine-payment-1"),
+		f.otherKey.ID: connectAndFail(t, env.Env, f.otherStore, "canary.myplatform.com", "canary-payment-1"),
+	}
 	return f
 }
 
@@ -69,6 +74,12 @@ func (f *fixture) path(pattern string, company, app, key string) (method, path s
 			endpoint = "we_0000000000000000000000"
 		}
 		path = strings.Replace(path, "{id}", endpoint, 1)
+	case strings.HasPrefix(path, "/platform/deliveries/{id}"):
+		delivery, ok := f.deliveries[key]
+		if !ok {
+			delivery = "pd_0000000000000000000000"
+		}
+		path = strings.Replace(path, "{id}", delivery, 1)
 	}
 	return method, path
 }

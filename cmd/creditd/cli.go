@@ -110,6 +110,14 @@ type cmdEnv struct {
 	dbArg string
 }
 
+// dbFlag is the " --db PATH" a suggested command repeats, "" when there is none to repeat.
+func (e *cmdEnv) dbFlag() string {
+	if e.dbArg == "" {
+		return ""
+	}
+	return " --db " + shellQuote(e.dbArg)
+}
+
 // cliStaff names the staff member acting for commands that take no --staff: the operator at
 // the command line.
 const cliStaff = "command line"

@@ -124,6 +124,8 @@ func serveCommand() command {
 					Now:           env.m.Now,
 					Sessions:      credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
 					SecureCookies: *adminSecure,
+					Command:       env.m.Self,
+					DatabaseFlag:  env.dbFlag(),
 				})
 				// The console shares the service, the database and the logger with the API and
 				// stops with it; if it fails on its own, the whole process stops.
@@ -230,10 +232,7 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 		}
 	}
 	if demo.ShopDomain != "" {
-		db := ""
-		if env.dbArg != "" {
-			db = " --db " + shellQuote(env.dbArg)
-		}
+		db := env.dbFlag()
 		order := fmt.Sprintf(`{"id": "gid://platform/Order/%d", "company_id": "%s", "payment_terms": {"type": "NET", "due_in_days": 14}, "total": {"amount": "250.00", "currency": "EUR"}, "created_at": "%s"}`,
 			env.svc.Now().Unix()%1000000, demoPlatformCompany, env.svc.Now().Format(time.RFC3339))
 		fmt.Fprintf(out, "\nThe platform's side (shop %s): put an order on Café Morgenrot:\n  echo '%s' | %s platform send%s --store %s --topic orders/create --file - --url %s\n",
@@ -250,10 +249,7 @@ func staffCreateHint(ctx context.Context, env *cmdEnv) string {
 	if stores, err := env.svc.ListStores(ctx); err == nil && len(stores) == 1 {
 		store = stores[0].ID
 	}
-	db := ""
-	if env.dbArg != "" {
-		db = " --db " + shellQuote(env.dbArg)
-	}
+	db := env.dbFlag()
 	return fmt.Sprintf("printf '%%s\\n' 'a long passphrase' | %s staff create%s --store %s --name N --email E --password-stdin", env.m.Self, db, store)
 }
 
@@ -271,10 +267,7 @@ func printExistingStores(ctx context.Context, env *cmdEnv) error {
 	out := env.m.Stdout
 	fmt.Fprintln(out, "The database already has data, so no demo was seeded (--demo seeds only an empty database).")
 	fmt.Fprintln(out, "A key's secret is shown only when it is made; to make a new key for a store, run the line under it:")
-	db := ""
-	if env.dbArg != "" {
-		db = " --db " + shellQuote(env.dbArg)
-	}
+	db := env.dbFlag()
 	for _, st := range stores {
 		fmt.Fprintf(out, "  %s  %s (%s)\n", st.ID, st.Name, st.Currency)
 		fmt.Fprintf(out, "    %s key create%s --store %s --label me --scopes read_credit,read_applications,write_credit\n", env.m.Self, db, st.ID)
