@@ -62,6 +62,10 @@ type Config struct {
 	// email; nil means in-memory limiters with the defaults above.
 	AddressLimiter ratelimit.Limiter
 	AccountLimiter ratelimit.Limiter
+	// SendWebhookNow makes a webhook delivery at once and records its attempt: serve's
+	// webhook worker's SendNow, which `creditd webhook test` uses too. Nil hides the console's
+	// "Send a test event" button.
+	SendWebhookNow func(context.Context, *credit.WebhookDue) (credit.WebhookAttemptRecord, error)
 }
 
 // Console is the staff console's HTTP handler.
@@ -72,6 +76,7 @@ type Console struct {
 	secure   bool
 	byAddr   ratelimit.Limiter
 	byEmail  ratelimit.Limiter
+	sendNow  func(context.Context, *credit.WebhookDue) (credit.WebhookAttemptRecord, error)
 	pages    *pages
 	handler  http.Handler
 	assetTag string
@@ -86,7 +91,7 @@ func New(cfg Config) *Console {
 		log = slog.Default()
 	}
 	c := &Console{svc: cfg.Service, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
-		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter}
+		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter, sendNow: cfg.SendWebhookNow}
 	if c.byAddr == nil {
 		c.byAddr = ratelimit.NewMemory(DefaultAddressAttempts, time.Minute, cfg.Now)
 	}
@@ -136,6 +141,7 @@ func New(cfg Config) *Console {
 	handle("POST /webhooks/{id}/disable", c.staffOnly(c.setWebhookEnabled(false)))
 	handle("POST /webhooks/{id}/rotate", c.staffOnly(c.rotateWebhook))
 	handle("POST /webhooks/{id}/redeliver", c.staffOnly(c.redeliverWebhook))
+	handle("POST /webhooks/{id}/test", c.staffOnly(c.testWebhook))
 
 	handle("GET /privacy", c.staffOnly(c.privacy))
 	handle("POST /privacy/erase", c.staffOnly(c.erasePerson))

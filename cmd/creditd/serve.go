@@ -119,11 +119,12 @@ func serveCommand() command {
 					return err
 				}
 				staffConsole := console.New(console.Config{
-					Service:       env.svc,
-					Logger:        log,
-					Now:           env.m.Now,
-					Sessions:      credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
-					SecureCookies: *adminSecure,
+					Service:        env.svc,
+					Logger:         log,
+					Now:            env.m.Now,
+					Sessions:       credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
+					SecureCookies:  *adminSecure,
+					SendWebhookNow: worker.SendNow,
 				})
 				// The console shares the service, the database and the logger with the API and
 				// stops with it; if it fails on its own, the whole process stops.
