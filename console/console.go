@@ -67,6 +67,10 @@ type Config struct {
 	// command repeats, "" when the database comes from CREDITD_DB or the default.
 	Command      string
 	DatabaseFlag string
+	// SendWebhookNow makes a webhook delivery at once and records its attempt: serve's
+	// webhook worker's SendNow, which `creditd webhook test` uses too. Nil hides the console's
+	// "Send a test event" button.
+	SendWebhookNow func(context.Context, *credit.WebhookDue) (credit.WebhookAttemptRecord, error)
 }
 
 // Console is the staff console's HTTP handler.
@@ -77,6 +81,7 @@ type Console struct {
 	secure   bool
 	byAddr   ratelimit.Limiter
 	byEmail  ratelimit.Limiter
+	sendNow  func(context.Context, *credit.WebhookDue) (credit.WebhookAttemptRecord, error)
 	pages    *pages
 	handler  http.Handler
 	assetTag string
@@ -93,7 +98,8 @@ func New(cfg Config) *Console {
 		log = slog.Default()
 	}
 	c := &Console{svc: cfg.Service, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
-		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter, command: cfg.Command, dbFlag: cfg.DatabaseFlag}
+		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter, command: cfg.Command, dbFlag: cfg.DatabaseFlag,
+		sendNow: cfg.SendWebhookNow}
 	if c.command == "" {
 		c.command = "creditd"
 	}
@@ -146,6 +152,7 @@ func New(cfg Config) *Console {
 	handle("POST /webhooks/{id}/disable", c.staffOnly(c.setWebhookEnabled(false)))
 	handle("POST /webhooks/{id}/rotate", c.staffOnly(c.rotateWebhook))
 	handle("POST /webhooks/{id}/redeliver", c.staffOnly(c.redeliverWebhook))
+	handle("POST /webhooks/{id}/test", c.staffOnly(c.testWebhook))
 
 	handle("GET /platform", c.staffOnly(c.platform))
 	handle("POST /platform/secret", c.staffOnly(c.rotatePlatformSecret))

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -123,6 +124,8 @@ func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit
 type webhookBody struct {
 	Report    credit.WebhookDeliveryReport
 	Redeliver *form
+	// CanTest shows the "Send a test event" button: the console can make a delivery now.
+	CanTest bool
 }
 
 // webhook shows an endpoint's pending deliveries and latest attempts, and the redelivery form.
@@ -142,7 +145,7 @@ func (c *Console) showWebhook(w http.ResponseWriter, r *http.Request, v *visit, 
 	}
 	p := pageFor(v, title, "webhooks")
 	p.Notice = notice
-	p.Body = webhookBody{Report: report, Redeliver: redeliver}
+	p.Body = webhookBody{Report: report, Redeliver: redeliver, CanTest: c.sendNow != nil}
 	c.render(w, r, status, "webhook.html", p)
 }
 
@@ -167,4 +170,33 @@ func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *vi
 		return
 	}
 	c.done(w, r, v, webhookPath(id), "Event "+d.EventID+" will be delivered again shortly.")
+}
+
+// testWebhook sends the endpoint a signed ping now, as `creditd webhook test` does, and shows
+// the attempt's outcome; the attempt is listed with the endpoint's others.
+func (c *Console) testWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	if c.sendNow == nil {
+		c.fail(w, r, v, credit.Errorf(credit.CodeNotFound, "this console cannot send webhooks"))
+		return
+	}
+	due, err := c.svc.WebhookPing(v.ctx, id)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	rec, err := c.sendNow(v.ctx, due)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	a := rec.Attempt
+	notice := "Test event " + a.EventID + " sent: " + humanLabel(a.Outcome)
+	if a.StatusCode != nil {
+		notice += fmt.Sprintf(" (HTTP %d)", *a.StatusCode)
+	}
+	if a.Error != "" {
+		notice += ": " + a.Error
+	}
+	c.done(w, r, v, webhookPath(id), notice+".")
 }

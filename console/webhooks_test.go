@@ -1,13 +1,22 @@
 package console_test
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/delivery"
+	"github.com/creditd/creditd/webhook"
 )
 
 // TestWebhooksPage: a staff member adds an endpoint (refusals next to their fields, the secret
@@ -58,4 +67,60 @@ func TestWebhooksPage(t *testing.T) {
 		wantText(t, `id="redeliver-event-error">`, `value="ev_0000000000000000000000"`)
 	b.follow(b.post("/webhooks/"+id[1]+"/redeliver", url.Values{"event": {event}})).
 		wantText(t, "Event "+event+" will be delivered again shortly.", `id="pending"`, "<td><code>"+event+"</code></td>")
+}
+
+// TestWebhookTestEvent: "Send a test event" posts a signed ping to the endpoint now, as
+// `creditd webhook test` does, says how it went and lists its attempt; a console that cannot
+// send (no SendWebhookNow) shows no button, and another store's endpoint is not found.
+func TestWebhookTestEvent(t *testing.T) {
+	var mu sync.Mutex
+	var got []*http.Request
+	var bodies []string
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got, bodies = append(got, r), append(bodies, string(body))
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	f := newFixture(t, func(cfg *console.Config) {
+		w := delivery.New(delivery.Config{
+			Queue:  cfg.Service,
+			Lock:   func(context.Context, string) (func(), bool, error) { return func() {}, true, nil },
+			Client: webhook.NewClient(webhook.Options{AllowPrivate: true}),
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		cfg.SendWebhookNow = w.SendNow
+	})
+	b := f.browser(t)
+	b.mustSignIn("anna@example.com", password)
+	created := b.post("/webhooks", url.Values{"url": {receiver.URL + "/hook"}, "description": {"ERP"}}).wantStatus(t, http.StatusOK)
+	id := regexp.MustCompile(`Endpoint ID <code>(we_[0-9A-Za-z]+)</code>`).FindStringSubmatch(created.Body)
+	if id == nil {
+		t.Fatalf("no endpoint ID on the page:\n%s", created.Body)
+	}
+	b.get("/webhooks/"+id[1]).wantText(t, `id="send-test"`, "No delivery was attempted yet.")
+	sent := b.follow(b.post("/webhooks/"+id[1]+"/test", nil))
+	sent.wantText(t, "Test event ", " sent: ", "(HTTP 200)", `id="attempts"`)
+	mu.Lock()
+	if len(got) != 1 || got[0].Header.Get("webhook-signature") == "" || !strings.Contains(bodies[0], `"type":"ping"`) {
+		t.Errorf("the receiver got %d requests, want one signed ping: %v", len(got), bodies)
+	}
+	mu.Unlock()
+
+	// Another store's endpoint: not found, and nothing is sent.
+	other := f.endpoints[f.otherKey.ID]
+	b.get("/webhooks/" + id[1])
+	b.post("/webhooks/"+other+"/test", nil).wantStatus(t, http.StatusNotFound)
+	mu.Lock()
+	if len(got) != 1 {
+		t.Errorf("a test event of another store's endpoint was sent: %d requests", len(got))
+	}
+	mu.Unlock()
+
+	// Without a sender the page has no button.
+	plain := newFixture(t)
+	pb := plain.browser(t)
+	pb.mustSignIn("anna@example.com", password)
+	pb.get("/webhooks/"+plain.endpoints[plain.key.ID]).wantStatus(t, http.StatusOK).wantNoText(t, `id="send-test"`)
 }

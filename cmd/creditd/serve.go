@@ -119,13 +119,14 @@ func serveCommand() command {
 					return err
 				}
 				staffConsole := console.New(console.Config{
-					Service:       env.svc,
-					Logger:        log,
-					Now:           env.m.Now,
-					Sessions:      credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
-					SecureCookies: *adminSecure,
-					Command:       env.m.Self,
-					DatabaseFlag:  env.dbFlag(),
+					Service:        env.svc,
+					Logger:         log,
+					Now:            env.m.Now,
+					Sessions:       credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
+					SecureCookies:  *adminSecure,
+					Command:        env.m.Self,
+					DatabaseFlag:   env.dbFlag(),
+					SendWebhookNow: worker.SendNow,
 				})
 				// The console shares the service, the database and the logger with the API and
 				// stops with it; if it fails on its own, the whole process stops.
