@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,12 +31,16 @@ const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
 // lift on an unpaid overdue hold, goes from the receivables to that company's open invoices and
 // records its payment as a positive amount, after which the store's aging moves, creates a key whose secret the REST API accepts, and revokes
 // it (accepting the confirmation the page's script asks for), after which the REST API refuses
-// it, adds a webhook endpoint and reads its (empty) deliveries, and finds a failed delivery in
+// it, adds a webhook endpoint, reads its (empty) deliveries, sends it a test event and reads the
+// attempt, and finds a failed delivery in
 // the platform inbox and retries it once its company exists. Chromium may reach only the console, so the pages must need nothing from elsewhere; no
 // script error may occur. Screenshots of the main pages are saved in the test's artifact
 // directory (go test -artifacts keeps them), and in docs/images with CREDITD_UPDATE_SCREENSHOTS=1.
 func TestConsoleInBrowser(t *testing.T) {
-	f := newConsole(t)
+	f := newConsole(t, withWebhookSender)
+	// The ERP's webhook receiver, for the test event the walk sends.
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(receiver.Close)
 	store := f.MustStore(t, "Demo Wholesale GmbH", "EUR")
 	f.MustStaff(t, store, "Anna Berg", "anna@example.com", password)
 	staff := credittest.Staff(store)
@@ -258,7 +263,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run("create a webhook endpoint and read its deliveries",
 		chromedp.Click(`a[href="/webhooks"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#create-webhook`, chromedp.ByID),
-		chromedp.SendKeys(`#webhook-url`, "http://127.0.0.1:9/hooks/creditd", chromedp.ByID),
+		chromedp.SendKeys(`#webhook-url`, receiver.URL+"/hooks/creditd", chromedp.ByID),
 		chromedp.SendKeys(`#webhook-description`, "ERP credit sync", chromedp.ByID),
 		chromedp.Click(`[id="event-company.hold_placed"]`, chromedp.ByQuery),
 		chromedp.Click(`[id="event-company.hold_lifted"]`, chromedp.ByQuery),
@@ -274,6 +279,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#no-attempts`, chromedp.ByID),
 		bodyText("No delivery was attempted yet."),
 		bodyText("Nothing is waiting."),
+	)
+	run("send a test event and read its attempt",
+		chromedp.Click(`#send-test`, chromedp.ByID),
+		chromedp.WaitVisible(`#attempts`, chromedp.ByID),
+		bodyText(" sent: "),
+		bodyText("(HTTP 200)"),
+		shot("webhook-test"),
 	)
 	if endpoints, err := f.Service.ListWebhookEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
 		t.Errorf("endpoints after the form: %+v %v (page said %s)", endpoints, err, endpointID)

@@ -83,15 +83,7 @@ func TestWebhookTestEvent(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(receiver.Close)
-	f := newFixture(t, func(cfg *console.Config) {
-		w := delivery.New(delivery.Config{
-			Queue:  cfg.Service,
-			Lock:   func(context.Context, string) (func(), bool, error) { return func() {}, true, nil },
-			Client: webhook.NewClient(webhook.Options{AllowPrivate: true}),
-			Logger: slog.New(slog.DiscardHandler),
-		})
-		cfg.SendWebhookNow = w.SendNow
-	})
+	f := newFixture(t, withWebhookSender)
 	b := f.browser(t)
 	b.mustSignIn("anna@example.com", password)
 	created := b.post("/webhooks", url.Values{"url": {receiver.URL + "/hook"}, "description": {"ERP"}}).wantStatus(t, http.StatusOK)
@@ -123,4 +115,16 @@ func TestWebhookTestEvent(t *testing.T) {
 	pb := plain.browser(t)
 	pb.mustSignIn("anna@example.com", password)
 	pb.get("/webhooks/"+plain.endpoints[plain.key.ID]).wantStatus(t, http.StatusOK).wantNoText(t, `id="send-test"`)
+}
+
+// withWebhookSender gives the console a webhook worker's SendNow, as serve does, delivering to
+// loopback.
+func withWebhookSender(cfg *console.Config) {
+	w := delivery.New(delivery.Config{
+		Queue:  cfg.Service,
+		Lock:   func(context.Context, string) (func(), bool, error) { return func() {}, true, nil },
+		Client: webhook.NewClient(webhook.Options{AllowPrivate: true}),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	cfg.SendWebhookNow = w.SendNow
 }
