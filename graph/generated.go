@@ -1670,13 +1670,15 @@ enum ActorType {
   API_KEY
   STAFF
   SYSTEM
+  "The commerce platform: an order, payment, refund or cancellation it delivered (contract §13)."
+  PLATFORM
 }
 
 "The author of a timeline event."
 type Actor {
-  "An API key, a staff member, or the system."
+  "An API key, a staff member, the system, or the commerce platform."
   type: ActorType!
-  "The API key's label, the staff member's name, or ` + "`" + `system` + "`" + `."
+  "The API key's label, the staff member's name, ` + "`" + `system` + "`" + `, or ` + "`" + `platform` + "`" + `."
   label: String!
 }
 

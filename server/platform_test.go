@@ -10,6 +10,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/graph"
 	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
 	"github.com/creditd/creditd/webhook"
@@ -498,5 +499,24 @@ func TestPlatformDoorAnswers503WhenTheDatabaseIsDown(t *testing.T) {
 	r := f.deliver(t, f.shop, f.secret, credit.TopicOrderCreated, "w1", orderBody(1, gid42, ptr(14), "1.00"))
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || r.ErrorCode() != "unavailable" {
 		t.Fatalf("delivery while the database is down: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestPlatformEntriesAreThePlatformsOnTheTimeline: an order from the door is on the company's
+// timeline under actor platform, and GraphQL names that actor with a value of its ActorType
+// enum (a value the schema lacks breaks clients that check enums).
+func TestPlatformEntriesAreThePlatformsOnTheTimeline(t *testing.T) {
+	f := newPlatformFixture(t)
+	if d := f.send(t, "orders/create", "wh-timeline-1", orderBody(9001, *f.company.PlatformCompanyGID, ptr(14), "100.00")); d.Status != credit.InboxApplied {
+		t.Fatalf("order: %+v", d)
+	}
+	r := f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/graphql", Key: f.key,
+		Body: map[string]string{"query": fmt.Sprintf(`{ company(id: %q) { timeline(first: 1) { edges { node { type actor { type label } } } } } }`, f.company.ID)}})
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"actor":{"type":"PLATFORM","label":"platform"}`) || strings.Contains(string(r.Body), `"errors"`) {
+		t.Fatalf("timeline: %d %s", r.Status, r.Body)
+	}
+	enum := graph.NewExecutableSchema(graph.Config{}).Schema().Types["ActorType"]
+	if enum == nil || enum.EnumValues.ForName("PLATFORM") == nil {
+		t.Errorf("the schema's ActorType has no PLATFORM")
 	}
 }
