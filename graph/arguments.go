@@ -32,6 +32,7 @@ var listKinds = map[string]string{
 	"events":       "events",
 	"ledger":       "ledger",
 	"timeline":     "timeline",
+	"invoices":     "invoices",
 }
 
 // argumentChecks is the extension that checks every connection field's arguments.

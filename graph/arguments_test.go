@@ -64,6 +64,7 @@ func TestConnectionArgumentsRefusedBeforeExecution(t *testing.T) {
 		{"malformed after", `{ companies(after: "abc") { edges { cursor } } }`, nil, "after"},
 		{"another store's cursor", `query($c: String) { companies(after: $c) { edges { cursor } } }`, map[string]any{"c": foreignCursor}, "after"},
 		{"another list's cursor", `query($c: String) { events(after: $c) { edges { cursor } } }`, map[string]any{"c": ledgerCursor}, "after"},
+		{"a ledger's cursor for invoices", `query($c: String) { companies { edges { node { invoices(after: $c) { edges { cursor } } } } } }`, map[string]any{"c": ledgerCursor}, "after"},
 		{"afterEntry not an entry", `{ companies { edges { node { ledger(afterEntry: "co_x") { edges { cursor } } } } } }`, nil, "afterEntry"},
 		{"afterEvent not an event", `query($e: ID) { events(afterEvent: $e) { edges { cursor } } }`, map[string]any{"e": "le_x"}, "afterEvent"},
 		{"unknown event type", `{ events(types: ["nope"]) { edges { cursor } } }`, nil, "types"},
