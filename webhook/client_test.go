@@ -317,11 +317,19 @@ func TestDeliverTimesOut(t *testing.T) {
 // request: a shutdown is not the receiver's fault and must not be classified as its timeout.
 func TestDeliverCanceledByTheCaller(t *testing.T) {
 	t.Parallel()
-	arrived := make(chan struct{})
+	// The receiver holds the request until the test ends, not until its own request context is
+	// done: that context can end for reasons of the server's own (a CI run once saw the handler
+	// return and a 200 reach the client before the client's cancel), and a client that ignored
+	// the cancel would then wait for its timeout and fail the test with timeout.
+	arrived, release := make(chan struct{}), make(chan struct{})
 	r := newReceiver(t, func(w http.ResponseWriter, req *http.Request) {
 		close(arrived)
-		<-req.Context().Done()
+		select {
+		case <-release:
+		case <-time.After(time.Minute):
+		}
 	})
+	t.Cleanup(func() { close(release) })
 	c := NewClient(Options{AllowPrivate: true, TLSConfig: r.tlsConfig()})
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -329,8 +337,14 @@ func TestDeliverCanceledByTheCaller(t *testing.T) {
 		<-arrived
 		cancel()
 	}()
-	if res := c.Deliver(ctx, vectorRequest(r.server.URL)); res.Success || res.Outcome != OutcomeCanceled {
+	res := c.Deliver(ctx, vectorRequest(r.server.URL))
+	if res.Success || res.Outcome != OutcomeCanceled {
 		t.Fatalf("Deliver with a canceled context = %v, want canceled", res)
+	}
+	// Ended by the cancel, not by the attempt's own timeout (which a client that ignored the
+	// cancel would wait for, and which this receiver outlasts).
+	if res.Duration >= DefaultTimeout {
+		t.Fatalf("Deliver ended after %s, its timeout: the cancel was not followed", res.Duration)
 	}
 }
 
