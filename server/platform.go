@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -46,14 +44,8 @@ func (s *Server) mountPlatform(mux *http.ServeMux) {
 // it, charges the store's platform allowance, then runs handle as the platform.
 func (s *Server) platformDoor(handle func(ctx context.Context, r *http.Request, body []byte) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, httpapi.MaxBodyBytes))
+		body, err := httpapi.ReadRaw(w, r)
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				err = credit.Errorf(httpapi.CodeRequestTooLarge, "request bodies are limited to %d bytes", httpapi.MaxBodyBytes)
-			} else {
-				err = credit.Errorf(httpapi.CodeInvalidRequest, "the request body could not be read")
-			}
 			httpapi.WriteError(w, r, err)
 			return
 		}
