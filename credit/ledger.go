@@ -307,7 +307,21 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 // ReducesOutstanding reports whether entries of kind always lower what is outstanding, and so
 // are recorded with a negative amount (contract §5): payments, refunds and cancellations.
 func ReducesOutstanding(kind string) bool {
-	return kind == KindPayment || kind == KindRefund || kind == KindCancellation
+	return ledgerKinds[kind].sign == "-"
+}
+
+// ledgerKindRule is contract §5's sign convention for one kind: the sign its amounts have
+// ("+", "-", "!0" for any but zero, or "any") and whether it names an order ("required",
+// "optional" or "null"). checkLedgerSign and ReducesOutstanding both read it.
+type ledgerKindRule struct{ sign, gid string }
+
+var ledgerKinds = map[string]ledgerKindRule{
+	KindOrderPlaced:    {"+", "required"},
+	KindPayment:        {"-", "optional"},
+	KindRefund:         {"-", "required"},
+	KindCancellation:   {"-", "required"},
+	KindAdjustment:     {"!0", "null"},
+	KindOpeningBalance: {"any", "null"},
 }
 
 // SignedByKind turns an amount a person entered as a positive figure (a payment of 2950) into
@@ -331,20 +345,9 @@ func SignedByKind(kind, amount string) (string, error) {
 //
 // Errors: validation_failed, invalid_amount.
 func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
-	var sign string // "+", "-", "!0" or "any"
-	var gidRule string
-	switch kind {
-	case KindOrderPlaced:
-		sign, gidRule = "+", "required"
-	case KindPayment:
-		sign, gidRule = "-", "optional"
-	case KindRefund, KindCancellation:
-		sign, gidRule = "-", "required"
-	case KindAdjustment:
-		sign, gidRule = "!0", "null"
-	case KindOpeningBalance:
-		sign, gidRule = "any", "null"
-	default:
+	rule, known := ledgerKinds[kind]
+	sign, gidRule := rule.sign, rule.gid
+	if !known {
 		return ParamErrorf(CodeValidationFailed, "kind", "kind must be one of order_placed, payment, refund, cancellation, adjustment, opening_balance")
 	}
 	switch {
