@@ -149,18 +149,19 @@ func refusal(format string, args ...any) *gqlerror.Error {
 }
 
 // WriteError answers a request refused before GraphQL runs (authentication, rate limit, body
-// too large, wrong media type) with the contract's status and headers and a GraphQL error body.
+// too large, wrong media type) with the contract's status and headers and a GraphQL error body
+// without data, as every request error (contract §14).
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p := graphQLProblem(r.Context(), httpapi.Describe(err))
 	httpapi.Log(r.Context(), p, err, "route", r.Pattern)
 	httpapi.SetErrorHeaders(w, p.Code)
-	writeResponse(w, p.Status, &graphql.Response{Errors: gqlerror.List{{
+	writeResponse(w, p.Status, requestError{Errors: gqlerror.List{{
 		Message:    p.Message,
 		Extensions: extensions(p),
 	}}})
 }
 
-func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
+func writeResponse(w http.ResponseWriter, status int, resp requestError) {
 	body, err := httpapi.Marshal(resp)
 	if err != nil {
 		status = http.StatusInternalServerError

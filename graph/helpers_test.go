@@ -2,7 +2,9 @@ package graph_test
 
 import (
 	"context"
+	stdsql "database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -91,6 +93,44 @@ func (r gqlResult) wantCodes(tb testing.TB, codes ...string) {
 	}
 }
 
+// members decodes a response body's top-level members, to tell an absent data member from
+// "data": null.
+func members(tb testing.TB, body []byte) map[string]json.RawMessage {
+	tb.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		tb.Fatalf("not a JSON object: %v\n%s", err, body)
+	}
+	return m
+}
+
+// wantRefused fails unless res refuses the whole request (contract §14, GraphQL over HTTP):
+// the status, one error with code and param, and no data member, which a client would read as
+// an executed request whose every field failed. Every refusal of a whole request is held to
+// it: before execution (parse, validation, limits, arguments), before GraphQL runs
+// (authentication, rate limit) and by the mutation middleware (rate limit, Idempotency-Key).
+func wantRefused(tb testing.TB, res gqlResult, status int, code, param string) {
+	tb.Helper()
+	if res.HTTP.Status != status {
+		tb.Fatalf("status %d, want %d: %s", res.HTTP.Status, status, res.HTTP.Body)
+	}
+	if _, ok := members(tb, res.HTTP.Body)["data"]; ok {
+		tb.Errorf("a refused request has a data member: %s", res.HTTP.Body)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Extensions.Code != code || res.Errors[0].Extensions.Param != param {
+		tb.Fatalf("errors %+v, want one %s (param %q): %s", res.Errors, code, param, res.HTTP.Body)
+	}
+}
+
+// wantData fails unless res has a data member: a request that ran keeps it, null or not, with
+// its field errors beside it.
+func wantData(tb testing.TB, res gqlResult) {
+	tb.Helper()
+	if _, ok := members(tb, res.HTTP.Body)["data"]; !ok {
+		tb.Errorf("a request that ran has no data member: %s", res.HTTP.Body)
+	}
+}
+
 // at walks a decoded JSON value along a path of object keys and array indexes.
 func at(tb testing.TB, v any, path ...any) any {
 	tb.Helper()
@@ -172,6 +212,16 @@ func (l *sqlLog) record(statement string) error {
 	return nil
 }
 
+// commit asks fail about a transaction's COMMIT, without recording it as a statement.
+func (l *sqlLog) commit() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return l.fail("COMMIT")
+	}
+	return nil
+}
+
 // reset forgets what was recorded.
 func (l *sqlLog) reset() {
 	l.mu.Lock()
@@ -231,6 +281,44 @@ func (t countingTx) Query(ctx context.Context, query string, args, v any) error 
 		return err
 	}
 	return t.Tx.Query(ctx, query, args, v)
+}
+
+// ExecContext records and runs a statement sent as raw SQL in a transaction (savepoints).
+func (t countingTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	if err := t.log.record(query); err != nil {
+		return nil, err
+	}
+	ex, ok := t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("the transaction's driver has no ExecContext")
+	}
+	return ex.ExecContext(ctx, query, args...)
+}
+
+// QueryContext records and runs a query sent as raw SQL in a transaction (the numbering
+// of events).
+func (t countingTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	if err := t.log.record(query); err != nil {
+		return nil, err
+	}
+	q, ok := t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("the transaction's driver has no QueryContext")
+	}
+	return q.QueryContext(ctx, query, args...)
+}
+
+// Commit fails, rolling back, when the log's fail hook fails "COMMIT".
+func (t countingTx) Commit() error {
+	if err := t.log.commit(); err != nil {
+		_ = t.Tx.Rollback()
+		return err
+	}
+	return t.Tx.Commit()
 }
 
 // withSQLLog makes the HTTP server's service send its SQL through a recording driver; the

@@ -33,6 +33,9 @@ type request struct {
 	// one resolver at a time use it.
 	inTx atomic.Bool
 	txMu sync.Mutex
+	// refused is set when the middleware refuses the whole request before its fields run or
+	// undoes it (rate limit, Idempotency-Key): the transport then answers without data.
+	refused atomic.Bool
 
 	mu sync.Mutex
 	// logged holds the internal errors already logged, by text.

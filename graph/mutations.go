@@ -67,8 +67,10 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	}
 }
 
-// refuse answers the whole request with err, with the status and headers REST gives its code.
+// refuse answers the whole request with err, with the status and headers REST gives its code
+// and, as for any request error, no data member (contract §14): nothing of it ran or was kept.
 func (h *Handler) refuse(ctx context.Context, req *request, err error) graphql.ResponseHandler {
+	req.refused.Store(true)
 	e := presentError(ctx, err)
 	httpapi.SetErrorHeaders(req.w, codeOf(e))
 	req.w.force(httpapi.Status(codeOf(e)))

@@ -1,11 +1,16 @@
 package graph_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
@@ -92,10 +97,10 @@ func TestSeveralMutationsInOneRequest(t *testing.T) {
 
 	// One request left: a request with three mutation fields is refused before any runs.
 	res = doGQL(t, f.env, gqlRequest{Key: f.full, Query: three, Variables: map[string]any{"id": f.brau.ID}})
-	if res.HTTP.Status != http.StatusTooManyRequests || res.HTTP.Header.Get("Retry-After") == "" {
+	if res.HTTP.Header.Get("Retry-After") == "" {
 		t.Fatalf("over the limit: %d %v %s", res.HTTP.Status, res.HTTP.Header, res.HTTP.Body)
 	}
-	res.wantCodes(t, "rate_limited")
+	wantRefused(t, res, http.StatusTooManyRequests, "rate_limited", "")
 	if c, _ := f.env.Service.GetCompany(viewerOf(f.store), f.brau.ID); c.Outstanding.Amount != "0.00" || c.Hold != nil {
 		t.Fatalf("a refused request wrote: %+v", c)
 	}
@@ -138,10 +143,7 @@ func TestIdempotentMutations(t *testing.T) {
 	})
 	t.Run("same key, other request", func(t *testing.T) {
 		res := send("adj-1", adjustMutation, in("companyId", co, "amount", "100.01", "note", "retry me"))
-		if res.HTTP.Status != http.StatusUnprocessableEntity {
-			t.Fatalf("status %d: %s", res.HTTP.Status, res.HTTP.Body)
-		}
-		res.wantCodes(t, "idempotency_key_reused")
+		wantRefused(t, res, http.StatusUnprocessableEntity, "idempotency_key_reused", "")
 		// Keys are one namespace with REST's.
 		rest := f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/v1/companies/" + co + "/hold", Key: f.full, Body: `{}`,
 			Header: map[string]string{"Idempotency-Key": "adj-1", "Content-Type": "application/json"}})
@@ -152,6 +154,7 @@ func TestIdempotentMutations(t *testing.T) {
 	t.Run("invalid input is not stored", func(t *testing.T) {
 		bad := send("adj-2", adjustMutation, in("companyId", co, "amount", "1.001", "note", "x"))
 		bad.wantCodes(t, "invalid_amount")
+		wantData(t, bad) // a field error: the request ran
 		fixed := send("adj-2", adjustMutation, in("companyId", co, "amount", "1.00", "note", "x"))
 		if len(fixed.Errors) > 0 || fixed.HTTP.Header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("corrected retry with the same key: %s", fixed.HTTP.Body)
@@ -276,4 +279,74 @@ func TestEveryMutationKeepsItsWriteBesideARefusedField(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdempotencyRefusalsHaveNoData: a request refused as a whole over its Idempotency-Key is
+// answered without a data member, with REST's status and code: a key still claimed by a
+// request in flight, and a key's transaction that could not commit, after which nothing is
+// written and the key is free again.
+func TestIdempotencyRefusalsHaveNoData(t *testing.T) {
+	log := &sqlLog{}
+	f := newFixture(t, withSQLLog(log))
+	vars := in("companyId", f.alpen.ID, "amount", "10.00", "note", "refused")
+	send := func(key string) gqlResult {
+		t.Helper()
+		return doGQL(t, f.env, gqlRequest{Key: f.full, Query: adjustMutation, Variables: vars, Header: map[string]string{"Idempotency-Key": key}})
+	}
+	outstanding := func() string {
+		t.Helper()
+		c, err := f.env.Service.GetCompany(viewerOf(f.store), f.alpen.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Outstanding.Amount
+	}
+
+	t.Run("in flight", func(t *testing.T) {
+		// The key claimed by an instance that died mid-write, for this very request: the
+		// fingerprint is SHA-256 of method, path and canonical body, NUL-separated.
+		body, err := json.Marshal(map[string]any{"query": adjustMutation, "variables": vars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte("POST\x00/graphql\x00" + string(body)))
+		now := f.env.Clock.Now()
+		if err := f.env.DB.Client.IdempotencyRecord.Create().
+			SetStoreID(f.store).SetKey("inflight").SetFingerprint(hex.EncodeToString(sum[:])).
+			SetClaim("dead-instance").SetLockedUntil(now.Add(time.Minute)).SetCreatedAt(now).SetExpiresAt(now.Add(24 * time.Hour)).
+			Exec(credittest.Admin()); err != nil {
+			t.Fatal(err)
+		}
+		wantRefused(t, send("inflight"), http.StatusConflict, "idempotency_key_in_use", "")
+		if got := outstanding(); got != "4800.00" {
+			t.Fatalf("outstanding %s after a refused request, want 4800.00", got)
+		}
+	})
+
+	t.Run("commit fails", func(t *testing.T) {
+		wrote := false
+		log.fail = func(statement string) error {
+			switch {
+			case strings.HasPrefix(statement, "INSERT INTO") && strings.Contains(statement, "ledger_entries"):
+				wrote = true
+			case statement == "COMMIT" && wrote:
+				wrote = false
+				return errors.New("disk I/O error at commit")
+			}
+			return nil
+		}
+		res := send("commit-1")
+		log.fail = nil
+		wantRefused(t, res, http.StatusInternalServerError, "internal_error", "")
+		if got := outstanding(); got != "4800.00" {
+			t.Fatalf("outstanding %s after a transaction that did not commit, want 4800.00", got)
+		}
+		// The key was released: the retry runs, once.
+		if again := send("commit-1"); len(again.Errors) > 0 || again.HTTP.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("retry after the failed commit: %v %s", again.HTTP.Header, again.HTTP.Body)
+		}
+		if got := outstanding(); got != "4810.00" {
+			t.Fatalf("outstanding %s after the retry, want 4810.00", got)
+		}
+	})
 }

@@ -14,10 +14,14 @@ import (
 // shapedTransport is one of gqlgen's transports (GET, POST) with two changes to the body it
 // writes:
 //
-//   - A request refused before execution (it does not parse, does not validate, breaks a limit
-//     or has a connection argument the lists refuse) is answered without a data member, as
-//     GraphQL over HTTP says: gqlgen writes "data": null, which a client reads as an executed
-//     request whose every field failed.
+//   - A request refused as a whole is answered without a data member, as GraphQL over HTTP
+//     says: gqlgen writes "data": null, which a client reads as an executed request whose every
+//     field failed. That is a request refused before execution (it does not parse, does not
+//     validate, breaks a limit or has a connection argument the lists refuse) and one the
+//     mutation middleware refused (see Handler.refuse: the rate limit of its extra mutation
+//     fields, an Idempotency-Key in use or reused, a key's transaction that did not commit).
+//     Refusals before gqlgen runs (authentication, rate limit, body) are WriteError's, also
+//     without data.
 //   - A response of data alone is written as it is. gqlgen encodes every response with
 //     json.Marshal, which re-reads and compacts the already encoded data (a dashboard's is about
 //     60 KB) to escape <, >, & and U+2028/9 in it; data without those bytes is written unchanged
@@ -38,9 +42,15 @@ type dataExecutor struct {
 }
 
 func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	// The request is taken from this context: the one returned below is nil when an operation
+	// middleware refused the request without calling the next one.
+	req := requestFrom(ctx)
 	next, ctx := e.GraphExecutor.DispatchOperation(ctx, oc)
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
+		if resp != nil && req != nil && req.refused.Load() {
+			return e.w.requestError(resp)
+		}
 		if resp == nil || len(resp.Errors) > 0 || len(resp.Extensions) > 0 || resp.Label != "" || resp.Path != nil ||
 			resp.HasNext != nil || len(resp.Data) == 0 || escaped(resp.Data) {
 			return resp
@@ -52,12 +62,17 @@ func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.Operati
 
 // DispatchError answers a request that was not executed: its errors (and extensions), no data.
 func (e dataExecutor) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
-	resp := e.GraphExecutor.DispatchError(ctx, list)
+	return e.w.requestError(e.GraphExecutor.DispatchError(ctx, list))
+}
+
+// requestError has w write resp as a request error's body, its errors and extensions without
+// data, and returns the empty response gqlgen then writes in its place.
+func (w *dataWriter) requestError(resp *graphql.Response) *graphql.Response {
 	body, err := httpapi.Marshal(requestError{Errors: resp.Errors, Extensions: resp.Extensions})
 	if err != nil {
 		return resp
 	}
-	e.w.body = [][]byte{body}
+	w.body = [][]byte{body}
 	return &graphql.Response{}
 }
 
