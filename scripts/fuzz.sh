@@ -13,6 +13,13 @@
 # treats as a normal end. A baseline that has not finished after BASELINE_LIMIT (default 180s)
 # ends the target with a warning.
 #
+# Each package is built once for all its targets: `go test -c -fuzz` builds the test binary with
+# the coverage instrumentation fuzzing needs, and the script runs it once per target from the
+# package's directory with the flags go test would pass (-test.fuzz, -test.fuzzcachedir in Go's
+# cache, -test.timeout), so a failing input lands in the same testdata/fuzz/ and the corpus
+# cache is the same. (`go test -fuzz` would build and link the instrumented binary again for
+# every target: five times for reliability's.)
+#
 #   scripts/fuzz.sh                  # every target
 #   scripts/fuzz.sh FuzzGraphQL      # the targets whose name matches
 #   FUZZ_BUDGET=10m scripts/fuzz.sh  # a longer session
@@ -48,11 +55,18 @@ echo "fuzzing ${#targets[@]} targets for ${each}s each"
 
 baseline_limit="$(to_seconds "${BASELINE_LIMIT:-180s}")"
 
-# fuzz_one DIR NAME LOG runs one target as described above; its output goes to LOG.
+bin_dir="$(mktemp -d)"
+trap 'rm -rf "$bin_dir"' EXIT
+fuzz_cache="$(go env GOCACHE)/fuzz"
+
+# fuzz_one DIR NAME BIN PKG LOG runs one target of DIR's test binary BIN (package PKG) as
+# described above; its output goes to LOG.
 fuzz_one() {
-	local dir="$1" name="$2" log="$3" started="" pid
-	# setsid: go test and its workers get their own process group, so SIGINT reaches them all.
-	setsid go test -run '^$' -fuzz "^${name}\$" -fuzztime "$((baseline_limit + each))s" "${dir}" >"$log" 2>&1 &
+	local dir="$1" name="$2" bin="$3" pkg="$4" log="$5" started="" pid
+	# setsid: the test binary and its workers get their own process group, so SIGINT reaches
+	# them all.
+	(cd "$dir" && exec setsid "$bin" -test.run '^$' -test.fuzz "^${name}\$" -test.fuzztime "$((baseline_limit + each))s" \
+		-test.fuzzcachedir "${fuzz_cache}/${pkg}" -test.timeout 10m0s -test.paniconexit0) >"$log" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		if [[ -z "$started" ]] && grep -q '^fuzz: elapsed: .*, execs: ' "$log"; then
@@ -64,7 +78,7 @@ fuzz_one() {
 		fi
 		sleep 1
 	done
-	# An interrupted go test exits 1 even when the fuzzing ended well; its output tells.
+	# The exit status of an interrupted run says nothing of the fuzzing; its output tells.
 	wait "$pid" || true
 	if grep -qE '^(--- FAIL|FAIL)' "$log" || ! grep -qE '^(ok|PASS)' "$log"; then
 		return 1
@@ -74,10 +88,26 @@ fuzz_one() {
 	fi
 }
 
+# build DIR builds DIR's instrumented test binary into bin_dir, once, and sets bin and pkg (its
+# import path) to it.
+declare -A built
+build() {
+	local dir="$1" start=$SECONDS
+	bin="${bin_dir}/$(echo "${dir#./}" | tr / _).test"
+	pkg="$(go list -f '{{.ImportPath}}' "$dir")"
+	if [[ -z "${built[$dir]:-}" ]]; then
+		# -fuzz makes go test build with instrumentation; which targets it names does not matter.
+		go test -c -fuzz . -o "$bin" "$dir"
+		printf 'built %s with coverage instrumentation in %ds\n' "$dir" $((SECONDS - start))
+		built[$dir]=1
+	fi
+}
+
 for t in "${targets[@]}"; do
 	read -r dir name <<<"$t"
+	build "$dir"
 	log="$(mktemp)"
-	if ! fuzz_one "$dir" "$name" "$log"; then
+	if ! fuzz_one "$dir" "$name" "$bin" "$pkg" "$log"; then
 		cat "$log"
 		rm -f "$log"
 		echo "FAIL ${name} (${dir}): the failing input is in ${dir#./}/testdata/fuzz/${name}/" >&2
