@@ -395,7 +395,7 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 			return err
 		}
 		out = companyView(c, st)
-		_, err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
+		err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
 		return err
 	})
 	return out, err
@@ -517,7 +517,7 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 		if !changed {
 			return nil
 		}
-		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
+		if err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
 			map[string]any{"credit_limit": out.PreviousCreditLimit}); err != nil {
 			return err
 		}

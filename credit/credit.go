@@ -32,6 +32,11 @@ type Storage interface {
 	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
 	// Reader returns the client to read with: ctx's transaction's, else the database's.
 	Reader(ctx context.Context) *ent.Client
+	// InsertNumbered inserts a row of a table numbered by a counter (events: the store's
+	// event_seq; timeline_events: the company's timeline_seq) with the counter's next value as
+	// its seq, and returns that value. The row must name its store, which the viewer must be
+	// allowed to write in (the rule ent's hook applies to every other new row).
+	InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error)
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends, where the database needs row locks to serialise writers.
 	ForUpdate(s *sql.Selector)
