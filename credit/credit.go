@@ -27,6 +27,9 @@ type Storage interface {
 	// InTx runs fn in a write transaction, joining ctx's transaction (in a savepoint) when it
 	// carries one, and returns once fn's changes are durable or rolled back.
 	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for
+	// operations to join with InTx: each one that fails undoes its own writes only.
+	Join(ctx context.Context, tx *ent.Tx) context.Context
 	// WriteOne runs fn, which makes a single write statement, as its own transaction, in
 	// as few round trips as the database allows.
 	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
