@@ -24,8 +24,9 @@ import (
 type Storage interface {
 	// Ent returns the database's ent client.
 	Ent() *ent.Client
-	// InTx runs fn in a write transaction, joining ctx's transaction (in a savepoint) when it
-	// carries one, and returns once fn's changes are durable or rolled back.
+	// InTx runs fn in a write transaction, joining ctx's transaction when it carries one (fn's
+	// failure then undoes fn's writes only), and returns once fn's changes are durable or
+	// rolled back.
 	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
 	// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for
 	// operations to join with InTx: each one that fails undoes its own writes only.

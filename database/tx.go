@@ -21,7 +21,9 @@ func (db *DB) Ent() *ent.Client { return db.Client }
 // InTx runs fn in one write transaction and commits it when fn returns nil; fn's error, or the
 // commit's, is returned. When ctx already carries a transaction (an idempotent request runs
 // all its operations in one), fn joins it inside a savepoint, so that an operation that fails
-// after writing undoes only its own writes and the owner of the transaction commits.
+// after writing undoes only its own writes and the owner of the transaction commits; the
+// first operation of a transaction handed over with Join gets the same without a savepoint
+// (see Join).
 //
 // On SQLite, writes of this process queue for the database's single writer and share commits
 // (see groupcommit.go); InTx still returns only once fn's changes are durable.
