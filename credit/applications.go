@@ -222,7 +222,7 @@ func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (A
 			return err
 		}
 		out = applicationView(a)
-		_, err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationCreated, applicationEventView(a), nil)
+		err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationCreated, applicationEventView(a), nil)
 		return err
 	})
 	return out, err
@@ -306,11 +306,11 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		out = applicationView(a)
 		// The events last: they lock the store's row until commit.
 		if created != nil {
-			if _, err := s.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
+			if err := s.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
 				return err
 			}
 		}
-		_, err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
+		err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
 		return err
 	})
 	return out, created, err

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
@@ -222,22 +224,24 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 // turns: its ledger sequence numbers then follow commit order.
 //
 // Where the database locks rows (PostgreSQL) it first locks the company's store row, which
-// every write locks anyway to number its event (nextEventSeq). All writers of a store then
-// take their locks in one order, the store before any company, so a transaction that writes
-// to several companies (GraphQL mutations under one Idempotency-Key) cannot close a cycle
-// with another write: it waits instead of deadlocking.
+// every write locks anyway to number its event (database.InsertNumbered). All writers of a
+// store then take their locks in one order, the store before any company, so a transaction
+// that writes to several companies (GraphQL mutations under one Idempotency-Key) cannot close
+// a cycle with another write: it waits instead of deadlocking. Both locks are one statement:
+// the company's SELECT … FOR UPDATE has the store's lock as a condition that names no column
+// of the company (an EXISTS … FOR UPDATE), which PostgreSQL evaluates once, as an InitPlan,
+// before it reads and locks the company's row.
 //
 // Errors: not_found.
 func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
+	q := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate)
 	if s.db.LocksRows() {
-		if err := s.lockStoreOf(ctx, tx, id); err != nil {
-			return nil, err
-		}
+		q.Where(storeLockedFirst(ctx, id))
 	}
-	c, err := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate).Only(ctx)
+	c, err := q.Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
 	}
@@ -245,6 +249,27 @@ func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.
 		return nil, err
 	}
 	return c, nil
+}
+
+// storeLockedFirst is lockCompany's condition that locks the store's row before the company's
+// (see there): the viewer's store, or for system work (the overdue sweep) the store the
+// company names, read in the same statement. A store's viewer never locks another store's row,
+// even when naming another store's company (which the data layer then does not find).
+func storeLockedFirst(ctx context.Context, companyID string) predicate.Company {
+	v, _ := tenant.FromContext(ctx)
+	return func(sel *sql.Selector) {
+		// OF locked_store: only the store's row, whatever else the subquery reads.
+		stores := sql.Table(store.Table).As("locked_store")
+		lock := sql.Select(stores.C(store.FieldID)).From(stores).ForUpdate(sql.WithLockTables("locked_store"))
+		if v.StoreID != "" {
+			lock.Where(sql.EQ(stores.C(store.FieldID), v.StoreID))
+		} else {
+			named := sql.Table(company.Table).As("named_company")
+			lock.Where(sql.EQ(stores.C(store.FieldID),
+				sql.Select(named.C(company.FieldStoreID)).From(named).Where(sql.EQ(named.C(company.FieldID), companyID))))
+		}
+		sel.Where(sql.Exists(lock))
+	}
 }
 
 // writeCompany runs one of the API's writes to a company (adjustment, limit change, hold
@@ -395,7 +420,7 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 			return err
 		}
 		out = companyView(c, st)
-		_, err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
+		err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
 		return err
 	})
 	return out, err
@@ -517,29 +542,11 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 		if !changed {
 			return nil
 		}
-		if _, err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
+		if err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
 			map[string]any{"credit_limit": out.PreviousCreditLimit}); err != nil {
 			return err
 		}
 		return nil
 	})
 	return out, err
-}
-
-// lockStoreOf locks the row of company id's store until the transaction ends (see
-// lockCompany). A store's viewer names the store; system work (the overdue sweep) reads the
-// company's store first, without a lock.
-//
-// Errors: not_found.
-func (s *Service) lockStoreOf(ctx context.Context, tx *ent.Tx, companyID string) error {
-	v, _ := tenant.FromContext(ctx)
-	storeID := v.StoreID
-	if storeID == "" {
-		var err error
-		if storeID, err = tx.Company.Query().Where(company.ID(companyID)).Select(company.FieldStoreID).String(ctx); err != nil {
-			return notFoundOr(err, "company")
-		}
-	}
-	_, err := tx.Store.Query().Where(store.ID(storeID), s.db.ForUpdate).IDs(ctx)
-	return err
 }

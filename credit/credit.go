@@ -24,14 +24,23 @@ import (
 type Storage interface {
 	// Ent returns the database's ent client.
 	Ent() *ent.Client
-	// InTx runs fn in a write transaction, joining ctx's transaction (in a savepoint) when it
-	// carries one, and returns once fn's changes are durable or rolled back.
+	// InTx runs fn in a write transaction, joining ctx's transaction when it carries one (fn's
+	// failure then undoes fn's writes only), and returns once fn's changes are durable or
+	// rolled back.
 	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for
+	// operations to join with InTx: each one that fails undoes its own writes only.
+	Join(ctx context.Context, tx *ent.Tx) context.Context
 	// WriteOne runs fn, which makes a single write statement, as its own transaction, in
 	// as few round trips as the database allows.
 	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
 	// Reader returns the client to read with: ctx's transaction's, else the database's.
 	Reader(ctx context.Context) *ent.Client
+	// InsertNumbered inserts a row of a table numbered by a counter (events: the store's
+	// event_seq; timeline_events: the company's timeline_seq) with the counter's next value as
+	// its seq, and returns that value. The row must name its store, which the viewer must be
+	// allowed to write in (the rule ent's hook applies to every other new row).
+	InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error)
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends, where the database needs row locks to serialise writers.
 	ForUpdate(s *sql.Selector)

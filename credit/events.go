@@ -94,54 +94,19 @@ type eventData struct {
 
 // emit appends one event to the feed of the store storeID in tx: object is the resource's
 // REST view (never personal data), previous the changed values before the write (nil when
-// nothing was replaced). It locks the store's row until commit (see above); a transaction
-// that locks a company has locked that row already (lockCompany), so no other lock may
-// follow one taken here in a different order.
-func (s *Service) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) (*ent.Event, error) {
+// nothing was replaced). Its number and its row are one statement where the database allows
+// (see database.InsertNumbered), which locks the store's row until commit (see above); a
+// transaction that locks a company has locked that row already (lockCompany), so no other lock
+// may follow one taken here in a different order.
+func (s *Service) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
 	data, err := json.Marshal(eventData{Object: object, Previous: previous})
 	if err != nil {
-		return nil, fmt.Errorf("encode %s event: %w", typ, err)
+		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	seq, err := nextEventSeq(ctx, tx, storeID)
-	if err != nil {
-		return nil, err
-	}
-	return tx.Event.Create().
-		SetStoreID(storeID).
-		SetSeq(seq).
-		SetType(typ).
-		SetOccurredAt(s.Now()).
-		SetData(string(data)).
-		Save(ctx)
-}
-
-// nextEventSeq takes the store's next event number in one statement, locking the store's row
-// on PostgreSQL until the transaction ends.
-func nextEventSeq(ctx context.Context, tx *ent.Tx, storeID string) (int64, error) {
-	return nextSeq(ctx, tx, "stores", "event_seq", storeID)
-}
-
-// nextSeq adds one to a counter column of the row with the given ID and returns its new
-// value, in one statement (UPDATE … RETURNING, on SQLite as on PostgreSQL) instead of an
-// update and a read. The caller has checked that the row is the viewer's. table and column
-// are constants of this package. ($1 is also SQLite's first positional parameter.)
-func nextSeq(ctx context.Context, tx *ent.Tx, table, column, id string) (int64, error) {
-	rows, err := tx.QueryContext(ctx, `UPDATE `+table+` SET `+column+` = `+column+` + 1 WHERE id = $1 RETURNING `+column, id)
-	if err != nil {
-		return 0, fmt.Errorf("next %s: %w", column, err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("next %s: %w", column, err)
-		}
-		return 0, fmt.Errorf("next %s: no row %s in %s", column, id, table)
-	}
-	var seq int64
-	if err := rows.Scan(&seq); err != nil {
-		return 0, fmt.Errorf("next %s: %w", column, err)
-	}
-	return seq, rows.Close()
+	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
+		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
+		[]any{ids.New(eventIDPrefix), storeID, typ, s.Now(), string(data)})
+	return err
 }
 
 // readableEventTypes returns the event types the viewer may read: all for staff and the
@@ -362,7 +327,7 @@ func retentionText(d time.Duration) string {
 // now is (c), and its status and hold as they were (before, with the lifted hold's kind).
 func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
 	prev := companyView(before, c.Edges.Store)
-	_, err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
+	err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err
 }
 

@@ -74,7 +74,7 @@ func (s *Service) Idempotent(ctx context.Context, key, fingerprint string, run f
 	}
 	errNotStored := errors.New("response not stored")
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		r, store, err := run(ent.NewTxContext(ctx, tx))
+		r, store, err := run(s.db.Join(ctx, tx))
 		if err != nil {
 			return err
 		}

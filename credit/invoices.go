@@ -118,7 +118,14 @@ func (s *Service) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.C
 
 // reconcileOverdue places or lifts the company's automatic overdue hold to match its invoices.
 // The company must be locked by tx. It returns the company as it now is.
+//
+// A manual hold is never replaced (contract §5: the overdue hold waits until it is lifted,
+// and lifting it reconciles), so under one nothing below can change, whatever the invoices:
+// they are not read.
 func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
+	if c.HoldKind != nil && *c.HoldKind == company.HoldKindManual {
+		return c, nil
+	}
 	overdue, err := s.oldestOverdueInvoice(ctx, tx, c)
 	if err != nil {
 		return nil, err

@@ -271,7 +271,7 @@ func (s *Service) CreateKey(ctx context.Context, label string, scopes []string) 
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyCreated, keyEventView(k), nil)
+		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyCreated, keyEventView(k), nil)
 		return err
 	})
 	return out, err
@@ -306,7 +306,7 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
+		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
 		return err
 	})
 	// The old secrets' expiry bumps key_changes (a trigger): every process sees it.
@@ -330,7 +330,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 		if err != nil {
 			return err
 		}
-		_, err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
+		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
 		return err
 	})
 	// Revoking bumps key_changes (a trigger) in the same transaction: every process's next

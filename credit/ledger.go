@@ -403,7 +403,7 @@ func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := s.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
+	if err := s.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
 		return nil, nil, err
 	}
 	if updated, err = s.allocate(ctx, tx, updated, e, dueDays); err != nil {

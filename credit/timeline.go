@@ -2,6 +2,8 @@ package credit
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
@@ -68,22 +70,21 @@ func (s *Service) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, t
 }
 
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the
-// company's previous event.
+// company's previous event, in one statement where the database allows (see
+// database.InsertNumbered).
 func (s *Service) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
-	seq, err := nextSeq(ctx, tx, "companies", "timeline_seq", c.ID)
-	if err != nil {
-		return err
+	if err := timelineevent.ActorTypeValidator(timelineevent.ActorType(actor.Type)); err != nil {
+		return fmt.Errorf("timeline event: %w", err)
 	}
-	return tx.TimelineEvent.Create().
-		SetStoreID(c.StoreID).
-		SetCompanyID(c.ID).
-		SetSeq(seq).
-		SetType(typ).
-		SetActorType(timelineevent.ActorType(actor.Type)).
-		SetActorLabel(actor.Label).
-		SetOccurredAt(s.Now()).
-		SetData(data).
-		Exec(ctx)
+	encoded, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s timeline event: %w", typ, err)
+	}
+	_, err = s.db.InsertNumbered(ctx, tx, timelineevent.Table,
+		[]string{timelineevent.FieldID, timelineevent.FieldStoreID, timelineevent.FieldCompanyID, timelineevent.FieldType,
+			timelineevent.FieldActorType, timelineevent.FieldActorLabel, timelineevent.FieldOccurredAt, timelineevent.FieldData},
+		[]any{ids.New(eventIDPrefix), c.StoreID, c.ID, typ, actor.Type, actor.Label, s.Now(), json.RawMessage(encoded)})
+	return err
 }
 
 // ListTimeline lists a company's timeline events, newest first.

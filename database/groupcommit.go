@@ -35,7 +35,19 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*groupWrite
 	leading bool // a goroutine is committing batches
+
+	// current is the transaction of the write running in a savepoint of its own
+	// (groupSavepoint), nil when none is. Only the leading goroutine sets it, before and
+	// after each write, and only that write reads it (see inSavepoint).
+	current *ent.Tx
 }
+
+// groupSavepoint is the savepoint of each write of a batch.
+const groupSavepoint = "group_write"
+
+// inSavepoint reports whether tx runs a write of a batch in a savepoint of its own, which it
+// may roll back to without touching the batch's other writes. Only that write may ask.
+func (g *groupCommit) inSavepoint(tx *ent.Tx) bool { return tx != nil && g.current == tx }
 
 // groupWrite is one caller's write waiting for its batch.
 type groupWrite struct {
@@ -112,16 +124,20 @@ func (g *groupCommit) commit(batch []*groupWrite) {
 			continue
 		}
 		if savepoints {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT group_write"); err != nil {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+groupSavepoint); err != nil {
 				_ = tx.Rollback()
 				fail(batch, fmt.Errorf("savepoint: %w", err))
 				return
 			}
 		}
+		if savepoints {
+			g.current = tx
+		}
 		w.panicked, w.err = runWrite(w, tx)
+		g.current = nil
 		if w.err == nil && w.panicked == nil {
 			if savepoints {
-				if _, err := tx.ExecContext(ctx, "RELEASE group_write"); err != nil {
+				if _, err := tx.ExecContext(ctx, "RELEASE "+groupSavepoint); err != nil {
 					_ = tx.Rollback()
 					fail(batch, fmt.Errorf("release savepoint: %w", err))
 					return
@@ -136,12 +152,12 @@ func (g *groupCommit) commit(batch []*groupWrite) {
 		}
 		// Undo this write only. If SQLite already rolled the whole transaction back (it does
 		// on some I/O errors), this fails and so does the batch: nothing was acknowledged yet.
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO group_write"); err != nil {
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+groupSavepoint); err != nil {
 			_ = tx.Rollback()
 			fail(batch, fmt.Errorf("roll back to savepoint: %w", err))
 			return
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE group_write"); err != nil {
+		if _, err := tx.ExecContext(ctx, "RELEASE "+groupSavepoint); err != nil {
 			_ = tx.Rollback()
 			fail(batch, fmt.Errorf("release savepoint: %w", err))
 			return

@@ -21,12 +21,17 @@ func (db *DB) Ent() *ent.Client { return db.Client }
 // InTx runs fn in one write transaction and commits it when fn returns nil; fn's error, or the
 // commit's, is returned. When ctx already carries a transaction (an idempotent request runs
 // all its operations in one), fn joins it inside a savepoint, so that an operation that fails
-// after writing undoes only its own writes and the owner of the transaction commits.
+// after writing undoes only its own writes and the owner of the transaction commits; the
+// first operation of a transaction handed over with Join gets the same without a savepoint
+// (see Join).
 //
 // On SQLite, writes of this process queue for the database's single writer and share commits
 // (see groupcommit.go); InTx still returns only once fn's changes are durable.
 func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	if tx := ent.TxFromContext(ctx); tx != nil {
+		if j, _ := ctx.Value(joinKey{}).(*joined); j != nil && j.tx == tx {
+			return j.run(ctx, fn)
+		}
 		return inSavepoint(ctx, tx, fn)
 	}
 	if db.Dialect == dialect.SQLite {
@@ -85,6 +90,63 @@ func (db *DB) ForUpdate(s *entsql.Selector) {
 // LocksRows reports whether ForUpdate locks rows: on PostgreSQL; SQLite runs one writer at a
 // time, so its transactions need no row locks.
 func (db *DB) LocksRows() bool { return db.Dialect == dialect.Postgres }
+
+// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for the
+// operations that join it (InTx). Each runs in a savepoint of its own, as with any transaction
+// in ctx, except the first where the transaction can restart: nothing was written before it,
+// so undoing it is undoing the transaction, and restarting the transaction undoes exactly
+// what rolling back to a savepoint would have, without the two statements (SAVEPOINT and
+// RELEASE, two round trips on PostgreSQL) that every request would pay. On PostgreSQL a
+// transaction restarts with ROLLBACK and BEGIN; on SQLite only a write that group commit runs
+// in a savepoint of its own can restart (back to that savepoint), so a write committing
+// alone keeps the savepoint.
+func (db *DB) Join(ctx context.Context, tx *ent.Tx) context.Context {
+	j := &joined{tx: tx}
+	switch {
+	case db.Dialect == dialect.Postgres:
+		j.restart = "ROLLBACK; BEGIN"
+	case db.commits.inSavepoint(tx):
+		j.restart = "ROLLBACK TO " + groupSavepoint
+	}
+	return context.WithValue(ent.NewTxContext(ctx, tx), joinKey{}, j)
+}
+
+type joinKey struct{}
+
+// joined is a transaction that operations join (see Join).
+type joined struct {
+	tx *ent.Tx
+	// restart undoes every write of the transaction and leaves it open, or "" where that
+	// cannot be done.
+	restart string
+	// started: an operation has joined the transaction; the next ones run in savepoints.
+	started bool
+}
+
+// run runs an operation that joins the transaction.
+func (j *joined) run(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	if j.started || j.restart == "" {
+		j.started = true
+		return inSavepoint(ctx, j.tx, fn)
+	}
+	j.started = true
+	defer func() {
+		p := recover()
+		if p == nil && err == nil {
+			return
+		}
+		if _, rerr := j.tx.ExecContext(context.WithoutCancel(ctx), j.restart); rerr != nil {
+			// The transaction's state is unknown: end it, so that nothing else the request
+			// does can commit (every later statement and the commit fail).
+			_ = j.tx.Rollback()
+			err = fmt.Errorf("%w (and restarting the transaction failed: %v)", err, rerr)
+		}
+		if p != nil {
+			panic(p)
+		}
+	}()
+	return fn(j.tx)
+}
 
 // inSavepoint runs fn inside a savepoint of an enclosing transaction: when fn fails, its own
 // writes are undone and the transaction's other writes are kept.

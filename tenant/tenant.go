@@ -7,7 +7,10 @@
 // explicitly with System.
 package tenant
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Actor types, recorded on timeline events.
 const (
@@ -86,4 +89,33 @@ func APIKey(ctx context.Context, storeID, keyID, label string, scopes []string) 
 // write is scoped to that store like any request and attributed to the actor "platform".
 func Platform(ctx context.Context, storeID string) context.Context {
 	return NewContext(ctx, Viewer{StoreID: storeID, ActorType: ActorPlatform, Label: "platform"})
+}
+
+// ErrNoViewer is the data layer's answer to a query or a write made without a viewer in its
+// context. Every path into the database must say on whose behalf it runs; forgetting is a bug,
+// not a leak.
+var ErrNoViewer = errors.New("data layer: no viewer in context")
+
+// ErrOtherStore is the data layer's answer to a new row of a store-owned table given another
+// store than the viewer's.
+var ErrOtherStore = errors.New("data layer: row of another store")
+
+// CheckNewRow is the rule for every new row of a store-owned table, whether ent writes it
+// (the TenantMixin's hook) or the data layer writes it as SQL (database.InsertNumbered): it
+// returns the store the row is written in. For a store's viewer that is the viewer's store,
+// and a row given another store is refused; storeID "" means the viewer's. System work
+// writes in any store, and gets storeID back as given.
+//
+// Errors: ErrNoViewer, ErrOtherStore.
+func CheckNewRow(ctx context.Context, storeID string) (string, error) {
+	v, ok := FromContext(ctx)
+	switch {
+	case !ok:
+		return "", ErrNoViewer
+	case v.IsSystem():
+		return storeID, nil
+	case storeID != "" && storeID != v.StoreID:
+		return "", ErrOtherStore
+	}
+	return v.StoreID, nil
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/creditd/creditd/tenant"
 )
 
-// ErrNoViewer is returned by the data layer when a query runs without a viewer in its context.
-// Every path into the database must say on whose behalf it runs; forgetting is a bug, not a leak.
-var ErrNoViewer = errors.New("data layer: no viewer in context")
+// ErrNoViewer is returned by the data layer when a query runs without a viewer in its context
+// (tenant.ErrNoViewer).
+var ErrNoViewer = tenant.ErrNoViewer
 
 // moneyField is an exact decimal column: TEXT on SQLite, whose NUMERIC affinity keeps only about
 // 15 significant digits, and numeric on PostgreSQL.
@@ -64,20 +64,26 @@ func (TenantMixin) Interceptors() []ent.Interceptor {
 func (TenantMixin) Hooks() []ent.Hook {
 	return []ent.Hook{func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if m.Op().Is(ent.OpCreate) {
+				// The rule every new row follows, also those written as SQL.
+				given, _ := m.Field("store_id")
+				storeID, _ := given.(string)
+				storeID, err := tenant.CheckNewRow(ctx, storeID)
+				if err != nil {
+					return nil, err
+				}
+				if storeID != "" {
+					if err := m.SetField("store_id", storeID); err != nil {
+						return nil, err
+					}
+				}
+				return next.Mutate(ctx, m)
+			}
 			v, ok := tenant.FromContext(ctx)
 			if !ok {
 				return nil, ErrNoViewer
 			}
 			if v.IsSystem() {
-				return next.Mutate(ctx, m)
-			}
-			if m.Op().Is(ent.OpCreate) {
-				if got, set := m.Field("store_id"); set && got != v.StoreID {
-					return nil, errors.New("data layer: row of another store")
-				}
-				if err := m.SetField("store_id", v.StoreID); err != nil {
-					return nil, err
-				}
 				return next.Mutate(ctx, m)
 			}
 			w, ok := m.(interface{ WhereP(...func(*sql.Selector)) })

@@ -1,0 +1,194 @@
+package server_test
+
+import (
+	"context"
+	stdsql "database/sql"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
+)
+
+// TestAdjustmentStatements: an adjustment with an Idempotency-Key runs exactly these
+// statements, on each database. Each is a round trip on PostgreSQL, most of them under the
+// store's lock, which serialises the store's writes; this fails when one comes back (a
+// SAVEPOINT for the request's first operation, the store's lock as a statement of its own, an
+// event's number apart from its row).
+func TestAdjustmentStatements(t *testing.T) {
+	t.Parallel()
+	log := &statementLog{}
+	env := credittest.New(t, credittest.Options{ServerConfig: func(cfg *server.Config) {
+		db := cfg.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return recordingDriver{Driver: d, log: log} })
+		cfg.Service = credit.New(db, credit.Options{Now: cfg.Now})
+	}})
+	st := env.MustStore(t, "Store", "EUR")
+	key := env.MustKey(t, st, "erp", credit.AllScopes...)
+	co := env.MustCompany(t, st, "Buyer", "1000.00").ID
+	held := env.MustCompany(t, st, "Held", "1000.00").ID
+	// adjust makes an adjustment and returns its statements from the claim of the
+	// Idempotency-Key on.
+	adjust := func(co, idemKey string) []string {
+		t.Helper()
+		log.reset()
+		r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + co + "/adjustments", Key: key,
+			Header: map[string]string{"Idempotency-Key": idemKey},
+			Body:   map[string]string{"amount": "10.00", "note": "goodwill"}})
+		if r.Status != 201 {
+			t.Fatalf("adjustment: %d %s", r.Status, r.Body)
+		}
+		got := log.snapshot()
+		for i, s := range got {
+			if strings.HasPrefix(s, "INSERT idempotency_records") {
+				if i > 0 && got[i-1] == "BEGIN" {
+					i-- // SQLite's group commit: the claim's own transaction
+				}
+				return got[i:]
+			}
+		}
+		return got
+	}
+	adjust(co, "first") // the key's first use also records when it was last used
+	got := adjust(co, "second")
+	// One INSERT claims the key (in its own transaction on SQLite's group commit); then one
+	// transaction writes the entry, the company, the event and the timeline event, and
+	// completes the record.
+	want := []string{
+		"INSERT idempotency_records", "BEGIN", "SELECT companies", "INSERT ledger_entries", "UPDATE companies",
+		"WITH stores INSERT events", "SELECT invoices", "WITH companies INSERT timeline_events",
+		"UPDATE idempotency_records", "COMMIT",
+	}
+	if credittest.Backend() != "postgres" {
+		want = []string{
+			"BEGIN", "INSERT idempotency_records", "COMMIT",
+			"BEGIN", "SAVEPOINT", "SELECT companies", "INSERT ledger_entries", "UPDATE companies",
+			"UPDATE stores", "INSERT events", "SELECT invoices", "UPDATE companies", "INSERT timeline_events",
+			"RELEASE", "UPDATE idempotency_records", "COMMIT",
+		}
+	}
+	check := func(what string, got, want []string) {
+		t.Helper()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s, %s: %d statements, want %d:\n%s\nwant:\n%s", what, credittest.Backend(), len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	check("adjustment", got, want)
+
+	// Under a manual hold the invoices are not read: whatever they say, the manual hold stays
+	// and no overdue hold is placed or lifted (contract §5).
+	if r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + held + "/hold", Key: key, Body: map[string]string{"note": "check"}}); r.Status != 200 {
+		t.Fatalf("hold: %d %s", r.Status, r.Body)
+	}
+	check("adjustment under a manual hold", adjust(held, "held"), slices.DeleteFunc(want, func(s string) bool { return s == "SELECT invoices" }))
+}
+
+// statementLog records statements in short: the verb, and the tables the statement names in
+// order (WITH n AS (UPDATE "stores" …) INSERT INTO "events" … is "WITH stores INSERT events").
+type statementLog struct {
+	mu         sync.Mutex
+	statements []string
+}
+
+func (l *statementLog) record(query string) {
+	verb, _, _ := strings.Cut(strings.TrimSpace(query), " ")
+	verb = strings.ToUpper(verb)
+	var tables []string
+	switch verb {
+	case "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT":
+	default:
+		// The tables are the names after FROM, INTO, UPDATE (and JOIN).
+		for _, m := range regexp.MustCompile(`(?i)(?:FROM|INTO|UPDATE|JOIN)\s+["`+"`"+`]([a-z_]+)["`+"`"+`]`).FindAllStringSubmatch(query, -1) {
+			if len(tables) == 0 || tables[len(tables)-1] != m[1] {
+				tables = append(tables, m[1])
+			}
+		}
+	}
+	short := verb
+	if verb == "WITH" && len(tables) == 2 && strings.Contains(query, "INSERT INTO") {
+		short = fmt.Sprintf("WITH %s INSERT %s", tables[0], tables[1])
+	} else if len(tables) > 0 {
+		short += " " + tables[0]
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = append(l.statements, short)
+}
+
+func (l *statementLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = nil
+}
+
+func (l *statementLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.statements...)
+}
+
+// recordingDriver records every statement of an ent driver: in transactions too, with their
+// BEGIN and COMMIT, and those written as SQL (ExecContext, QueryContext).
+type recordingDriver struct {
+	dialect.Driver
+	log *statementLog
+}
+
+func (d recordingDriver) Exec(ctx context.Context, query string, args, v any) error {
+	d.log.record(query)
+	return d.Driver.Exec(ctx, query, args, v)
+}
+
+func (d recordingDriver) Query(ctx context.Context, query string, args, v any) error {
+	d.log.record(query)
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+func (d recordingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.log.record("BEGIN")
+	return recordingTx{Tx: tx, log: d.log}, nil
+}
+
+type recordingTx struct {
+	dialect.Tx
+	log *statementLog
+}
+
+func (t recordingTx) Exec(ctx context.Context, query string, args, v any) error {
+	t.log.record(query)
+	return t.Tx.Exec(ctx, query, args, v)
+}
+
+func (t recordingTx) Query(ctx context.Context, query string, args, v any) error {
+	t.log.record(query)
+	return t.Tx.Query(ctx, query, args, v)
+}
+
+func (t recordingTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	t.log.record(query)
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
+func (t recordingTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	t.log.record(query)
+	return t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	}).QueryContext(ctx, query, args...)
+}
+
+func (t recordingTx) Commit() error {
+	t.log.record("COMMIT")
+	return t.Tx.Commit()
+}
