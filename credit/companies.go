@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -179,7 +180,13 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
 		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
 	}
-	rows, err := q.Select(companyViewColumns...).Order(order...).Limit(n + 1).All(ctx)
+	q.Select(companyViewColumns...).Order(order...).Limit(n + 1)
+	var rows []*ent.Company
+	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		rows, err = q.Clone().Where(confirm).All(ctx)
+		return len(rows) > 0, err
+	})
 	if err != nil {
 		return Page[Company]{}, err
 	}
@@ -208,9 +215,20 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	c, err := client.Company.Query().Where(company.ID(id)).Only(ctx)
+	var c *ent.Company
+	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		c, err = client.Company.Query().Where(company.ID(id), confirm).Only(ctx)
+		if ent.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	if err != nil {
-		return nil, notFoundOr(err, "company")
+		return nil, err
+	}
+	if c == nil {
+		return nil, errNotFound("company")
 	}
 	if c.Edges.Store, err = s.storeByID(ctx, client, c.StoreID); err != nil {
 		return nil, err
