@@ -180,11 +180,11 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
 		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
 	}
-	q.Select(companyViewColumns...).Order(order...).Limit(n + 1)
+	q.Order(order...).Limit(n + 1)
 	var rows []*ent.Company
 	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
 		var err error
-		rows, err = q.Clone().Where(confirm).All(ctx)
+		rows, err = readCompanies(ctx, q.Clone().Where(confirm))
 		return len(rows) > 0, err
 	})
 	if err != nil {
@@ -201,11 +201,27 @@ func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Company{}, err
 	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), id)
+	if !ids.HasPrefix(id, "co") {
+		return Company{}, errNotFound("company")
+	}
+	client := s.reader(ctx)
+	var rows []*ent.Company
+	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		rows, err = readCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm))
+		return len(rows) > 0, err
+	})
 	if err != nil {
 		return Company{}, err
 	}
-	return companyView(c, c.Edges.Store), nil
+	if len(rows) == 0 {
+		return Company{}, errNotFound("company")
+	}
+	st, err := s.storeByID(ctx, client, rows[0].StoreID)
+	if err != nil {
+		return Company{}, err
+	}
+	return companyView(rows[0], st), nil
 }
 
 // loadCompany reads a company with its store, scoped by the data layer to the viewer's store.

@@ -1,0 +1,137 @@
+package credit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/tenant"
+)
+
+// companyFields is what a company read must return, in comparable form: decimals as their
+// exact text, times as instants.
+func companyFields(c *ent.Company) string {
+	tm := func(t *time.Time) string {
+		if t == nil {
+			return "<nil>"
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	s := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return fmt.Sprintf("%q", *p)
+	}
+	kind := "<nil>"
+	if c.HoldKind != nil {
+		kind = string(*c.HoldKind)
+	}
+	return fmt.Sprintf("%s %s %q gid=%s terms=%d limit=%s/%d out=%s/%d seq=%d hold=%s %s %s %s %s %s updated=%s",
+		c.ID, c.StoreID, c.Name, s(c.PlatformCompanyGid), c.PaymentTermsDays,
+		c.CreditLimit.String(), c.CreditLimit.Exponent(), c.Outstanding.String(), c.Outstanding.Exponent(), c.LedgerSeq,
+		kind, s(c.HoldNote), tm(c.HoldPlacedAt), s(c.HoldPlacedBy), s(c.HoldOrderGid), tm(c.HoldDueAt), tm(&c.UpdatedAt))
+}
+
+// TestPackedCompanyRowsMatchEnt reads companies with every kind of field packed and the plain
+// way, and wants the same values: exact decimals, nulls, names that JSON must escape, holds
+// with every field, and times with their microseconds. It runs on both databases.
+func TestPackedCompanyRowsMatchEnt(t *testing.T) {
+	t.Parallel()
+	env := credittest.New(t)
+	st := env.MustStore(t, "Store", "EUR")
+	other := env.MustStore(t, "Other", "EUR")
+	env.MustCompany(t, other, "Another store's", "1")
+	names := []string{`Plain`, `Quote " and \ backslash`, "Tab\tnewline\nunicode é € 🙂", `</script>&`, "\u2028 line separator"}
+	limits := []string{"5000.00", "0.01", "123456789012.34", "0", "7"}
+	sys := tenant.System(context.Background())
+	for i, name := range names {
+		c := env.MustCompany(t, st, name, limits[i])
+		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindAdjustment, Amount: "10.05", Note: "n"})
+		if i%2 == 1 {
+			note := "held: \"why\""
+			if _, err := env.Service.PlaceHold(tenant.Staff(credittest.Admin(), st, "Olga Ops"), credit.HoldInput{CompanyID: c.ID, Note: &note}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 3 {
+			due := time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
+			if err := env.DB.Client.Company.UpdateOneID(c.ID).ClearPlatformCompanyGid().
+				SetHoldKind(company.HoldKindOverdue).SetHoldOrderGid("gid://platform/Order/9").SetHoldDueAt(due).
+				SetHoldPlacedAt(due.Add(time.Microsecond)).ClearHoldNote().Exec(sys); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	viewer := credittest.Staff(st)
+	q := func() *ent.CompanyQuery {
+		return env.DB.Client.Company.Query().Order(ent.Asc(company.FieldID))
+	}
+	packed, err := credit.PackedCompanies(viewer, q())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := q().All(viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packed) != len(names) || len(plain) != len(names) {
+		t.Fatalf("%d packed and %d plain rows, want %d (the store's only)", len(packed), len(plain), len(names))
+	}
+	for i := range plain {
+		if got, want := companyFields(packed[i]), companyFields(plain[i]); got != want {
+			t.Errorf("packed %s\n   want %s", got, want)
+		}
+	}
+	// readCompanies's packed read itself, which never falls back.
+	if only, err := credit.PackedCompanies(viewer, q()); err != nil || len(only) != len(plain) {
+		t.Errorf("the packed read alone: %d rows, %v", len(only), err)
+	}
+}
+
+// TestPackedReadFallsBackOnlyOnUnknownForms: a row in an unknown form sends the read down the
+// plain path; a cancellation or any other error does not cost a second statement.
+func TestPackedReadFallsBackOnlyOnUnknownForms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err       error
+		wantPlain bool
+	}{
+		{fmt.Errorf("row 3: %w", credit.ErrRowForm), true},
+		{context.Canceled, false},
+		{errors.New("ERROR: current transaction is aborted (SQLSTATE 25P02)"), false},
+	} {
+		plainCalls := 0
+		_, err := credit.PackedOrPlain(func() (int, error) { return 0, tc.err },
+			func() (int, error) { plainCalls++; return 1, nil })
+		if (plainCalls == 1) != tc.wantPlain {
+			t.Errorf("%v: plain read %d times", tc.err, plainCalls)
+		}
+		if tc.wantPlain && err != nil || !tc.wantPlain && err == nil {
+			t.Errorf("%v: got %v", tc.err, err)
+		}
+	}
+
+	// A timestamp in a form that go-sqlite3 reads and the packed parser does not: the read
+	// falls back and returns the same company.
+	credittest.RequireSQLite(t)
+	env := credittest.New(t)
+	st := env.MustStore(t, "Store", "EUR")
+	c := env.MustCompany(t, st, "Buyer", "10.00")
+	if _, err := env.DB.SQL.Exec(`UPDATE companies SET updated_at = '2026-03-02T09:00:00.5Z' WHERE id = ?`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := credit.ReadCompanies(credittest.Staff(st), env.DB.Client.Company.Query())
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%v %v", rows, err)
+	}
+	if want := time.Date(2026, 3, 2, 9, 0, 0, 500000000, time.UTC); !rows[0].UpdatedAt.Equal(want) {
+		t.Errorf("updated_at %v, want %v", rows[0].UpdatedAt, want)
+	}
+}
