@@ -135,3 +135,26 @@ func TestPackedReadFallsBackOnlyOnUnknownForms(t *testing.T) {
 		t.Errorf("updated_at %v, want %v", rows[0].UpdatedAt, want)
 	}
 }
+
+// TestPackedSQLiteTimes holds parseSQLiteTime's fast path to time.Parse's reading of the same
+// text, and leaves to time.Parse what the fast path does not know.
+func TestPackedSQLiteTimes(t *testing.T) {
+	t.Parallel()
+	const layout = "2006-01-02 15:04:05.999999999-07:00"
+	for i, s := range []string{
+		// The forms go-sqlite3 writes, which the fast path reads.
+		"2026-03-02 09:00:00+00:00", "2026-03-02 09:00:00.5+00:00", "2026-03-02 09:00:00.123456+00:00",
+		"2026-12-31 23:59:59.999999999+05:30", "2026-01-01 00:00:00.000001-08:00", "2024-02-29 12:00:00+00:00",
+		"2026-02-30 12:00:00+00:00", "2026-03-02 09:00:00Z", "2026-03-02T09:00:00+00:00", "2026-03-02 09:00:00.+00:00",
+		"2026-03-02 24:00:00+00:00", "2026-3-02 09:00:00+00:00", "2026-03-02 09:00:00+0000", "garbage",
+	} {
+		want, werr := time.Parse(layout, s)
+		got, ok := credit.ParseSQLiteTime(s)
+		if ok && (werr != nil || !got.Equal(want)) {
+			t.Errorf("%q: fast %v, time.Parse %v %v", s, got, want, werr)
+		}
+		if !ok && i < 6 {
+			t.Errorf("%q: left to time.Parse", s)
+		}
+	}
+}
