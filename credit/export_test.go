@@ -4,6 +4,7 @@ package credit
 var (
 	ReadCompanies   = readCompanies
 	PackedCompanies = packedCompanies
+	PackedLedger    = packedLedgerEntries
 	ParseSQLiteTime = parseSQLiteTime
 	ErrRowForm      = errRowForm
 )

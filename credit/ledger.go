@@ -125,7 +125,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 		}
 		q.Where(ledgerentry.SeqLT(cur.Seq))
 	}
-	rows, err := q.Select(ledgerViewColumns...).Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n + 1).All(ctx)
+	rows, err := readLedgerEntries(ctx, q.Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n+1))
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
@@ -516,11 +516,9 @@ func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent
 	}
 	byCompany := map[string][]*ent.LedgerEntry{}
 	if len(companies) > 0 {
-		rows, err := client.LedgerEntry.Query().
+		rows, err := readLedgerEntries(ctx, client.LedgerEntry.Query().
 			Where(ledgerWindow(companies, after)).
-			Select(ledgerViewColumns...).
-			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)).
-			All(ctx)
+			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)))
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/ledgerentry"
 )
 
 // Packed reads. A list of companies read the plain way costs one call into the driver (on
@@ -70,6 +71,44 @@ func packedCompanies(ctx context.Context, q *ent.CompanyQuery) ([]*ent.Company, 
 	return out, nil
 }
 
+// readLedgerEntries reads q's ledger entries (the columns of ledgerViewColumns), packed.
+func readLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery) ([]*ent.LedgerEntry, error) {
+	return packedOrPlain(func() ([]*ent.LedgerEntry, error) { return packedLedgerEntries(ctx, q) },
+		func() ([]*ent.LedgerEntry, error) { return q.Clone().Select(ledgerViewColumns...).All(ctx) })
+}
+
+// packedLedgerEntries is readLedgerEntries's packed read.
+//
+// Errors: errRowForm, and the query's.
+func packedLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery) ([]*ent.LedgerEntry, error) {
+	var rows []string
+	if err := q.Clone().Aggregate(func(s *sql.Selector) string { return packColumns(s, ledgerViewColumns) }).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	out := make([]*ent.LedgerEntry, len(rows))
+	fields := make([]packedField, len(ledgerViewColumns))
+	for i, row := range rows {
+		if err := splitPacked(row, fields); err != nil {
+			return nil, err
+		}
+		p := packedParser{f: fields}
+		out[i] = &ent.LedgerEntry{
+			ID:               p.str(0),
+			CompanyID:        p.str(1),
+			Seq:              p.int(2),
+			Kind:             ledgerentry.Kind(p.str(3)),
+			Amount:           p.decimal(4),
+			PlatformOrderGid: p.strPtr(5),
+			Note:             p.strPtr(6),
+			OccurredAt:       p.time(7),
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	return out, nil
+}
+
 // packColumns is the expression of one packed row of s's table's columns. PostgreSQL's
 // numerics are passed as text: json_build_array would write them as JSON numbers.
 func packColumns(s *sql.Selector, columns []string) string {
@@ -97,7 +136,7 @@ func packColumns(s *sql.Selector, columns []string) string {
 }
 
 // packedDecimal are the decimal columns of packed reads.
-var packedDecimal = map[string]bool{company.FieldCreditLimit: true, company.FieldOutstanding: true}
+var packedDecimal = map[string]bool{company.FieldCreditLimit: true, company.FieldOutstanding: true, ledgerentry.FieldAmount: true}
 
 // parsePackedCompany reads a row packed from packedCompanyColumns, using fields as scratch.
 //

@@ -2,6 +2,7 @@ package credit_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -118,20 +120,24 @@ func TestPackedReadFallsBackOnlyOnUnknownForms(t *testing.T) {
 		}
 	}
 
-	// A timestamp in a form that go-sqlite3 reads and the packed parser does not: the read
-	// falls back and returns the same company.
+}
+
+// TestPackedReadFallsBackOnATimeItDoesNotKnow: a timestamp in a form that go-sqlite3 reads and
+// the packed parser does not sends the read down the plain path, which returns the company.
+func TestPackedReadFallsBackOnATimeItDoesNotKnow(t *testing.T) {
+	t.Parallel()
 	credittest.RequireSQLite(t)
 	env := credittest.New(t)
 	st := env.MustStore(t, "Store", "EUR")
 	c := env.MustCompany(t, st, "Buyer", "10.00")
-	if _, err := env.DB.SQL.Exec(`UPDATE companies SET updated_at = '2026-03-02T09:00:00.5Z' WHERE id = ?`, c.ID); err != nil {
+	if _, err := env.DB.SQL.Exec(`UPDATE companies SET updated_at = '2026-03-02 09:00' WHERE id = ?`, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := credit.ReadCompanies(credittest.Staff(st), env.DB.Client.Company.Query())
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("%v %v", rows, err)
 	}
-	if want := time.Date(2026, 3, 2, 9, 0, 0, 500000000, time.UTC); !rows[0].UpdatedAt.Equal(want) {
+	if want := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC); !rows[0].UpdatedAt.Equal(want) {
 		t.Errorf("updated_at %v, want %v", rows[0].UpdatedAt, want)
 	}
 }
@@ -155,6 +161,78 @@ func TestPackedSQLiteTimes(t *testing.T) {
 		}
 		if !ok && i < 6 {
 			t.Errorf("%q: left to time.Parse", s)
+		}
+	}
+}
+
+// TestPackedLedgerRowsMatchEnt is TestPackedCompanyRowsMatchEnt for ledger entries, through
+// both reads that use it: a company's ledger and the batched pages of several companies.
+func TestPackedLedgerRowsMatchEnt(t *testing.T) {
+	t.Parallel()
+	env := credittest.New(t)
+	st := env.MustStore(t, "Store", "EUR")
+	other := env.MustStore(t, "Other", "EUR")
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: env.MustCompany(t, other, "Another store's", "1").ID, Kind: credit.KindAdjustment, Amount: "1", Note: "n"})
+	at := credit.At(time.Date(2026, 2, 3, 4, 5, 6, 789012000, time.UTC))
+	var companies []string
+	for c := range 2 {
+		co := env.MustCompany(t, st, fmt.Sprint("Buyer ", c), "100000")
+		companies = append(companies, co.ID)
+		for _, in := range []credit.LedgerEntryInput{
+			{Kind: credit.KindOrderPlaced, Amount: "1234.56", OrderGID: "gid://platform/Order/1", Note: `order "1" \ é`},
+			{Kind: credit.KindPayment, Amount: "-0.01", Note: "tab\there\nline"},
+			{Kind: credit.KindAdjustment, Amount: "7", Note: "seven", OccurredAt: &at},
+			{Kind: credit.KindRefund, Amount: "-34.50", OrderGID: "gid://platform/Order/1", Note: "r"},
+		} {
+			in.CompanyID = co.ID
+			env.MustRecord(t, in)
+		}
+	}
+	fields := func(e *ent.LedgerEntry) string {
+		s := func(p *string) string {
+			if p == nil {
+				return "<nil>"
+			}
+			return fmt.Sprintf("%q", *p)
+		}
+		return fmt.Sprintf("%s %s %d %s %s/%d %s %s %s", e.ID, e.CompanyID, e.Seq, e.Kind, e.Amount.String(), e.Amount.Exponent(),
+			s(e.PlatformOrderGid), s(e.Note), e.OccurredAt.UTC().Format(time.RFC3339Nano))
+	}
+	viewer := credittest.Staff(st)
+	q := func() *ent.LedgerEntryQuery {
+		return env.DB.Client.LedgerEntry.Query().Order(ent.Asc(ledgerentry.FieldID))
+	}
+	packed, err := credit.PackedLedger(viewer, q())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := q().All(viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packed) != 8 || len(plain) != 8 {
+		t.Fatalf("%d packed and %d plain rows, want 8 (the store's only)", len(packed), len(plain))
+	}
+	for i := range plain {
+		if got, want := fields(packed[i]), fields(plain[i]); got != want {
+			t.Errorf("packed %s\n   want %s", got, want)
+		}
+	}
+	// The views the API shows, through the batched read and a company's ledger.
+	limit := 3
+	pages, err := env.Service.LatestLedgerEntries(viewer, companies, &limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range companies {
+		list, err := env.Service.ListLedger(viewer, id, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &limit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(pages[id].Data)
+		want, _ := json.Marshal(list.Data)
+		if string(got) != string(want) || len(list.Data) != 3 || !pages[id].HasMore {
+			t.Errorf("batched page %s, want %s", got, want)
 		}
 	}
 }
