@@ -181,7 +181,13 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
 		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
 	}
-	rows, err := q.Select(companyViewColumns...).Order(order...).Limit(n + 1).All(ctx)
+	q.Order(order...).Limit(n + 1)
+	var rows []*ent.Company
+	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		rows, err = readCompanies(ctx, q.Clone().Where(confirm))
+		return len(rows) > 0, err
+	})
 	if err != nil {
 		return Page[Company]{}, err
 	}
@@ -196,11 +202,27 @@ func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Company{}, err
 	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), id)
+	if !ids.HasPrefix(id, "co") {
+		return Company{}, errNotFound("company")
+	}
+	client := s.reader(ctx)
+	var rows []*ent.Company
+	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		rows, err = readCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm))
+		return len(rows) > 0, err
+	})
 	if err != nil {
 		return Company{}, err
 	}
-	return companyView(c, c.Edges.Store), nil
+	if len(rows) == 0 {
+		return Company{}, errNotFound("company")
+	}
+	st, err := s.storeByID(ctx, client, rows[0].StoreID)
+	if err != nil {
+		return Company{}, err
+	}
+	return companyView(rows[0], st), nil
 }
 
 // loadCompany reads a company with its store, scoped by the data layer to the viewer's store.
@@ -210,9 +232,20 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	c, err := client.Company.Query().Where(company.ID(id)).Only(ctx)
+	var c *ent.Company
+	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		c, err = client.Company.Query().Where(company.ID(id), confirm).Only(ctx)
+		if ent.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	if err != nil {
-		return nil, notFoundOr(err, "company")
+		return nil, err
+	}
+	if c == nil {
+		return nil, errNotFound("company")
 	}
 	if c.Edges.Store, err = s.storeByID(ctx, client, c.StoreID); err != nil {
 		return nil, err

@@ -53,6 +53,9 @@ type Storage interface {
 	// revoked, a secret's expiry set or moved), by any process, increases before its
 	// transaction commits.
 	KeyChanges(ctx context.Context) (int64, error)
+	// KeyChangesAre, given to a query's Where, keeps its rows only while the count of key
+	// changes is n, so that the query confirms a key cached under n in its own statement.
+	KeyChangesAre(n int64) func(*sql.Selector)
 }
 
 // Options configure a Service.

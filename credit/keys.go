@@ -113,6 +113,25 @@ func (c *keyCache) get(hash string, now time.Time, changes int64) *cachedKey {
 	return k
 }
 
+// lookup returns the entry for hash whatever count of key changes it was made under, for a
+// read that confirms the count itself (AuthenticateRead).
+func (c *keyCache) lookup(hash string, now time.Time) *cachedKey {
+	c.mu.RLock()
+	k := c.keys[hash]
+	c.mu.RUnlock()
+	if k == nil || (!k.until.IsZero() && !now.Before(k.until)) {
+		return nil
+	}
+	return k
+}
+
+// drop forgets the entry for hash: its key no longer authenticates.
+func (c *keyCache) drop(hash string) {
+	c.mu.Lock()
+	delete(c.keys, hash)
+	c.mu.Unlock()
+}
+
 func (c *keyCache) put(hash string, k *cachedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -132,16 +151,25 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	if !wellFormedSecret(secret) {
 		return nil, errUnauthenticated
 	}
+	k, err := s.authenticate(ctx, hashSecret(secret))
+	if err != nil {
+		return nil, err
+	}
+	return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
+}
+
+// authenticate is Authenticate's check of a secret's hash: the count of key changes, then the
+// cache entry made under that count, else the key's lookup.
+func (s *Service) authenticate(ctx context.Context, hash string) (*cachedKey, error) {
 	sys := tenant.System(ctx)
 	changes, err := s.db.KeyChanges(sys)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now()
-	hash := hashSecret(secret)
 	if k := s.keys.get(hash, now, changes); k != nil {
 		s.touchKey(sys, k.keyID, k.lastUsedAt, now)
-		return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
+		return k, nil
 	}
 	// One statement: the key that is not revoked and has this secret, unexpired. It is written
 	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
@@ -157,6 +185,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 		}).
 		Only(sys)
 	if ent.IsNotFound(err) {
+		s.keys.drop(hash)
 		return nil, errUnauthenticated
 	}
 	if err != nil {
@@ -165,16 +194,120 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	// A secret in its rotation grace is trusted no longer than its expiry. The entry is made
 	// under the count read before the key was, so a change committed in between is seen by
 	// the next request.
+	k := &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, changes: changes}
 	if sec, err := s.client.APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err == nil {
-		k := &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, changes: changes}
 		if sec.ExpiresAt != nil {
 			k.until = *sec.ExpiresAt
 		}
 		s.keys.put(hash, k)
 	}
 	s.touchKey(sys, key.ID, key.LastUsedAt, now)
-	return tenant.APIKey(ctx, key.StoreID, key.ID, key.Label, key.Scopes), nil
+	return k, nil
 }
+
+// A read (a GET, which changes nothing) may confirm a cached key inside its own first
+// statement instead of a statement of its own: AuthenticateRead trusts the cache entry for
+// now, under the count of key changes it was made under, and the read adds the condition
+// "the count is still that" to its statement (confirmedRead). A revocation that returned
+// before the request arrived is in that statement's snapshot, so it is refused as at once as
+// before. Until a statement has seen the condition hold, or ConfirmKey has read the count
+// itself, the request's answer is held: its transport calls ConfirmKey before writing a
+// byte, and answers 401 instead when that fails.
+
+// keyConfirmation is a read's pending confirmation of its cached key. A request's handler
+// runs on one goroutine, so it needs no lock.
+type keyConfirmation struct {
+	hash    string
+	keyID   string
+	changes int64
+	done    bool
+	err     error
+}
+
+type keyConfirmationKey struct{}
+
+func pendingConfirmation(ctx context.Context) *keyConfirmation {
+	kc, _ := ctx.Value(keyConfirmationKey{}).(*keyConfirmation)
+	if kc == nil || kc.done {
+		return nil
+	}
+	return kc
+}
+
+// AuthenticateRead is Authenticate for a request that only reads: a key found in the cache is
+// trusted until the request's answer is written, and confirmed by then (see ConfirmKey), by
+// the read's own statement where the read can (GET of a company, its ledger, the list of
+// companies). A key not in the cache is checked at once, as by Authenticate.
+//
+// Errors: unauthenticated.
+func (s *Service) AuthenticateRead(ctx context.Context, secret string) (context.Context, error) {
+	if !wellFormedSecret(secret) {
+		return nil, errUnauthenticated
+	}
+	hash := hashSecret(secret)
+	now := s.Now()
+	k := s.keys.lookup(hash, now)
+	if k == nil {
+		return s.Authenticate(ctx, secret)
+	}
+	s.touchKey(tenant.System(ctx), k.keyID, k.lastUsedAt, now)
+	ctx = context.WithValue(ctx, keyConfirmationKey{}, &keyConfirmation{hash: hash, keyID: k.keyID, changes: k.changes})
+	return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
+}
+
+// ConfirmKey confirms the key that AuthenticateRead trusted from its cache, unless a
+// statement of the request already did: it checks the key as Authenticate does. It returns
+// nil for a context without such a key, and the same answer when called again.
+//
+// Errors: unauthenticated.
+func (s *Service) ConfirmKey(ctx context.Context) error {
+	kc, _ := ctx.Value(keyConfirmationKey{}).(*keyConfirmation)
+	if kc == nil || kc.done {
+		if kc != nil {
+			return kc.err
+		}
+		return nil
+	}
+	k, err := s.authenticate(ctx, kc.hash)
+	if err == nil && k.keyID != kc.keyID {
+		err = errUnauthenticated // a secret cannot move to another key; refuse if it ever seems to
+	}
+	if err != nil && CodeOf(err) != CodeUnauthenticated {
+		return err // an outage: the key is neither confirmed nor refused, and the request fails
+	}
+	kc.done, kc.err = true, err
+	return err
+}
+
+// confirmedRead runs read, which reports whether its statement returned a row, with the
+// condition that confirms a pending cached key (see AuthenticateRead) to add to that
+// statement, or a condition that adds nothing. A row returned confirms the key: the count was
+// still the entry's when the statement read it. No row may mean nothing matched or that the
+// count moved: then the key is checked in full (ConfirmKey) and, if it passes, read runs again
+// without the condition, so a valid key never gets an empty answer that the count's move made.
+//
+// Errors: unauthenticated, and read's.
+func (s *Service) confirmedRead(ctx context.Context, read func(confirm func(*sql.Selector)) (found bool, err error)) error {
+	kc := pendingConfirmation(ctx)
+	if kc == nil {
+		_, err := read(noCondition)
+		return err
+	}
+	found, err := read(s.db.KeyChangesAre(kc.changes))
+	if err != nil || found {
+		if found {
+			kc.done = true
+		}
+		return err
+	}
+	if err := s.ConfirmKey(ctx); err != nil {
+		return err
+	}
+	_, err = read(noCondition)
+	return err
+}
+
+func noCondition(*sql.Selector) {}
 
 // touchKey records a key's use: on its first use, then at most once a minute per process.
 // lastUsedAt is the key's last_used_at as last read. A failure to record is not the caller's

@@ -270,6 +270,17 @@ func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
 	return db.keyChanges.do(ctx, db.readKeyChanges)
 }
 
+// KeyChangesAre returns a condition for a query's Where that holds while the count of key
+// changes is n: a read that adds it confirms a key cached under n in its own statement, whose
+// snapshot includes every revocation that committed before the statement began.
+func (db *DB) KeyChangesAre(n int64) func(*entsql.Selector) {
+	return func(s *entsql.Selector) {
+		s.Where(entsql.P(func(b *entsql.Builder) {
+			b.WriteString(`(SELECT n FROM "key_changes" WHERE id = 1) = `).Arg(n)
+		}))
+	}
+}
+
 func (db *DB) readKeyChanges(ctx context.Context) (int64, error) {
 	var rows entsql.Rows
 	if err := db.driver.Query(ctx, keyChangesQuery, []any{}, &rows); err != nil {

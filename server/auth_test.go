@@ -215,3 +215,69 @@ func TestReadsDoNotWriteTheDatabase(t *testing.T) {
 		t.Errorf("last use a minute later: %s, want %s", got, want)
 	}
 }
+
+// TestCachedKeyIsConfirmedByTheRead revokes a key that the cache trusts and checks that the
+// very next request is refused, on the reads that confirm a cached key inside their own
+// statement (a company, its ledger, the list) as on those confirmed before their answer is
+// written (an unknown company, the applications), and that another key's revocation, which
+// moves the count every cached key was confirmed under, costs a valid key nothing: not a 404,
+// not an empty list.
+func TestCachedKeyIsConfirmedByTheRead(t *testing.T) {
+	t.Parallel()
+	env := newAuthEnv(t)
+	s := mustStoreWithData(t, env, "Store")
+	unknown := "/v1/companies/co_" + strings.Repeat("0", 22)
+	paths := []string{
+		"/v1/companies/" + s.company,
+		"/v1/companies/" + s.company + "/ledger",
+		"/v1/companies?limit=250",
+		"/v1/companies?status=approved", // an empty list
+		unknown,
+		"/v1/applications",
+		"/v1/events",
+	}
+	var refusal string
+	for _, path := range paths {
+		k := env.MustIssuedKey(t, s.id, "cached", credit.AllScopes...)
+		for range 2 {
+			if r := env.Get(t, k.Secret, path); r.Status != 200 && path != unknown {
+				t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+			}
+		}
+		if err := env.Service.RevokeKey(env.StaffOf(t, k.ID), k.ID); err != nil {
+			t.Fatal(err)
+		}
+		r := env.Get(t, k.Secret, path)
+		r.WantError(t, 401, "unauthenticated", "")
+		if r.Header.Get("ETag") != "" || r.Header.Get("Cache-Control") != "" {
+			t.Errorf("%s: the refusal carries the read's headers: %v", path, r.Header)
+		}
+		if refusal == "" {
+			refusal = string(r.Body)
+		} else if string(r.Body) != refusal {
+			t.Errorf("%s refuses with %s, unlike %s", path, r.Body, refusal)
+		}
+		env.Get(t, k.Secret, path).WantError(t, 401, "unauthenticated", "")
+	}
+
+	// Another key's revocation moves the count under which s.key was cached.
+	want := map[string]string{}
+	for _, path := range paths {
+		want[path] = string(env.Get(t, s.key, path).Body)
+	}
+	for _, path := range paths {
+		other := env.MustIssuedKey(t, s.id, "other", credit.ScopeReadCredit)
+		if err := env.Service.RevokeKey(env.StaffOf(t, other.ID), other.ID); err != nil {
+			t.Fatal(err)
+		}
+		r := env.Get(t, s.key, path)
+		wantStatus := 200
+		if path == unknown {
+			wantStatus = 404
+		}
+		r.WantStatus(t, wantStatus)
+		if path != "/v1/events" && string(r.Body) != want[path] {
+			t.Errorf("%s after another key's revocation: %s, want %s", path, r.Body, want[path])
+		}
+	}
+}

@@ -84,7 +84,10 @@ func New(cfg Config) *Server {
 	for _, rt := range api.Routes() {
 		var h http.Handler = rt.Handler
 		if strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
-			h = conditional(h)
+			// A GET changes nothing, so it may run on a cached key whose confirmation its
+			// answer waits for (readAuthenticated).
+			mux.Handle(rt.Pattern, s.readAuthenticated(s.limitStore(conditional(h), httpapi.WriteError), httpapi.WriteError))
+			continue
 		}
 		mux.Handle(rt.Pattern, s.authenticate(s.limitStore(h, httpapi.WriteError), httpapi.WriteError))
 	}
@@ -123,6 +126,23 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // authenticate resolves the bearer key into the request's viewer, or answers 401 through
 // writeErr, which renders errors in the transport's own form.
 func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return s.authenticateWith(false, next, writeErr)
+}
+
+// readAuthenticated is authenticate for a request that only reads: a key from the cache is
+// confirmed by the read's own statement where the read can (credit.AuthenticateRead), and the
+// answer is held until it is: before its first byte, the key is confirmed if no statement did
+// (credit.ConfirmKey), and a key refused then gets the 401 that authenticate would have given,
+// whatever the handler wrote.
+func (s *Server) readAuthenticated(next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return s.authenticateWith(true, next, writeErr)
+}
+
+func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	auth := s.svc.Authenticate
+	if read {
+		auth = s.svc.AuthenticateRead
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.authFailuresExhausted(w, r, writeErr) {
 			return
@@ -133,7 +153,7 @@ func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWrit
 			writeErr(w, r, credit.ErrUnauthenticated())
 			return
 		}
-		ctx, err := s.svc.Authenticate(r.Context(), secret)
+		ctx, err := auth(r.Context(), secret)
 		if err != nil {
 			if credit.CodeOf(err) == credit.CodeUnauthenticated {
 				s.chargeAuthFailure(r)
@@ -144,9 +164,61 @@ func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWrit
 		if info := infoFrom(ctx); info != nil {
 			info.keyContext(ctx)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		if read {
+			w = &confirmingWriter{ResponseWriter: w, s: s, r: r, writeErr: writeErr, header: w.Header().Clone()}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
+
+// confirmingWriter holds a response until the request's key is confirmed (see
+// readAuthenticated).
+type confirmingWriter struct {
+	http.ResponseWriter
+	s        *Server
+	r        *http.Request
+	writeErr func(http.ResponseWriter, *http.Request, error)
+	// header is the response's header before the handler ran, which a refusal restores.
+	header http.Header
+	// state is 0 until the key is confirmed (1) or refused (2).
+	state int
+}
+
+// confirm reports whether the handler's answer may be written, writing the refusal if not.
+func (w *confirmingWriter) confirm() bool {
+	if w.state == 0 {
+		w.state = 1
+		if err := w.s.svc.ConfirmKey(w.r.Context()); err != nil {
+			w.state = 2
+			if credit.CodeOf(err) == credit.CodeUnauthenticated {
+				w.s.chargeAuthFailure(w.r)
+			}
+			h := w.ResponseWriter.Header()
+			clear(h)
+			for k, v := range w.header {
+				h[k] = v
+			}
+			w.writeErr(w.ResponseWriter, w.r, err)
+		}
+	}
+	return w.state == 1
+}
+
+func (w *confirmingWriter) WriteHeader(status int) {
+	if w.confirm() {
+		w.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (w *confirmingWriter) Write(b []byte) (int, error) {
+	if !w.confirm() {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *confirmingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bearerToken reads "Bearer <token>"; the scheme is case-insensitive (RFC 6750).
 func bearerToken(h string) (string, bool) {
