@@ -39,6 +39,7 @@ func collectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies
 	fields := ownSelections(graphql.CollectFields(oc, sel, satisfies))
 	e := &collectEntry{sel: sel}
 	if !usesVariableDirective(oc.Doc, sel, 0) {
+		fields = fields[:len(fields):len(fields)] // an append (FieldSet.AddField) copies it
 		e.fields = fields
 	}
 	if collected.n.Add(1) > maxCollected {
