@@ -3,4 +3,4 @@
 package creditd
 
 //go:generate go run github.com/99designs/gqlgen generate
-//go:generate go run ./graph/internal/sequential
+//go:generate go run ./graph/internal/rewrite

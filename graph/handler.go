@@ -33,7 +33,8 @@ type Handler struct {
 // transports, the query limits and connection argument checks, introspection (the schema is public and documented), the
 // contract's error presenter, and the mutation middleware that charges extra mutation fields
 // and applies Idempotency-Key to the whole request. There is no field middleware: what it
-// would do for mutations is done in their resolvers (see serialize).
+// would do for mutations is done in their resolvers (see serialize), and generated.go's plain
+// leaves would skip it (graph/internal/rewrite; TestNoFieldMiddleware keeps it out).
 func NewHandler(opts Options) *Handler {
 	h := &Handler{svc: opts.Service, chargeExtra: opts.ChargeExtra}
 	srv := handler.New(NewExecutableSchema(Config{

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,6 +24,20 @@ import (
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
 )
+
+// serveGCPercent is serve's garbage collection target (Go's GOGC) unless the GOGC environment
+// variable is set. Go's default, 100, collects whenever the heap has doubled from what is
+// live; a server's live heap is small and most of what it allocates dies with its request, so
+// collecting half as often saves CPU for some more peak memory (issue 23; README,
+// Configuration).
+const serveGCPercent = 200
+
+// setServeGC sets serveGCPercent unless GOGC is set in the environment lookup reads.
+func setServeGC(lookup func(string) (string, bool)) {
+	if _, ok := lookup("GOGC"); !ok {
+		debug.SetGCPercent(serveGCPercent)
+	}
+}
 
 func serveCommand() command {
 	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics) and, with --admin-addr, the staff console", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
@@ -73,6 +89,7 @@ func serveCommand() command {
 			if *adminAddr != "" && *adminAddr == *addr && !strings.HasSuffix(*addr, ":0") {
 				return usagef("--admin-addr must differ from --addr: the staff console never shares the API's listener")
 			}
+			setServeGC(os.LookupEnv)
 			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
 			slog.SetDefault(log)
 			l, err := listen("--addr", *addr)

@@ -44,9 +44,12 @@ func (s safeString) MarshalGQLContext(_ context.Context, w io.Writer) error {
 type contextString string
 
 func (s contextString) MarshalGQLContext(_ context.Context, w io.Writer) error {
-	graphql.MarshalString(string(s)).MarshalGQL(w)
+	s.MarshalGQL(w)
 	return nil
 }
+
+// MarshalGQL makes a contextString a plain graphql.Marshaler too (Plain).
+func (s contextString) MarshalGQL(w io.Writer) { graphql.MarshalString(string(s)).MarshalGQL(w) }
 
 // MarshalDecimal writes a decimal string, already formatted by the domain, as a GraphQL string.
 func MarshalDecimal(s string) graphql.ContextMarshaler {
@@ -115,9 +118,15 @@ func MarshalDateTime(t credit.Timestamp) graphql.ContextMarshaler { return dateT
 type dateTime credit.Timestamp
 
 func (t dateTime) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	t.MarshalGQL(w)
+	return nil
+}
+
+// MarshalGQL makes a dateTime a plain graphql.Marshaler too (Plain). Like gqlgen's own
+// marshalers it does not report a failed write: the writer is the response's buffer.
+func (t dateTime) MarshalGQL(w io.Writer) {
 	var buf [len(credit.TimestampLayout) + 8]byte
-	_, err := w.Write(credit.Timestamp(t).AppendJSON(buf[:0]))
-	return err
+	_, _ = w.Write(credit.Timestamp(t).AppendJSON(buf[:0]))
 }
 
 // UnmarshalDateTime reads an RFC 3339 timestamp with any offset and optional fraction.
@@ -185,4 +194,15 @@ func inputName(ctx context.Context, fallback string) string {
 		return *pc.Field
 	}
 	return fallback
+}
+
+// Plain is the value of a context scalar as a graphql.Marshaler: the value itself when it is
+// one (the Decimal and DateTime values of this package are), else gqlgen's wrapper with ctx.
+// generated.go calls it instead of graphql.WrapContextMarshaler (graph/internal/rewrite),
+// which costs an allocation a value.
+func Plain(ctx context.Context, m graphql.ContextMarshaler) graphql.Marshaler {
+	if p, ok := m.(graphql.Marshaler); ok {
+		return p
+	}
+	return graphql.WrapContextMarshaler(ctx, m)
 }
