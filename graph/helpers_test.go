@@ -2,16 +2,12 @@ package graph_test
 
 import (
 	"context"
-	stdsql "database/sql"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
-
-	"entgo.io/ent/dialect"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
@@ -236,101 +232,10 @@ func (l *sqlLog) snapshot() []string {
 	return append([]string(nil), l.statements...)
 }
 
-// countingDriver records every statement of an ent driver, in transactions too.
-type countingDriver struct {
-	dialect.Driver
-	log *sqlLog
-}
-
-func (d countingDriver) Exec(ctx context.Context, query string, args, v any) error {
-	if err := d.log.record(query); err != nil {
-		return err
-	}
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-func (d countingDriver) Query(ctx context.Context, query string, args, v any) error {
-	if err := d.log.record(query); err != nil {
-		return err
-	}
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d countingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
-	tx, err := d.Driver.Tx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return countingTx{Tx: tx, log: d.log}, nil
-}
-
-type countingTx struct {
-	dialect.Tx
-	log *sqlLog
-}
-
-func (t countingTx) Exec(ctx context.Context, query string, args, v any) error {
-	if err := t.log.record(query); err != nil {
-		return err
-	}
-	return t.Tx.Exec(ctx, query, args, v)
-}
-
-func (t countingTx) Query(ctx context.Context, query string, args, v any) error {
-	if err := t.log.record(query); err != nil {
-		return err
-	}
-	return t.Tx.Query(ctx, query, args, v)
-}
-
-// ExecContext records and runs a statement sent as raw SQL in a transaction (savepoints).
-func (t countingTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
-	if err := t.log.record(query); err != nil {
-		return nil, err
-	}
-	ex, ok := t.Tx.(interface {
-		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
-	})
-	if !ok {
-		return nil, fmt.Errorf("the transaction's driver has no ExecContext")
-	}
-	return ex.ExecContext(ctx, query, args...)
-}
-
-// QueryContext records and runs a query sent as raw SQL in a transaction (the numbering
-// of events).
-func (t countingTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
-	if err := t.log.record(query); err != nil {
-		return nil, err
-	}
-	q, ok := t.Tx.(interface {
-		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
-	})
-	if !ok {
-		return nil, fmt.Errorf("the transaction's driver has no QueryContext")
-	}
-	return q.QueryContext(ctx, query, args...)
-}
-
-// Commit fails, rolling back, when the log's fail hook fails "COMMIT".
-func (t countingTx) Commit() error {
-	if err := t.log.commit(); err != nil {
-		_ = t.Tx.Rollback()
-		return err
-	}
-	return t.Tx.Commit()
-}
-
-// withSQLLog makes the HTTP server's service send its SQL through a recording driver; the
-// Env's own Service (used to set data up) is left alone, so only requests are recorded.
+// withSQLLog makes the HTTP server's service send its SQL through log (see
+// credittest.WithSQLHooks): each statement is recorded, and a COMMIT asks log's fail hook.
 func withSQLLog(log *sqlLog, adjust ...func(*server.Config)) credittest.Options {
-	return credittest.Options{ServerConfig: func(cfg *server.Config) {
-		db := cfg.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{Driver: d, log: log} })
-		cfg.Service = credit.New(db, credit.Options{Now: cfg.Now})
-		for _, a := range adjust {
-			a(cfg)
-		}
-	}}
+	return credittest.WithSQLHooks(credittest.SQLHooks{Statement: log.record, Commit: log.commit}, adjust...)
 }
 
 // touching returns the statements that read or write one of tables.

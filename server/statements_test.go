@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"context"
-	stdsql "database/sql"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,11 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"entgo.io/ent/dialect"
-
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
-	"github.com/creditd/creditd/server"
 )
 
 // TestAdjustmentStatements: an adjustment with an Idempotency-Key runs exactly these
@@ -25,10 +20,11 @@ import (
 func TestAdjustmentStatements(t *testing.T) {
 	t.Parallel()
 	log := &statementLog{}
-	env := credittest.New(t, credittest.Options{ServerConfig: func(cfg *server.Config) {
-		db := cfg.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return recordingDriver{Driver: d, log: log} })
-		cfg.Service = credit.New(db, credit.Options{Now: cfg.Now})
-	}})
+	env := credittest.New(t, credittest.WithSQLHooks(credittest.SQLHooks{
+		Statement: func(q string) error { log.record(q); return nil },
+		Begin:     func() { log.record("BEGIN") },
+		Commit:    func() error { log.record("COMMIT"); return nil },
+	}))
 	st := env.MustStore(t, "Store", "EUR")
 	key := env.MustKey(t, st, "erp", credit.AllScopes...)
 	co := env.MustCompany(t, st, "Buyer", "1000.00").ID
@@ -131,64 +127,4 @@ func (l *statementLog) snapshot() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.statements...)
-}
-
-// recordingDriver records every statement of an ent driver: in transactions too, with their
-// BEGIN and COMMIT, and those written as SQL (ExecContext, QueryContext).
-type recordingDriver struct {
-	dialect.Driver
-	log *statementLog
-}
-
-func (d recordingDriver) Exec(ctx context.Context, query string, args, v any) error {
-	d.log.record(query)
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
-func (d recordingDriver) Query(ctx context.Context, query string, args, v any) error {
-	d.log.record(query)
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d recordingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
-	tx, err := d.Driver.Tx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d.log.record("BEGIN")
-	return recordingTx{Tx: tx, log: d.log}, nil
-}
-
-type recordingTx struct {
-	dialect.Tx
-	log *statementLog
-}
-
-func (t recordingTx) Exec(ctx context.Context, query string, args, v any) error {
-	t.log.record(query)
-	return t.Tx.Exec(ctx, query, args, v)
-}
-
-func (t recordingTx) Query(ctx context.Context, query string, args, v any) error {
-	t.log.record(query)
-	return t.Tx.Query(ctx, query, args, v)
-}
-
-func (t recordingTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
-	t.log.record(query)
-	return t.Tx.(interface {
-		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
-	}).ExecContext(ctx, query, args...)
-}
-
-func (t recordingTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
-	t.log.record(query)
-	return t.Tx.(interface {
-		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
-	}).QueryContext(ctx, query, args...)
-}
-
-func (t recordingTx) Commit() error {
-	t.log.record("COMMIT")
-	return t.Tx.Commit()
 }
