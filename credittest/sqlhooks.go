@@ -4,6 +4,7 @@ import (
 	"context"
 	stdsql "database/sql"
 	"fmt"
+	"sync"
 
 	"entgo.io/ent/dialect"
 
@@ -35,6 +36,66 @@ func WithSQLHooks(hooks SQLHooks, adjust ...func(*server.Config)) Options {
 			a(cfg)
 		}
 	}}
+}
+
+// SQLLog records the statements that the HTTP server's service sends (its Options), and can
+// make some of them fail. Safe for concurrent use.
+type SQLLog struct {
+	// Transactions also records BEGIN and COMMIT as statements.
+	Transactions bool
+	// Fail, when set, is asked before each statement and before each COMMIT; a non-nil
+	// error is returned instead of running it. Set it only while no request runs.
+	Fail func(statement string) error
+
+	mu         sync.Mutex
+	statements []string
+}
+
+// Options are WithSQLHooks with the log's hooks.
+func (l *SQLLog) Options(adjust ...func(*server.Config)) Options {
+	hooks := SQLHooks{Statement: l.record, Commit: l.commit}
+	if l.Transactions {
+		hooks.Begin = func() { l.append("BEGIN") }
+	}
+	return WithSQLHooks(hooks, adjust...)
+}
+
+func (l *SQLLog) record(statement string) error {
+	l.append(statement)
+	if l.Fail != nil {
+		return l.Fail(statement)
+	}
+	return nil
+}
+
+func (l *SQLLog) commit() error {
+	if l.Transactions {
+		l.append("COMMIT")
+	}
+	if l.Fail != nil {
+		return l.Fail("COMMIT")
+	}
+	return nil
+}
+
+func (l *SQLLog) append(statement string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = append(l.statements, statement)
+}
+
+// Reset forgets what was recorded.
+func (l *SQLLog) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statements = nil
+}
+
+// Snapshot returns what was recorded since the last Reset.
+func (l *SQLLog) Snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.statements...)
 }
 
 func (h SQLHooks) statement(query string) error {

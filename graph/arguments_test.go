@@ -14,7 +14,7 @@ import (
 // reads nothing but its key.
 func wantNothingRead(tb testing.TB, log *sqlLog) {
 	tb.Helper()
-	if read := touching(log.snapshot(), "companies", "ledger_entries", "applications", "events", "timeline_events"); len(read) > 0 {
+	if read := touching(log.Snapshot(), "companies", "ledger_entries", "applications", "events", "timeline_events"); len(read) > 0 {
 		tb.Errorf("a refused request read data:\n%s", strings.Join(read, "\n"))
 	}
 }
@@ -24,7 +24,7 @@ func wantNothingRead(tb testing.TB, log *sqlLog) {
 // top or nested; its siblings are not run.
 func TestConnectionArgumentsRefusedBeforeExecution(t *testing.T) {
 	log := &sqlLog{}
-	f := newFixture(t, withSQLLog(log))
+	f := newFixture(t, log.Options())
 	foreignCursor := at(t, query(t, f.env, f.otherKey, `{ companies(first: 1) { pageInfo { endCursor } } }`), "companies", "pageInfo", "endCursor").(string)
 	ledgerCursor := at(t, query(t, f.env, f.readCredit, `query($id: ID!) { company(id: $id) { ledger(first: 1) { pageInfo { endCursor } } } }`,
 		map[string]any{"id": f.alpen.ID}), "company", "ledger", "pageInfo", "endCursor").(string)
@@ -49,7 +49,7 @@ func TestConnectionArgumentsRefusedBeforeExecution(t *testing.T) {
 		{"bad updatedSince as a variable", `query($s: DateTime) { companies(updatedSince: $s) { edges { cursor } } }`, map[string]any{"s": "2026-13-01"}, "updatedSince"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log.reset()
+			log.Reset()
 			res := doGQL(t, f.env, gqlRequest{Key: f.both, Query: tc.query, Variables: tc.vars})
 			wantRefused(t, res, http.StatusBadRequest, "invalid_parameter", tc.param)
 			wantNothingRead(t, log)

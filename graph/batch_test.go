@@ -41,7 +41,7 @@ var entryCompanyDashboard = strings.Replace(dashboardQuery, "node { id kind", "n
 // for 5 companies as for 50: the ledgers are read in one batch, not once per company.
 func TestDashboardQueryCount(t *testing.T) {
 	log := &sqlLog{}
-	env := credittest.New(t, withSQLLog(log))
+	env := credittest.New(t, log.Options())
 	store := env.MustStore(t, "Dashboards", "EUR")
 	key := env.MustKey(t, store, "dashboard", credit.ScopeReadCredit)
 	staff := tenant.Staff(credittest.Admin(), store, "Ops")
@@ -63,12 +63,12 @@ func TestDashboardQueryCount(t *testing.T) {
 			companies = append(companies, c)
 		}
 		query(t, env, key, entryCompanyDashboard, map[string]any{"n": n}) // the key's first use writes last_used_at
-		log.reset()
+		log.Reset()
 		data := query(t, env, key, entryCompanyDashboard, map[string]any{"n": n})
 		// The key's authentication is cached for 1 s of wall time; on a loaded machine the
 		// measured query may come after it expired and authenticate again. That costs the same
 		// for any page size and is not the dashboard's work, so it is left out of the count.
-		statements[n] = withoutAuthentication(log.snapshot())
+		statements[n] = withoutAuthentication(log.Snapshot())
 
 		edges := at(t, data, "companies", "edges").([]any)
 		if len(edges) != n {

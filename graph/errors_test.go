@@ -140,11 +140,11 @@ func TestRequestLevelErrors(t *testing.T) {
 func TestInternalErrors(t *testing.T) {
 	var logs lockedBuffer
 	sqlLog := &sqlLog{}
-	f := newFixture(t, withSQLLog(sqlLog, func(cfg *server.Config) {
+	f := newFixture(t, sqlLog.Options(func(cfg *server.Config) {
 		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	}))
 	query(t, f.env, f.readCredit, `{ __typename }`) // the key's first use writes last_used_at
-	sqlLog.fail = func(statement string) error {
+	sqlLog.Fail = func(statement string) error {
 		if strings.Contains(statement, "ledger_entries") {
 			return fmt.Errorf("disk I/O error near SELECT secret_column")
 		}

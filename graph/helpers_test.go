@@ -6,12 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
-	"github.com/creditd/creditd/server"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -190,53 +188,9 @@ func newFixture(tb testing.TB, opts ...credittest.Options) *fixture {
 	return f
 }
 
-// sqlLog records the SQL statements a service sends, and can make some of them fail.
-type sqlLog struct {
-	mu         sync.Mutex
-	statements []string
-	// fail, when set, is asked before each statement; a non-nil error is returned instead.
-	fail func(statement string) error
-}
-
-func (l *sqlLog) record(statement string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.statements = append(l.statements, statement)
-	if l.fail != nil {
-		return l.fail(statement)
-	}
-	return nil
-}
-
-// commit asks fail about a transaction's COMMIT, without recording it as a statement.
-func (l *sqlLog) commit() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.fail != nil {
-		return l.fail("COMMIT")
-	}
-	return nil
-}
-
-// reset forgets what was recorded.
-func (l *sqlLog) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.statements = nil
-}
-
-// snapshot returns what was recorded since the last reset.
-func (l *sqlLog) snapshot() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.statements...)
-}
-
-// withSQLLog makes the HTTP server's service send its SQL through log (see
-// credittest.WithSQLHooks): each statement is recorded, and a COMMIT asks log's fail hook.
-func withSQLLog(log *sqlLog, adjust ...func(*server.Config)) credittest.Options {
-	return credittest.WithSQLHooks(credittest.SQLHooks{Statement: log.record, Commit: log.commit}, adjust...)
-}
+// sqlLog records the SQL statements a service sends, and can make some of them fail
+// (credittest.SQLLog; a log's Options give it to the server).
+type sqlLog = credittest.SQLLog
 
 // touching returns the statements that read or write one of tables.
 func touching(statements []string, tables ...string) []string {

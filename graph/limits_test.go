@@ -14,7 +14,7 @@ import (
 // refused with invalid_request (or request_too_large) before any resolver reads data.
 func TestHostileQueriesRefused(t *testing.T) {
 	log := &sqlLog{}
-	f := newFixture(t, withSQLLog(log))
+	f := newFixture(t, log.Options())
 
 	var aliases strings.Builder
 	aliases.WriteString("{")
@@ -49,7 +49,7 @@ func TestHostileQueriesRefused(t *testing.T) {
 		{"body over 64 KiB", "{ companies { edges { node { id } } } }" + strings.Repeat(" ", 70<<10), http.StatusRequestEntityTooLarge, "request_too_large", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log.reset()
+			log.Reset()
 			start := time.Now()
 			res := doGQL(t, f.env, gqlRequest{Key: f.readCredit, Query: tc.query})
 			elapsed := time.Since(start)
@@ -70,7 +70,7 @@ func TestHostileQueriesRefused(t *testing.T) {
 			if res.Data != nil {
 				t.Errorf("a refused query has data: %s", res.HTTP.Body)
 			}
-			if read := touching(log.snapshot(), "companies", "ledger_entries", "stores"); len(read) > 0 {
+			if read := touching(log.Snapshot(), "companies", "ledger_entries", "stores"); len(read) > 0 {
 				t.Errorf("a refused query read data:\n%s", strings.Join(read, "\n"))
 			}
 			if elapsed > 2*time.Second {

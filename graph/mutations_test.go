@@ -287,7 +287,7 @@ func TestEveryMutationKeepsItsWriteBesideARefusedField(t *testing.T) {
 // written and the key is free again.
 func TestIdempotencyRefusalsHaveNoData(t *testing.T) {
 	log := &sqlLog{}
-	f := newFixture(t, withSQLLog(log))
+	f := newFixture(t, log.Options())
 	vars := in("companyId", f.alpen.ID, "amount", "10.00", "note", "refused")
 	send := func(key string) gqlResult {
 		t.Helper()
@@ -325,7 +325,7 @@ func TestIdempotencyRefusalsHaveNoData(t *testing.T) {
 
 	t.Run("commit fails", func(t *testing.T) {
 		wrote := false
-		log.fail = func(statement string) error {
+		log.Fail = func(statement string) error {
 			switch {
 			case strings.HasPrefix(statement, "INSERT INTO") && strings.Contains(statement, "ledger_entries"):
 				wrote = true
@@ -336,7 +336,7 @@ func TestIdempotencyRefusalsHaveNoData(t *testing.T) {
 			return nil
 		}
 		res := send("commit-1")
-		log.fail = nil
+		log.Fail = nil
 		wantRefused(t, res, http.StatusInternalServerError, "internal_error", "")
 		if got := outstanding(); got != "4800.00" {
 			t.Fatalf("outstanding %s after a transaction that did not commit, want 4800.00", got)

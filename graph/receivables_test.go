@@ -122,7 +122,7 @@ func TestReceivablesMatchLedger(t *testing.T) {
 // invoices runs as many for 5 companies as for 50.
 func TestReceivablesQueryCount(t *testing.T) {
 	log := &sqlLog{}
-	env := credittest.New(t, withSQLLog(log))
+	env := credittest.New(t, log.Options())
 	store := env.MustStore(t, "Receivables", "EUR")
 	key := env.MustKey(t, store, "dash", credit.ScopeReadCredit)
 	statements := map[int][]string{}
@@ -132,9 +132,9 @@ func TestReceivablesQueryCount(t *testing.T) {
 		total = total.Add(bulkCompanies(t, env, store, created, n))
 		created = n
 		query(t, env, key, receivablesQuery)
-		log.reset()
+		log.Reset()
 		data := query(t, env, key, receivablesQuery)
-		statements[n] = withoutAuthentication(log.snapshot())
+		statements[n] = withoutAuthentication(log.Snapshot())
 		if got := at(t, data, "receivables", "aging", "total", "amount"); got != total.StringFixed(2) {
 			t.Fatalf("%d companies: total %v, want %s", n, got, total.StringFixed(2))
 		}
@@ -147,9 +147,9 @@ func TestReceivablesQueryCount(t *testing.T) {
 	pages := map[int][]string{}
 	for _, n := range []int{5, 50} {
 		query(t, env, key, companyReceivablesQuery, map[string]any{"n": n})
-		log.reset()
+		log.Reset()
 		data := query(t, env, key, companyReceivablesQuery, map[string]any{"n": n})
-		pages[n] = withoutAuthentication(log.snapshot())
+		pages[n] = withoutAuthentication(log.Snapshot())
 		edges := at(t, data, "companies", "edges").([]any)
 		if len(edges) != n || len(at(t, edges[n-1], "node", "invoices", "edges").([]any)) != 3 {
 			t.Fatalf("%d companies: %d edges, or not 3 open invoices", n, len(edges))

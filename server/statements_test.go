@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/creditd/creditd/credit"
@@ -19,12 +18,8 @@ import (
 // event's number apart from its row).
 func TestAdjustmentStatements(t *testing.T) {
 	t.Parallel()
-	log := &statementLog{}
-	env := credittest.New(t, credittest.WithSQLHooks(credittest.SQLHooks{
-		Statement: func(q string) error { log.record(q); return nil },
-		Begin:     func() { log.record("BEGIN") },
-		Commit:    func() error { log.record("COMMIT"); return nil },
-	}))
+	log := &credittest.SQLLog{Transactions: true}
+	env := credittest.New(t, log.Options())
 	st := env.MustStore(t, "Store", "EUR")
 	key := env.MustKey(t, st, "erp", credit.AllScopes...)
 	co := env.MustCompany(t, st, "Buyer", "1000.00").ID
@@ -33,14 +28,17 @@ func TestAdjustmentStatements(t *testing.T) {
 	// Idempotency-Key on.
 	adjust := func(co, idemKey string) []string {
 		t.Helper()
-		log.reset()
+		log.Reset()
 		r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + co + "/adjustments", Key: key,
 			Header: map[string]string{"Idempotency-Key": idemKey},
 			Body:   map[string]string{"amount": "10.00", "note": "goodwill"}})
 		if r.Status != 201 {
 			t.Fatalf("adjustment: %d %s", r.Status, r.Body)
 		}
-		got := log.snapshot()
+		var got []string
+		for _, q := range log.Snapshot() {
+			got = append(got, short(q))
+		}
 		for i, s := range got {
 			if strings.HasPrefix(s, "INSERT idempotency_records") {
 				if i > 0 && got[i-1] == "BEGIN" {
@@ -85,14 +83,9 @@ func TestAdjustmentStatements(t *testing.T) {
 	check("adjustment under a manual hold", adjust(held, "held"), slices.DeleteFunc(want, func(s string) bool { return s == "SELECT invoices" }))
 }
 
-// statementLog records statements in short: the verb, and the tables the statement names in
-// order (WITH n AS (UPDATE "stores" …) INSERT INTO "events" … is "WITH stores INSERT events").
-type statementLog struct {
-	mu         sync.Mutex
-	statements []string
-}
-
-func (l *statementLog) record(query string) {
+// short is a statement in short: the verb, and the tables the statement names in order
+// (WITH n AS (UPDATE "stores" …) INSERT INTO "events" … is "WITH stores INSERT events").
+func short(query string) string {
 	verb, _, _ := strings.Cut(strings.TrimSpace(query), " ")
 	verb = strings.ToUpper(verb)
 	var tables []string
@@ -112,19 +105,5 @@ func (l *statementLog) record(query string) {
 	} else if len(tables) > 0 {
 		short += " " + tables[0]
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.statements = append(l.statements, short)
-}
-
-func (l *statementLog) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.statements = nil
-}
-
-func (l *statementLog) snapshot() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.statements...)
+	return short
 }
