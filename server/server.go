@@ -165,10 +165,15 @@ func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(ht
 			info.keyContext(ctx)
 		}
 		r = r.WithContext(ctx)
-		if read {
-			w = &confirmingWriter{ResponseWriter: w, s: s, r: r, writeErr: writeErr, header: w.Header().Clone()}
+		if !read {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		cw := &confirmingWriter{ResponseWriter: w, s: s, r: r, writeErr: writeErr, header: w.Header().Clone()}
+		next.ServeHTTP(cw, r)
+		// A handler that wrote nothing would leave net/http to send an empty 200 on a key
+		// never confirmed: confirm it now, so a refused key still gets its 401.
+		cw.confirm()
 	})
 }
 
