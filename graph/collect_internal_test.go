@@ -42,7 +42,7 @@ func TestCollectFieldsRemembers(t *testing.T) {
 	schema := gqlparser.MustLoadSchema(&ast.Source{Input: `type Query { c: C } type C { id: ID name: String d: D } type D { x: String }`})
 	collect := func(doc string, vars map[string]any) (root, below []graphql.CollectedField) {
 		t.Helper()
-		q, err := gqlparser.LoadQuery(schema, doc)
+		q, err := gqlparser.LoadQueryWithRules(schema, doc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
