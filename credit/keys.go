@@ -104,13 +104,10 @@ type keyCache struct {
 }
 
 func (c *keyCache) get(hash string, now time.Time, changes int64) *cachedKey {
-	c.mu.RLock()
-	k := c.keys[hash]
-	c.mu.RUnlock()
-	if k == nil || k.changes != changes || (!k.until.IsZero() && !now.Before(k.until)) {
-		return nil
+	if k := c.lookup(hash, now); k != nil && k.changes == changes {
+		return k
 	}
-	return k
+	return nil
 }
 
 // lookup returns the entry for hash whatever count of key changes it was made under, for a

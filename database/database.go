@@ -276,7 +276,7 @@ func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
 func (db *DB) KeyChangesAre(n int64) func(*entsql.Selector) {
 	return func(s *entsql.Selector) {
 		s.Where(entsql.P(func(b *entsql.Builder) {
-			b.WriteString(`(SELECT n FROM "key_changes" WHERE id = 1) = `).Arg(n)
+			b.WriteString("(" + keyChangesQuery + ") = ").Arg(n)
 		}))
 	}
 }
