@@ -1,13 +1,20 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
+	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/httpapi"
+	"github.com/creditd/creditd/server"
 )
 
 // failedAuthMessage is what the failed-authentication limit's 429 says, in part: it names
@@ -104,4 +111,60 @@ func graphQLErrorCode(t *testing.T, r *credittest.Response) string {
 		return ""
 	}
 	return body.Errors[0].Extensions.Code
+}
+
+// TestFailedAuthenticationLimitUsesTheClientAddress: behind a trusted proxy the limit is kept
+// per forwarded client address, and the access line of a failed authentication names that
+// address (and no other line names one); an address over the limit leaves the next address's
+// failures at 401.
+func TestFailedAuthenticationLimitUsesTheClientAddress(t *testing.T) {
+	t.Parallel()
+	logs := &lockedLog{}
+	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) {
+		c.AuthFailureLimit = 2
+		c.TrustedProxies = httpapi.TrustedProxies{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	}})
+	st := env.MustStore(t, "Acme", "EUR")
+	valid := env.MustKey(t, st, "dashboard", credit.ScopeReadCredit)
+	from := func(client, key string) *credittest.Response {
+		return env.Do(t, credittest.Request{Method: "GET", Path: "/v1/companies", Key: key, Header: map[string]string{"X-Forwarded-For": client}})
+	}
+	from("203.0.113.9", "ck_nope").WantError(t, 401, "unauthenticated", "")
+	from("203.0.113.9", "ck_nope").WantError(t, 401, "unauthenticated", "")
+	from("203.0.113.9", "ck_nope").WantError(t, 429, "rate_limited", "")
+	from("198.51.100.4", "ck_nope").WantError(t, 401, "unauthenticated", "")
+	from("203.0.113.9", valid).WantStatus(t, 200)
+
+	var clients []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var entry struct{ Msg, Client string }
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if entry.Msg == "request" {
+			clients = append(clients, entry.Client)
+		}
+	}
+	if want := []string{"203.0.113.9", "203.0.113.9", "203.0.113.9", "198.51.100.4", ""}; !slices.Equal(clients, want) {
+		t.Errorf("access lines' client: %q, want %q", clients, want)
+	}
+}
+
+// lockedLog collects log output written from the server's goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
