@@ -59,22 +59,33 @@ func newAuthFailures(limiter ratelimit.Limiter, now func() time.Time, reg promet
 
 // refuse answers a request whose authentication failed with err through writeErr: a 401 (or
 // whatever err is) while the client address is within the limit, else 429 rate_limited naming
-// the failed-authentication limit. Only an authentication failure is counted; a limiter that
-// fails lets the 401 through.
+// the failed-authentication limit, with Retry-After. Only an authentication failure is counted.
 func (a *authFailures) refuse(w http.ResponseWriter, r *http.Request, err error, writeErr func(http.ResponseWriter, *http.Request, error)) {
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
-		a.failures.Inc()
-		addr := httpapi.ClientAddress(r)
-		if info := infoFrom(r.Context()); info != nil {
-			info.client = addr
-		}
-		if d, lerr := a.limiter.Take(r.Context(), "addr:"+addr, 1); lerr == nil && !d.Allowed {
-			a.throttled.Inc()
-			a.markThrottled(addr)
+		if d, limited := a.fail(r); limited {
 			err = errAuthFailuresLimited(w, d)
 		}
 	}
 	writeErr(w, r, err)
+}
+
+// fail counts one failed authentication of r against its client address and reports whether
+// the address is over the limit (then the failure is to be answered 429, with d's RetryAfter).
+// A door that cannot answer through refuse (a stream already open) calls it itself. A limiter
+// that fails lets the 401 through.
+func (a *authFailures) fail(r *http.Request) (d ratelimit.Decision, limited bool) {
+	a.failures.Inc()
+	addr := httpapi.ClientAddress(r)
+	if info := infoFrom(r.Context()); info != nil {
+		info.client = addr
+	}
+	d, err := a.limiter.Take(r.Context(), "addr:"+addr, 1)
+	if err != nil || d.Allowed {
+		return d, false
+	}
+	a.throttled.Inc()
+	a.markThrottled(addr)
+	return d, true
 }
 
 // errAuthFailuresLimited is the 429 of the failed-authentication limit, with Retry-After set.
