@@ -38,9 +38,9 @@ type Config struct {
 	Limiter ratelimit.Limiter
 	// AuthFailureLimit is failed authentications per minute per client address; zero means 30.
 	AuthFailureLimit int
-	// AuthLimiter, when set, replaces the in-memory failed-authentication limiter (a Redis one
-	// shared by several instances, with AuthFailureLimit's limit), so an address gets its
-	// failures a minute across all of them rather than per instance.
+	// AuthLimiter, when set, replaces the in-memory failed-authentication limiter, with its own
+	// limit instead of AuthFailureLimit: a Redis one shared by several instances, so an address
+	// gets its failures a minute across all of them rather than on each.
 	AuthLimiter ratelimit.Limiter
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For or Forwarded header names
 	// the client (serve --trusted-proxy); none means the TCP peer is always the client.
@@ -78,12 +78,12 @@ func New(cfg Config) *Server {
 		now = time.Now
 	}
 	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
+	var authLimiter ratelimit.Limiter
+	s.limiter, authLimiter = newLimiters(cfg, now)
 	s.platformLimiter = newPlatformLimiter(cfg, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
-	var authLimiter ratelimit.Limiter
-	s.limiter, authLimiter = newLimiters(cfg, now)
 	s.authFailures = newAuthFailures(authLimiter, now, reg)
 	reg.MustRegister(cfg.Collectors...)
 	reg.MustRegister(newInboxCollector(cfg.Service))
