@@ -32,11 +32,13 @@ var templateFiles embed.FS
 //go:embed assets/console.css assets/console.js assets/favicon.svg
 var assetFiles embed.FS
 
-// Sign-in attempt limits, unless configured otherwise: every attempt counts, successful or
-// not, so that parallel guesses cannot slip through before a failure is recorded.
+// Sign-in attempt limits, unless configured otherwise. Every attempt on an email counts,
+// successful or not, so that parallel guesses at one account cannot slip through before a
+// failure is recorded. Only failed attempts count against an address: an office, or everyone
+// behind one proxy, shares it, and a guessing bot there must not lock the staff out (contract
+// §2 as amended 2026-11-27).
 const (
-	// DefaultAddressAttempts is sign-in attempts a minute from one client address (an office
-	// behind one address shares it).
+	// DefaultAddressAttempts is failed sign-in attempts a minute from one client address.
 	DefaultAddressAttempts = 30
 	// DefaultAccountAttempts is sign-in attempts for one email per AccountAttemptsPeriod,
 	// whether or not an account has that email.
@@ -58,10 +60,13 @@ type Config struct {
 	// SecureCookies marks cookies Secure although the console is served over plain HTTP: set
 	// it when a TLS-terminating proxy stands in front. Over TLS they are Secure anyway.
 	SecureCookies bool
-	// AddressLimiter and AccountLimiter limit sign-in attempts per client address and per
-	// email; nil means in-memory limiters with the defaults above.
+	// AddressLimiter and AccountLimiter limit failed sign-in attempts per client address and
+	// sign-in attempts per email; nil means in-memory limiters with the defaults above.
 	AddressLimiter ratelimit.Limiter
 	AccountLimiter ratelimit.Limiter
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For or Forwarded header names
+	// the client address (serve --trusted-proxy); none means the TCP peer is the client.
+	TrustedProxies httpapi.TrustedProxies
 	// Command is how the pages' hints name the program, as serve's own hints do ("creditd",
 	// "go run ./cmd/creditd"); "" means creditd. DatabaseFlag is the " --db PATH" a suggested
 	// command repeats, "" when the database comes from CREDITD_DB or the default.
@@ -161,7 +166,7 @@ func New(cfg Config) *Console {
 	handle("GET /privacy", c.staffOnly(c.privacy))
 	handle("POST /privacy/erase", c.staffOnly(c.erasePerson))
 
-	c.handler = httpapi.WithRequestID(c.observe(c.recoverPanics(securityHeaders(c.fallbacks(mux)))))
+	c.handler = httpapi.WithClientAddress(cfg.TrustedProxies, httpapi.WithRequestID(c.observe(c.recoverPanics(securityHeaders(c.fallbacks(mux))))))
 	return c
 }
 

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -164,10 +163,12 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 	c.render(w, r, status, "login.html", &page{Title: "Sign in", Body: body})
 }
 
-// login checks the sign-in form: its token, the attempt limits (per client address and per
-// email, charged on every attempt), then the email and password. It answers an unknown email
-// and a wrong password alike. A successful sign-in ends any session the browser had and sets
-// a new session token, so no session id from before sign-in survives it.
+// login checks the sign-in form: its token, the per-email attempt limit (charged on every
+// attempt), then the email and password; a failure is charged to the client address, and
+// answered 429 once the address is over its limit. A right password is never refused by the
+// address's limit, so a bot guessing behind the staff's proxy cannot lock them out. It answers
+// an unknown email and a wrong password alike. A successful sign-in ends any session the
+// browser had and sets a new session token, so no session id from before sign-in survives it.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -181,11 +182,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.renderSignIn(w, r, http.StatusForbidden, signInBody{Email: email, Error: "The sign-in form had expired. Please sign in again."})
 		return
 	}
-	if retry, limited := c.signInLimited(r, email); limited {
-		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		c.log.InfoContext(r.Context(), "sign-in attempts limited", "request_id", httpapi.RequestID(r.Context()), "address", clientAddress(r))
-		c.renderSignIn(w, r, http.StatusTooManyRequests, signInBody{Email: email, Limited: true,
-			Error: "Too many sign-in attempts. Please wait " + strconv.Itoa(retry) + " seconds and try again."})
+	if retry, limited := c.signInLimited(r, c.byEmail, "console-signin-email:"+accountKey(email)); limited {
+		c.refuseSignIn(w, r, email, retry)
 		return
 	}
 	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
@@ -196,7 +194,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	token, session, err := c.svc.SignIn(r.Context(), email, password, c.policy)
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
-		c.log.InfoContext(r.Context(), "sign-in refused", "request_id", httpapi.RequestID(r.Context()), "address", clientAddress(r))
+		if retry, limited := c.signInLimited(r, c.byAddr, "console-signin-addr:"+httpapi.ClientAddress(r)); limited {
+			c.refuseSignIn(w, r, email, retry)
+			return
+		}
+		c.log.InfoContext(r.Context(), "sign-in refused", "request_id", httpapi.RequestID(r.Context()), "address", httpapi.ClientAddress(r))
 		c.renderSignIn(w, r, http.StatusUnauthorized, signInBody{Email: email, Error: sentence(httpapi.Describe(err).Message)})
 		return
 	}
@@ -211,28 +213,32 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/companies", http.StatusSeeOther)
 }
 
-// signInLimited charges one attempt to the client address and one to the email (whether or not
-// an account has it) and reports whether either is spent, with the seconds to wait. A limiter
-// that fails lets the attempt through: Argon2id still makes each guess slow.
-func (c *Console) signInLimited(r *http.Request, email string) (int, bool) {
+// signInLimited charges one attempt to key and reports whether its limit is spent, with the
+// seconds to wait. A limiter that fails lets the attempt through: Argon2id still makes each
+// guess slow.
+func (c *Console) signInLimited(r *http.Request, limiter ratelimit.Limiter, key string) (int, bool) {
+	d, err := limiter.Take(r.Context(), key, 1)
+	if err != nil || d.Allowed {
+		return 0, false
+	}
+	return max(1, int(math.Ceil(d.RetryAfter.Seconds()))), true
+}
+
+// accountKey is the per-email limit's key of an email, whether or not an account has it.
+func accountKey(email string) string {
 	account := strings.ToLower(email)
 	if len(account) > 320 {
 		account = account[:320]
 	}
-	for _, charge := range []struct {
-		limiter ratelimit.Limiter
-		key     string
-	}{
-		{c.byAddr, "console-signin-addr:" + clientAddress(r)},
-		{c.byEmail, "console-signin-email:" + account},
-	} {
-		d, err := charge.limiter.Take(r.Context(), charge.key, 1)
-		if err != nil || d.Allowed {
-			continue
-		}
-		return max(1, int(math.Ceil(d.RetryAfter.Seconds()))), true
-	}
-	return 0, false
+	return account
+}
+
+// refuseSignIn answers an attempt over a sign-in limit: 429 with Retry-After, and no session.
+func (c *Console) refuseSignIn(w http.ResponseWriter, r *http.Request, email string, retry int) {
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	c.log.InfoContext(r.Context(), "sign-in attempts limited", "request_id", httpapi.RequestID(r.Context()), "address", httpapi.ClientAddress(r))
+	c.renderSignIn(w, r, http.StatusTooManyRequests, signInBody{Email: email, Limited: true,
+		Error: "Too many sign-in attempts. Please wait " + strconv.Itoa(retry) + " seconds and try again."})
 }
 
 // logout ends the session and clears its cookie.
@@ -243,14 +249,4 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, v *visit) {
 	}
 	c.setCookie(w, r, sessionCookie, "", "/", -1)
 	http.Redirect(w, r, "/login?signed_out=1", http.StatusSeeOther)
-}
-
-// clientAddress is the peer's IP address, the key of the per-address sign-in limit. Headers
-// such as X-Forwarded-For are not trusted: anyone can send them.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -85,32 +84,7 @@ func (s *Server) limitStore(next http.Handler, writeErr func(http.ResponseWriter
 	})
 }
 
-// clientAddress is the peer's IP address, the key for failed-authentication limits.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// authFailuresExhausted reports whether the client address has spent its failed
-// authentications; if so it answers 429.
-func (s *Server) authFailuresExhausted(w http.ResponseWriter, r *http.Request, writeErr func(http.ResponseWriter, *http.Request, error)) bool {
-	d, err := s.authLimiter.Peek(r.Context(), "addr:"+clientAddress(r))
-	if err != nil || d.Allowed {
-		return false
-	}
-	writeErr(w, r, errRateLimited(w, d))
-	return true
-}
-
-// chargeAuthFailure counts one failed authentication against the client address.
-func (s *Server) chargeAuthFailure(r *http.Request) {
-	_, _ = s.authLimiter.Take(r.Context(), "addr:"+clientAddress(r), 1)
-}
-
-// newLimiters builds the in-memory limiters unless cfg supplies a shared one.
+// newLimiters builds the in-memory limiters unless cfg supplies shared ones.
 func newLimiters(cfg Config, now func() time.Time) (store, auth ratelimit.Limiter) {
 	store = cfg.Limiter
 	if store == nil {
@@ -120,9 +94,13 @@ func newLimiters(cfg Config, now func() time.Time) (store, auth ratelimit.Limite
 		}
 		store = ratelimit.NewMemory(limit, time.Minute, now)
 	}
-	authLimit := cfg.AuthFailureLimit
-	if authLimit <= 0 {
-		authLimit = DefaultAuthFailureLimit
+	auth = cfg.AuthLimiter
+	if auth == nil {
+		authLimit := cfg.AuthFailureLimit
+		if authLimit <= 0 {
+			authLimit = DefaultAuthFailureLimit
+		}
+		auth = ratelimit.NewMemory(authLimit, time.Minute, now)
 	}
-	return store, ratelimit.NewMemory(authLimit, time.Minute, now)
+	return store, auth
 }

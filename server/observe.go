@@ -50,6 +50,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 type requestInfo struct {
 	storeID string
 	keyID   string
+	// client is the client address of a request whose authentication failed, so an operator
+	// can find the client still sending a revoked key; other lines carry no address (contract
+	// §1: no personal data in logs).
+	client string
 }
 
 type infoKey struct{}
@@ -116,6 +120,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			slog.Duration("duration", elapsed),
 			slog.String("store_id", info.storeID),
 			slog.String("key_id", info.keyID),
+			slog.String("client", info.client),
 		)
 	})
 }

@@ -38,6 +38,13 @@ type Config struct {
 	Limiter ratelimit.Limiter
 	// AuthFailureLimit is failed authentications per minute per client address; zero means 30.
 	AuthFailureLimit int
+	// AuthLimiter, when set, replaces the in-memory failed-authentication limiter, with its own
+	// limit instead of AuthFailureLimit: a Redis one shared by several instances, so an address
+	// gets its failures a minute across all of them rather than on each.
+	AuthLimiter ratelimit.Limiter
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For or Forwarded header names
+	// the client (serve --trusted-proxy); none means the TCP peer is always the client.
+	TrustedProxies httpapi.TrustedProxies
 	// Collectors are more metrics for /metrics, such as the webhook worker's.
 	Collectors []prometheus.Collector
 	// CORSOrigins are the browser origins allowed to call the API (serve --cors-origin); none
@@ -56,7 +63,7 @@ type Server struct {
 	metrics *metrics
 
 	limiter         ratelimit.Limiter
-	authLimiter     ratelimit.Limiter
+	authFailures    *authFailures
 	platformLimiter ratelimit.Limiter
 }
 
@@ -71,11 +78,13 @@ func New(cfg Config) *Server {
 		now = time.Now
 	}
 	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
-	s.limiter, s.authLimiter = newLimiters(cfg, now)
+	var authLimiter ratelimit.Limiter
+	s.limiter, authLimiter = newLimiters(cfg, now)
 	s.platformLimiter = newPlatformLimiter(cfg, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
+	s.authFailures = newAuthFailures(authLimiter, now, reg)
 	reg.MustRegister(cfg.Collectors...)
 	reg.MustRegister(newInboxCollector(cfg.Service))
 
@@ -104,8 +113,10 @@ func New(cfg Config) *Server {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	// Outside in: a request id for everything; gzip for every body; logs and metrics; CORS, whose
-	// preflights are answered here, before authentication and the rate limit.
-	s.handler = httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux))))))
+	// preflights are answered here, before authentication and the rate limit. The client address
+	// (behind --trusted-proxy, the one the proxies report) is resolved first, for the access log
+	// and the per-address limits alike.
+	s.handler = httpapi.WithClientAddress(cfg.TrustedProxies, httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux)))))))
 	return s
 }
 
@@ -144,21 +155,16 @@ func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(ht
 		auth = s.svc.AuthenticateRead
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.authFailuresExhausted(w, r, writeErr) {
-			return
-		}
+		// The failed-authentication limit is consulted only once the key has failed: a valid
+		// key is never refused by it (contract §2).
 		secret, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
-			s.chargeAuthFailure(r)
-			writeErr(w, r, credit.ErrUnauthenticated())
+			s.authFailures.refuse(w, r, credit.ErrUnauthenticated(), writeErr)
 			return
 		}
 		ctx, err := auth(r.Context(), secret)
 		if err != nil {
-			if credit.CodeOf(err) == credit.CodeUnauthenticated {
-				s.chargeAuthFailure(r)
-			}
-			writeErr(w, r, err)
+			s.authFailures.refuse(w, r, err, writeErr)
 			return
 		}
 		if info := infoFrom(ctx); info != nil {
@@ -196,15 +202,12 @@ func (w *confirmingWriter) confirm() bool {
 		w.state = 1
 		if err := w.s.svc.ConfirmKey(w.r.Context()); err != nil {
 			w.state = 2
-			if credit.CodeOf(err) == credit.CodeUnauthenticated {
-				w.s.chargeAuthFailure(w.r)
-			}
 			h := w.ResponseWriter.Header()
 			clear(h)
 			for k, v := range w.header {
 				h[k] = v
 			}
-			w.writeErr(w.ResponseWriter, w.r, err)
+			w.s.authFailures.refuse(w.ResponseWriter, w.r, err, w.writeErr)
 		}
 	}
 	return w.state == 1

@@ -21,6 +21,7 @@ import (
 	"github.com/creditd/creditd/delivery"
 	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/graph/playground"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/ratelimit"
 	"github.com/creditd/creditd/server"
 )
@@ -63,6 +64,15 @@ func serveCommand() command {
 			corsOrigins = append(corsOrigins, v)
 			return nil
 		})
+		var trustedProxies httpapi.TrustedProxies
+		fs.Func("trusted-proxy", "take the client address from X-Forwarded-For (or Forwarded) of requests whose peer is in this CIDR range, such as 10.0.0.0/8: your load balancers (repeatable; without it the peer is the client)", func(v string) error {
+			p, err := httpapi.ParseTrustedProxy(v)
+			if err != nil {
+				return err
+			}
+			trustedProxies = append(trustedProxies, p)
+			return nil
+		})
 		adminSecure := fs.Bool("admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
@@ -103,7 +113,7 @@ func serveCommand() command {
 					return err
 				}
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins}
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins, TrustedProxies: trustedProxies}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {
@@ -115,6 +125,16 @@ func serveCommand() command {
 					log.Warn("rate limiter: Redis unreachable at start; each instance enforces the limit on its own until it is back", "error", err.Error())
 				}
 				cfg.Limiter = rl
+				// The failed-authentication limit is shared too: behind a load balancer a
+				// client's failures reach every instance, and 30 a minute is per address, not
+				// per address and instance.
+				authRL, err := ratelimit.NewRedis(*redisURL, server.DefaultAuthFailureLimit, time.Minute, log)
+				if err != nil {
+					l.Close()
+					return usagef("--redis: %v", err)
+				}
+				defer authRL.Close()
+				cfg.AuthLimiter = authRL
 			}
 			worker := env.webhookWorker(opts.AllowPrivateWebhooks, log, *webhookPoll)
 			cfg.Collectors = worker.Collectors()
@@ -141,6 +161,7 @@ func serveCommand() command {
 					Now:            env.m.Now,
 					Sessions:       credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
 					SecureCookies:  *adminSecure,
+					TrustedProxies: trustedProxies,
 					Command:        env.m.Self,
 					DatabaseFlag:   env.dbFlag(),
 					SendWebhookNow: worker.SendNow,
