@@ -102,3 +102,48 @@ func TestRotatingSecretGrace(t *testing.T) {
 		t.Errorf("signed with the secret replaced without a grace: %v, want unauthenticated", err)
 	}
 }
+
+// TestCompanyGIDIsUniquePerStore: a platform company GID names one company of a store
+// (contract §13), decided by the unique index, also for two creates racing; another store may
+// use the same GID.
+func TestCompanyGIDIsUniquePerStore(t *testing.T) {
+	env := credittest.New(t)
+	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
+	in := func(name string) credit.CompanyInput {
+		return credit.CompanyInput{Name: name, PlatformCompanyGID: "gid://platform/Company/7", PaymentTerms: "NET_30", CreditLimit: "100.00"}
+	}
+	if _, err := env.Service.CreateCompany(credittest.Staff(mine), in("First")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := env.Service.CreateCompany(credittest.Staff(mine), in("Second"))
+	var e *credit.Error
+	if !asError(err, &e) || e.Code != credit.CodeValidationFailed || e.Param != "platform_company_gid" {
+		t.Errorf("a second company with the GID: %v, want validation_failed on platform_company_gid", err)
+	}
+	if _, err := env.Service.CreateCompany(credittest.Staff(theirs), in("Theirs")); err != nil {
+		t.Errorf("another store's company with the GID: %v", err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gidIn := in("Racing")
+			gidIn.PlatformCompanyGID = "gid://platform/Company/8"
+			_, errs[i] = env.Service.CreateCompany(credittest.Staff(mine), gidIn)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else if e = nil; !asError(err, &e) || e.Param != "platform_company_gid" {
+			t.Errorf("racing create: %v, want validation_failed on platform_company_gid", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d racing creates with one GID succeeded, want 1", ok)
+	}
+}
