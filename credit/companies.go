@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
+	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/predicate"
@@ -480,16 +481,6 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 	if err != nil {
 		return nil, err
 	}
-	if gid != nil {
-		// Contract §13: the platform's deliveries name a company by this GID, so it names one.
-		taken, err := tx.Company.Query().Where(company.PlatformCompanyGid(*gid)).Exist(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if taken {
-			return nil, errCompanyGIDTaken(*gid)
-		}
-	}
 	now := s.Now()
 	c, err := tx.Company.Create().
 		SetStoreID(st.ID).
@@ -502,8 +493,10 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 		SetCreatedAt(now).
 		SetUpdatedAt(now).
 		Save(ctx)
-	if ent.IsConstraintError(err) && gid != nil {
-		return nil, errCompanyGIDTaken(*gid) // taken by a transaction that committed meanwhile
+	if database.ViolatedIndex(err) == companyGIDIndex {
+		// Contract §13: the platform's deliveries name a company by this GID, so it names
+		// one; the index decides, also against a transaction that committed meanwhile.
+		return nil, errCompanyGIDTaken(*gid)
 	}
 	if err != nil {
 		return nil, err
@@ -511,6 +504,9 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 	c.Edges.Store = st
 	return c, nil
 }
+
+// companyGIDIndex is the unique index of a store's platform company GIDs.
+const companyGIDIndex = "company_store_id_platform_company_gid"
 
 // errCompanyGIDTaken refuses a second company with a platform company GID of the store.
 func errCompanyGIDTaken(gid string) error {

@@ -416,8 +416,8 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 	if _, err := requireStaff(ctx); err != nil {
 		return IssuedKey{}, err
 	}
-	if grace < 0 {
-		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
+	if err := checkGrace(grace); err != nil {
+		return IssuedKey{}, err
 	}
 	var out IssuedKey
 	err := s.inTx(ctx, func(tx *ent.Tx) error {

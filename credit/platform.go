@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/platformconnection"
@@ -50,12 +51,20 @@ type PlatformConnection struct {
 }
 
 func (s *Service) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
-	out := PlatformConnection{ID: c.ID, StoreID: c.StoreID, ShopDomain: c.ShopDomain, CreatedAt: At(c.CreatedAt), UpdatedAt: At(c.UpdatedAt)}
-	if c.PreviousSecretSealed != nil && c.PreviousSecretExpiresAt != nil && c.PreviousSecretExpiresAt.After(s.Now()) {
-		out.PreviousSecretExpiresAt = atPtr(c.PreviousSecretExpiresAt)
+	return PlatformConnection{
+		ID: c.ID, StoreID: c.StoreID, ShopDomain: c.ShopDomain, CreatedAt: At(c.CreatedAt), UpdatedAt: At(c.UpdatedAt),
+		PreviousSecretExpiresAt: platformSecret(c).previousExpiry(s.Now()),
 	}
-	return out
 }
+
+// platformSecret is a connection's rotating secret.
+func platformSecret(c *ent.PlatformConnection) rotatingSecret {
+	return rotatingSecret{current: c.SecretSealed, previous: c.PreviousSecretSealed, previousExpiresAt: c.PreviousSecretExpiresAt}
+}
+
+// normalizeShopDomain is how a shop's domain is compared: the platform names a shop by its
+// host name, in which case and surrounding spaces do not count.
+func normalizeShopDomain(domain string) string { return strings.ToLower(strings.TrimSpace(domain)) }
 
 // sealPlatformSecret refuses a secret that cannot be the platform's and seals the others.
 //
@@ -85,7 +94,7 @@ func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string
 	if _, err := s.viewerStore(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
-	shopDomain = strings.ToLower(strings.TrimSpace(shopDomain))
+	shopDomain = normalizeShopDomain(shopDomain)
 	if len(shopDomain) > 253 || !shopDomainPattern.MatchString(shopDomain) {
 		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "shop_domain", "shop_domain must be a domain such as example.myplatform.com")
 	}
@@ -95,32 +104,35 @@ func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string
 	}
 	var out PlatformConnection
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		if exists, err := tx.PlatformConnection.Query().Exist(ctx); err != nil {
-			return err
-		} else if exists {
-			return ParamErrorf(CodeValidationFailed, "store", "store %s is already connected to a shop; rotate its secret with platform rotate-secret", v.StoreID)
-		}
-		taken, err := tx.PlatformConnection.Query().Where(platformconnection.ShopDomain(shopDomain)).
-			Exist(tenant.System(ctx)) // deliberately across stores: a shop names one store
-		if err != nil {
-			return err
-		}
-		if taken {
-			return ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
-		}
 		now := s.Now()
 		c, err := tx.PlatformConnection.Create().SetStoreID(v.StoreID).SetShopDomain(shopDomain).
 			SetSecretSealed(sealed).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
-		if ent.IsConstraintError(err) {
-			return ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
-		}
 		if err != nil {
 			return err
 		}
 		out = s.platformConnectionView(c)
 		return nil
 	})
+	// The unique indexes decide, not a read before the INSERT that a concurrent connect could
+	// outdate: a store has one shop, and a shop names one store.
+	switch database.ViolatedIndex(err) {
+	case "platformconnection_store_id":
+		return PlatformConnection{}, errPlatformConnected(v.StoreID)
+	case "platformconnection_shop_domain":
+		// The shop's connection committed first; whether it is this store's is read now.
+		owner, rerr := s.client.PlatformConnection.Query().Where(platformconnection.ShopDomain(shopDomain)).
+			Only(tenant.System(ctx)) // deliberately across stores: a shop names one store
+		if rerr == nil && owner.StoreID == v.StoreID {
+			return PlatformConnection{}, errPlatformConnected(v.StoreID)
+		}
+		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "shop_domain", "shop %s is connected to another store", shopDomain)
+	}
 	return out, err
+}
+
+// errPlatformConnected refuses a second connection of a store.
+func errPlatformConnected(storeID string) error {
+	return ParamErrorf(CodeValidationFailed, "store", "store %s is already connected to a shop; rotate its secret with platform rotate-secret", storeID)
 }
 
 // PlatformConnectionStatus returns the staff member's store's connection, for the console and
@@ -147,8 +159,8 @@ func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace
 	if _, err := requireStaff(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
-	if grace < 0 {
-		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
+	if err := checkGrace(grace); err != nil {
+		return PlatformConnection{}, err
 	}
 	sealed, err := s.sealPlatformSecret(secret)
 	if err != nil {
@@ -161,13 +173,8 @@ func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace
 			return notFoundOr(err, "platform connection")
 		}
 		now := s.Now()
-		upd := tx.PlatformConnection.UpdateOne(c).SetSecretSealed(sealed).SetUpdatedAt(now)
-		if grace > 0 {
-			upd.SetPreviousSecretSealed(c.SecretSealed).SetPreviousSecretExpiresAt(now.Add(grace))
-		} else {
-			upd.ClearPreviousSecretSealed().ClearPreviousSecretExpiresAt()
-		}
-		if c, err = upd.Save(ctx); err != nil {
+		upd := rotate(tx.PlatformConnection.UpdateOne(c), c.SecretSealed, sealed, now, grace)
+		if c, err = upd.SetUpdatedAt(now).Save(ctx); err != nil {
 			return err
 		}
 		out = s.platformConnectionView(c)
@@ -202,9 +209,15 @@ func (s *Service) PlatformSecret(ctx context.Context) (string, PlatformConnectio
 // SignPlatformBody is the platform's signature of a body: base64 of HMAC-SHA256 over the raw
 // bytes, keyed with the secret.
 func SignPlatformBody(secret string, body []byte) string {
+	return base64.StdEncoding.EncodeToString(platformMAC(secret, body))
+}
+
+// platformMAC is the HMAC-SHA256 of body keyed with secret, the platform's signature before
+// its base64 encoding.
+func platformMAC(secret string, body []byte) []byte {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return mac.Sum(nil)
 }
 
 // errPlatformUnauthenticated answers every delivery whose shop or signature is not right,
@@ -224,7 +237,7 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, shopDomain, signatur
 	}
 	// Deliberately across stores: the shop's domain is what names the store.
 	c, err := s.client.PlatformConnection.Query().
-		Where(platformconnection.ShopDomain(strings.ToLower(strings.TrimSpace(shopDomain)))).
+		Where(platformconnection.ShopDomain(normalizeShopDomain(shopDomain))).
 		Only(tenant.System(ctx))
 	if ent.IsNotFound(err) {
 		return nil, errPlatformUnauthenticated
@@ -236,20 +249,14 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, shopDomain, signatur
 	if err != nil {
 		return nil, err
 	}
-	sealed := []string{c.SecretSealed}
-	if c.PreviousSecretSealed != nil && c.PreviousSecretExpiresAt != nil && c.PreviousSecretExpiresAt.After(s.Now()) {
-		sealed = append(sealed, *c.PreviousSecretSealed)
-	}
 	ok := false
-	for _, v := range sealed {
+	for _, v := range platformSecret(c).valid(s.Now()) {
 		secret, err := sealer.Open(v)
 		if err != nil {
 			return nil, err
 		}
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write(body)
 		// Every candidate is computed and compared, so the time taken says nothing either.
-		ok = hmac.Equal(mac.Sum(nil), given) || ok
+		ok = hmac.Equal(platformMAC(secret, body), given) || ok
 	}
 	if !ok {
 		return nil, errPlatformUnauthenticated

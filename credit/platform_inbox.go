@@ -85,9 +85,6 @@ const EventPlatformEntryRecorded = "platform_entry_recorded"
 // one: the entry is still the platform's.
 var platformActor = Actor{Type: tenant.ActorPlatform, Label: "platform"}
 
-// maxWebhookIDLength bounds X-Platform-Webhook-Id.
-const maxWebhookIDLength = 255
-
 var (
 	paymentGIDPattern = regexp.MustCompile(`^gid://platform/Payment/[0-9]{1,20}$`)
 	refundGIDPattern  = regexp.MustCompile(`^gid://platform/Refund/[0-9]{1,20}$`)
@@ -324,12 +321,12 @@ func (s *Service) ReceivePlatformDelivery(ctx context.Context, in PlatformDelive
 	return out, err
 }
 
-// checkHeaderText requires a header of printable ASCII, at most 255 characters.
+// checkHeaderText requires a header of the platform's to be header text (IsHeaderText).
 //
 // Errors: validation_failed (param name).
 func checkHeaderText(v, name string) error {
-	if v == "" || len(v) > maxWebhookIDLength || strings.IndexFunc(v, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-		return ParamErrorf(CodeValidationFailed, name, "header %s is required: 1 to %d printable ASCII characters", name, maxWebhookIDLength)
+	if !IsHeaderText(v) {
+		return ParamErrorf(CodeValidationFailed, name, "header %s is required: 1 to %d printable ASCII characters", name, MaxHeaderText)
 	}
 	return nil
 }

@@ -35,3 +35,22 @@ func checkField(s, param string, max int) error {
 	}
 	return nil
 }
+
+// MaxHeaderText bounds a header value the service keeps: an Idempotency-Key, a platform
+// delivery's webhook id or topic.
+const MaxHeaderText = 255
+
+// IsHeaderText reports whether v is 1 to MaxHeaderText printable ASCII characters (0x20 to
+// 0x7e, the space included): the one rule for header values that the service stores and
+// compares, used by the Idempotency-Key (contract §7) and the platform door's headers (§13).
+func IsHeaderText(v string) bool {
+	if len(v) < 1 || len(v) > MaxHeaderText {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

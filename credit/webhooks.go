@@ -82,7 +82,9 @@ func webhookEndpointView(e *ent.WebhookEndpoint) WebhookEndpoint {
 		Status: e.Status.String(), DisabledReason: e.DisabledReason, DisabledAt: atPtr(e.DisabledAt),
 		FailingSince: atPtr(e.FailingSince), CreatedAt: At(e.CreatedAt),
 	}
-	if e.PreviousSecretExpiresAt != nil && e.PreviousSecretSealed != nil {
+	if e.PreviousSecretSealed != nil {
+		// Shown also once past, unlike a platform connection's: an endpoint's list says when
+		// its previous secret stopped signing.
 		out.PreviousSecretExpiresAt = atPtr(e.PreviousSecretExpiresAt)
 	}
 	return out
@@ -272,8 +274,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string, grace time
 	if _, err := requireStaff(ctx); err != nil {
 		return IssuedWebhookSecret{}, err
 	}
-	if grace < 0 {
-		return IssuedWebhookSecret{}, ParamErrorf(CodeValidationFailed, "grace", "grace must not be negative")
+	if err := checkGrace(grace); err != nil {
+		return IssuedWebhookSecret{}, err
 	}
 	sealer, err := s.sealer()
 	if err != nil {
@@ -286,12 +288,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, id string, grace time
 		if err != nil {
 			return err
 		}
-		upd := tx.WebhookEndpoint.UpdateOne(e).SetSecretSealed(sealer.Seal(secret))
-		if grace > 0 {
-			upd.SetPreviousSecretSealed(e.SecretSealed).SetPreviousSecretExpiresAt(s.Now().Add(grace))
-		} else {
-			upd.ClearPreviousSecretSealed().ClearPreviousSecretExpiresAt()
-		}
+		upd := rotate(tx.WebhookEndpoint.UpdateOne(e), e.SecretSealed, sealer.Seal(secret), s.Now(), grace)
 		if err := upd.Exec(ctx); err != nil {
 			return err
 		}
@@ -733,17 +730,12 @@ func (s *Service) webhookSecrets(e *ent.WebhookEndpoint, now time.Time) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	current, err := sealer.Open(e.SecretSealed)
-	if err != nil {
-		return nil, fmt.Errorf("webhook endpoint %s: %w", e.ID, err)
-	}
-	secrets := []string{current}
-	if e.PreviousSecretSealed != nil && e.PreviousSecretExpiresAt != nil && e.PreviousSecretExpiresAt.After(now) {
-		previous, err := sealer.Open(*e.PreviousSecretSealed)
-		if err != nil {
-			return nil, fmt.Errorf("webhook endpoint %s: previous secret: %w", e.ID, err)
+	sealed := rotatingSecret{current: e.SecretSealed, previous: e.PreviousSecretSealed, previousExpiresAt: e.PreviousSecretExpiresAt}.valid(now)
+	secrets := make([]string, len(sealed))
+	for i, v := range sealed {
+		if secrets[i], err = sealer.Open(v); err != nil {
+			return nil, fmt.Errorf("webhook endpoint %s: secret %d: %w", e.ID, i, err)
 		}
-		secrets = append(secrets, previous)
 	}
 	return secrets, nil
 }

@@ -101,29 +101,38 @@ func RequireSQLite(tb testing.TB) {
 	}
 }
 
-// Env is one running creditd: database, service, HTTP server.
-type Env struct {
+// ServiceEnv is the domain on a real database, without HTTP: what a test of credit/'s rules
+// needs (NewService). Env adds the server in front of it.
+type ServiceEnv struct {
 	// DBPath is the SQLite file, or "" on PostgreSQL.
 	DBPath  string
 	DB      *database.DB
 	Service *credit.Service
 	Clock   *Clock
+}
+
+// Env is one running creditd: database, service, HTTP server.
+type Env struct {
+	*ServiceEnv
 	Server  *httptest.Server
 	Handler *server.Server
 }
 
-// Options tune New.
+// Options tune New and NewService.
 type Options struct {
 	// Start is the clock's initial time; zero means 2026-03-02T09:00:00Z.
 	Start time.Time
-	// ServerConfig, if set, adjusts the server configuration before the server is built.
+	// ServerConfig, if set, adjusts the server configuration before the server is built
+	// (New only).
 	ServerConfig func(*server.Config)
 	// ServiceOptions, if set, adjusts the service options.
 	ServiceOptions func(*credit.Options)
 }
 
-// New starts creditd on a fresh SQLite file in the test's temp directory.
-func New(tb testing.TB, opts ...Options) *Env {
+// NewService opens a fresh, migrated database (a SQLite file in the test's temp directory,
+// or a schema of its own on PostgreSQL under CREDITD_TEST_BACKEND=postgres) and the domain
+// service over it, with a clock of the test's.
+func NewService(tb testing.TB, opts ...Options) *ServiceEnv {
 	tb.Helper()
 	var o Options
 	if len(opts) > 0 {
@@ -149,6 +158,7 @@ func New(tb testing.TB, opts ...Options) *Env {
 	if err != nil {
 		tb.Fatalf("open database: %v", err)
 	}
+	tb.Cleanup(func() { db.Close() })
 	if err := db.Migrate(ctx); err != nil {
 		tb.Fatalf("migrate: %v", err)
 	}
@@ -157,19 +167,22 @@ func New(tb testing.TB, opts ...Options) *Env {
 	if o.ServiceOptions != nil {
 		o.ServiceOptions(&so)
 	}
-	svc := credit.New(db, so)
-	cfg := server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now}
-	if o.ServerConfig != nil {
-		o.ServerConfig(&cfg)
+	return &ServiceEnv{DBPath: path, DB: db, Service: credit.New(db, so), Clock: clock}
+}
+
+// New starts creditd, the service of NewService behind its HTTP server.
+func New(tb testing.TB, opts ...Options) *Env {
+	tb.Helper()
+	se := NewService(tb, opts...)
+	cfg := server.Config{Service: se.Service, DB: se.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: se.Clock.Now}
+	if len(opts) > 0 && opts[0].ServerConfig != nil {
+		opts[0].ServerConfig(&cfg)
 	}
 	h := server.New(cfg)
 	ts := httptest.NewServer(h)
-	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
-	tb.Cleanup(func() {
-		ts.Close()
-		db.Close()
-	})
-	return env
+	// Cleanups run last first: the server closes before the database.
+	tb.Cleanup(ts.Close)
+	return &Env{ServiceEnv: se, Server: ts, Handler: h}
 }
 
 // NewSealer returns a webhook.Sealer under a fresh master key, for a service that seals
@@ -197,7 +210,7 @@ func Staff(storeID string) context.Context {
 }
 
 // StaffOf returns Staff for the store that owns a record (a company, application, key ...).
-func (e *Env) StaffOf(tb testing.TB, id string) context.Context {
+func (e *ServiceEnv) StaffOf(tb testing.TB, id string) context.Context {
 	tb.Helper()
 	st, err := e.Service.OwningStore(context.Background(), id)
 	if err != nil {
@@ -207,7 +220,7 @@ func (e *Env) StaffOf(tb testing.TB, id string) context.Context {
 }
 
 // MustStore creates a store.
-func (e *Env) MustStore(tb testing.TB, name, currency string) string {
+func (e *ServiceEnv) MustStore(tb testing.TB, name, currency string) string {
 	tb.Helper()
 	st, err := e.Service.CreateStore(Admin(), name, currency, credit.DefaultBufferPercent)
 	if err != nil {
@@ -217,7 +230,7 @@ func (e *Env) MustStore(tb testing.TB, name, currency string) string {
 }
 
 // MustKey creates an API key with scopes and returns its secret.
-func (e *Env) MustKey(tb testing.TB, storeID, label string, scopes ...string) string {
+func (e *ServiceEnv) MustKey(tb testing.TB, storeID, label string, scopes ...string) string {
 	tb.Helper()
 	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
 	if err != nil {
@@ -227,7 +240,7 @@ func (e *Env) MustKey(tb testing.TB, storeID, label string, scopes ...string) st
 }
 
 // MustIssuedKey is MustKey returning the key's ID too.
-func (e *Env) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...string) credit.IssuedKey {
+func (e *ServiceEnv) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...string) credit.IssuedKey {
 	tb.Helper()
 	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
 	if err != nil {
@@ -241,7 +254,7 @@ var companyGIDs atomic.Int64
 
 // MustCompany creates a company with NET_30 terms unless terms is given. The store's first
 // company has platform company GID gid://platform/Company/42, the others GIDs of their own.
-func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...string) credit.Company {
+func (e *ServiceEnv) MustCompany(tb testing.TB, storeID, name, limit string, terms ...string) credit.Company {
 	tb.Helper()
 	pt := "NET_30"
 	if len(terms) > 0 {
@@ -261,7 +274,7 @@ func (e *Env) MustCompany(tb testing.TB, storeID, name, limit string, terms ...s
 }
 
 // MustRecord appends a ledger entry from the platform side.
-func (e *Env) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.LedgerEntry {
+func (e *ServiceEnv) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.LedgerEntry {
 	tb.Helper()
 	le, _, err := e.Service.RecordLedgerEntry(e.StaffOf(tb, in.CompanyID), in)
 	if err != nil {
@@ -271,7 +284,7 @@ func (e *Env) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.Ledge
 }
 
 // MustApplication creates an application in storeID.
-func (e *Env) MustApplication(tb testing.TB, storeID string, in credit.ApplicationInput) credit.Application {
+func (e *ServiceEnv) MustApplication(tb testing.TB, storeID string, in credit.ApplicationInput) credit.Application {
 	tb.Helper()
 	if in.VATNumber == "" {
 		in.VATNumber = "DE123456789"
@@ -290,7 +303,7 @@ func (e *Env) MustApplication(tb testing.TB, storeID string, in credit.Applicati
 }
 
 // MustStaff creates a staff account in storeID that signs in with email and password.
-func (e *Env) MustStaff(tb testing.TB, storeID, name, email, password string) credit.StaffMember {
+func (e *ServiceEnv) MustStaff(tb testing.TB, storeID, name, email, password string) credit.StaffMember {
 	tb.Helper()
 	m, err := e.Service.CreateStaff(Staff(storeID), credit.StaffInput{Name: name, Email: email, Password: password})
 	if err != nil {

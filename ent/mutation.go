@@ -7576,10 +7576,10 @@ type PlatformConnectionMutation struct {
 	op                         Op
 	typ                        string
 	id                         *string
-	shop_domain                *string
 	secret_sealed              *string
 	previous_secret_sealed     *string
 	previous_secret_expires_at *time.Time
+	shop_domain                *string
 	created_at                 *time.Time
 	updated_at                 *time.Time
 	clearedFields              map[string]struct{}
@@ -7730,42 +7730,6 @@ func (m *PlatformConnectionMutation) ResetStoreID() {
 	m.store = nil
 }
 
-// SetShopDomain sets the "shop_domain" field.
-func (m *PlatformConnectionMutation) SetShopDomain(s string) {
-	m.shop_domain = &s
-}
-
-// ShopDomain returns the value of the "shop_domain" field in the mutation.
-func (m *PlatformConnectionMutation) ShopDomain() (r string, exists bool) {
-	v := m.shop_domain
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldShopDomain returns the old "shop_domain" field's value of the PlatformConnection entity.
-// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *PlatformConnectionMutation) OldShopDomain(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldShopDomain is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldShopDomain requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldShopDomain: %w", err)
-	}
-	return oldValue.ShopDomain, nil
-}
-
-// ResetShopDomain resets all changes to the "shop_domain" field.
-func (m *PlatformConnectionMutation) ResetShopDomain() {
-	m.shop_domain = nil
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (m *PlatformConnectionMutation) SetSecretSealed(s string) {
 	m.secret_sealed = &s
@@ -7898,6 +7862,42 @@ func (m *PlatformConnectionMutation) PreviousSecretExpiresAtCleared() bool {
 func (m *PlatformConnectionMutation) ResetPreviousSecretExpiresAt() {
 	m.previous_secret_expires_at = nil
 	delete(m.clearedFields, platformconnection.FieldPreviousSecretExpiresAt)
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (m *PlatformConnectionMutation) SetShopDomain(s string) {
+	m.shop_domain = &s
+}
+
+// ShopDomain returns the value of the "shop_domain" field in the mutation.
+func (m *PlatformConnectionMutation) ShopDomain() (r string, exists bool) {
+	v := m.shop_domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShopDomain returns the old "shop_domain" field's value of the PlatformConnection entity.
+// If the PlatformConnection object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PlatformConnectionMutation) OldShopDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShopDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShopDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShopDomain: %w", err)
+	}
+	return oldValue.ShopDomain, nil
+}
+
+// ResetShopDomain resets all changes to the "shop_domain" field.
+func (m *PlatformConnectionMutation) ResetShopDomain() {
+	m.shop_domain = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -8037,9 +8037,6 @@ func (m *PlatformConnectionMutation) Fields() []string {
 	if m.store != nil {
 		fields = append(fields, platformconnection.FieldStoreID)
 	}
-	if m.shop_domain != nil {
-		fields = append(fields, platformconnection.FieldShopDomain)
-	}
 	if m.secret_sealed != nil {
 		fields = append(fields, platformconnection.FieldSecretSealed)
 	}
@@ -8048,6 +8045,9 @@ func (m *PlatformConnectionMutation) Fields() []string {
 	}
 	if m.previous_secret_expires_at != nil {
 		fields = append(fields, platformconnection.FieldPreviousSecretExpiresAt)
+	}
+	if m.shop_domain != nil {
+		fields = append(fields, platformconnection.FieldShopDomain)
 	}
 	if m.created_at != nil {
 		fields = append(fields, platformconnection.FieldCreatedAt)
@@ -8065,14 +8065,14 @@ func (m *PlatformConnectionMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case platformconnection.FieldStoreID:
 		return m.StoreID()
-	case platformconnection.FieldShopDomain:
-		return m.ShopDomain()
 	case platformconnection.FieldSecretSealed:
 		return m.SecretSealed()
 	case platformconnection.FieldPreviousSecretSealed:
 		return m.PreviousSecretSealed()
 	case platformconnection.FieldPreviousSecretExpiresAt:
 		return m.PreviousSecretExpiresAt()
+	case platformconnection.FieldShopDomain:
+		return m.ShopDomain()
 	case platformconnection.FieldCreatedAt:
 		return m.CreatedAt()
 	case platformconnection.FieldUpdatedAt:
@@ -8088,14 +8088,14 @@ func (m *PlatformConnectionMutation) OldField(ctx context.Context, name string) 
 	switch name {
 	case platformconnection.FieldStoreID:
 		return m.OldStoreID(ctx)
-	case platformconnection.FieldShopDomain:
-		return m.OldShopDomain(ctx)
 	case platformconnection.FieldSecretSealed:
 		return m.OldSecretSealed(ctx)
 	case platformconnection.FieldPreviousSecretSealed:
 		return m.OldPreviousSecretSealed(ctx)
 	case platformconnection.FieldPreviousSecretExpiresAt:
 		return m.OldPreviousSecretExpiresAt(ctx)
+	case platformconnection.FieldShopDomain:
+		return m.OldShopDomain(ctx)
 	case platformconnection.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case platformconnection.FieldUpdatedAt:
@@ -8115,13 +8115,6 @@ func (m *PlatformConnectionMutation) SetField(name string, value ent.Value) erro
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStoreID(v)
-		return nil
-	case platformconnection.FieldShopDomain:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetShopDomain(v)
 		return nil
 	case platformconnection.FieldSecretSealed:
 		v, ok := value.(string)
@@ -8143,6 +8136,13 @@ func (m *PlatformConnectionMutation) SetField(name string, value ent.Value) erro
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPreviousSecretExpiresAt(v)
+		return nil
+	case platformconnection.FieldShopDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShopDomain(v)
 		return nil
 	case platformconnection.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -8225,9 +8225,6 @@ func (m *PlatformConnectionMutation) ResetField(name string) error {
 	case platformconnection.FieldStoreID:
 		m.ResetStoreID()
 		return nil
-	case platformconnection.FieldShopDomain:
-		m.ResetShopDomain()
-		return nil
 	case platformconnection.FieldSecretSealed:
 		m.ResetSecretSealed()
 		return nil
@@ -8236,6 +8233,9 @@ func (m *PlatformConnectionMutation) ResetField(name string) error {
 		return nil
 	case platformconnection.FieldPreviousSecretExpiresAt:
 		m.ResetPreviousSecretExpiresAt()
+		return nil
+	case platformconnection.FieldShopDomain:
+		m.ResetShopDomain()
 		return nil
 	case platformconnection.FieldCreatedAt:
 		m.ResetCreatedAt()
@@ -14873,6 +14873,9 @@ type WebhookEndpointMutation struct {
 	op                         Op
 	typ                        string
 	id                         *string
+	secret_sealed              *string
+	previous_secret_sealed     *string
+	previous_secret_expires_at *time.Time
 	url                        *string
 	description                *string
 	event_types                *[]string
@@ -14880,9 +14883,6 @@ type WebhookEndpointMutation struct {
 	status                     *webhookendpoint.Status
 	disabled_reason            *string
 	disabled_at                *time.Time
-	secret_sealed              *string
-	previous_secret_sealed     *string
-	previous_secret_expires_at *time.Time
 	created_at                 *time.Time
 	failing_since              *time.Time
 	cursor_seq                 *int64
@@ -15036,6 +15036,140 @@ func (m *WebhookEndpointMutation) OldStoreID(ctx context.Context) (v string, err
 // ResetStoreID resets all changes to the "store_id" field.
 func (m *WebhookEndpointMutation) ResetStoreID() {
 	m.store = nil
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (m *WebhookEndpointMutation) SetSecretSealed(s string) {
+	m.secret_sealed = &s
+}
+
+// SecretSealed returns the value of the "secret_sealed" field in the mutation.
+func (m *WebhookEndpointMutation) SecretSealed() (r string, exists bool) {
+	v := m.secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecretSealed returns the old "secret_sealed" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldSecretSealed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
+	}
+	return oldValue.SecretSealed, nil
+}
+
+// ResetSecretSealed resets all changes to the "secret_sealed" field.
+func (m *WebhookEndpointMutation) ResetSecretSealed() {
+	m.secret_sealed = nil
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (m *WebhookEndpointMutation) SetPreviousSecretSealed(s string) {
+	m.previous_secret_sealed = &s
+}
+
+// PreviousSecretSealed returns the value of the "previous_secret_sealed" field in the mutation.
+func (m *WebhookEndpointMutation) PreviousSecretSealed() (r string, exists bool) {
+	v := m.previous_secret_sealed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretSealed returns the old "previous_secret_sealed" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldPreviousSecretSealed(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretSealed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretSealed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretSealed: %w", err)
+	}
+	return oldValue.PreviousSecretSealed, nil
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (m *WebhookEndpointMutation) ClearPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	m.clearedFields[webhookendpoint.FieldPreviousSecretSealed] = struct{}{}
+}
+
+// PreviousSecretSealedCleared returns if the "previous_secret_sealed" field was cleared in this mutation.
+func (m *WebhookEndpointMutation) PreviousSecretSealedCleared() bool {
+	_, ok := m.clearedFields[webhookendpoint.FieldPreviousSecretSealed]
+	return ok
+}
+
+// ResetPreviousSecretSealed resets all changes to the "previous_secret_sealed" field.
+func (m *WebhookEndpointMutation) ResetPreviousSecretSealed() {
+	m.previous_secret_sealed = nil
+	delete(m.clearedFields, webhookendpoint.FieldPreviousSecretSealed)
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (m *WebhookEndpointMutation) SetPreviousSecretExpiresAt(t time.Time) {
+	m.previous_secret_expires_at = &t
+}
+
+// PreviousSecretExpiresAt returns the value of the "previous_secret_expires_at" field in the mutation.
+func (m *WebhookEndpointMutation) PreviousSecretExpiresAt() (r time.Time, exists bool) {
+	v := m.previous_secret_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretExpiresAt returns the old "previous_secret_expires_at" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldPreviousSecretExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretExpiresAt: %w", err)
+	}
+	return oldValue.PreviousSecretExpiresAt, nil
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (m *WebhookEndpointMutation) ClearPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	m.clearedFields[webhookendpoint.FieldPreviousSecretExpiresAt] = struct{}{}
+}
+
+// PreviousSecretExpiresAtCleared returns if the "previous_secret_expires_at" field was cleared in this mutation.
+func (m *WebhookEndpointMutation) PreviousSecretExpiresAtCleared() bool {
+	_, ok := m.clearedFields[webhookendpoint.FieldPreviousSecretExpiresAt]
+	return ok
+}
+
+// ResetPreviousSecretExpiresAt resets all changes to the "previous_secret_expires_at" field.
+func (m *WebhookEndpointMutation) ResetPreviousSecretExpiresAt() {
+	m.previous_secret_expires_at = nil
+	delete(m.clearedFields, webhookendpoint.FieldPreviousSecretExpiresAt)
 }
 
 // SetURL sets the "url" field.
@@ -15293,140 +15427,6 @@ func (m *WebhookEndpointMutation) DisabledAtCleared() bool {
 func (m *WebhookEndpointMutation) ResetDisabledAt() {
 	m.disabled_at = nil
 	delete(m.clearedFields, webhookendpoint.FieldDisabledAt)
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (m *WebhookEndpointMutation) SetSecretSealed(s string) {
-	m.secret_sealed = &s
-}
-
-// SecretSealed returns the value of the "secret_sealed" field in the mutation.
-func (m *WebhookEndpointMutation) SecretSealed() (r string, exists bool) {
-	v := m.secret_sealed
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldSecretSealed returns the old "secret_sealed" field's value of the WebhookEndpoint entity.
-// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *WebhookEndpointMutation) OldSecretSealed(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldSecretSealed is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldSecretSealed requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldSecretSealed: %w", err)
-	}
-	return oldValue.SecretSealed, nil
-}
-
-// ResetSecretSealed resets all changes to the "secret_sealed" field.
-func (m *WebhookEndpointMutation) ResetSecretSealed() {
-	m.secret_sealed = nil
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (m *WebhookEndpointMutation) SetPreviousSecretSealed(s string) {
-	m.previous_secret_sealed = &s
-}
-
-// PreviousSecretSealed returns the value of the "previous_secret_sealed" field in the mutation.
-func (m *WebhookEndpointMutation) PreviousSecretSealed() (r string, exists bool) {
-	v := m.previous_secret_sealed
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousSecretSealed returns the old "previous_secret_sealed" field's value of the WebhookEndpoint entity.
-// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *WebhookEndpointMutation) OldPreviousSecretSealed(ctx context.Context) (v *string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousSecretSealed is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousSecretSealed requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousSecretSealed: %w", err)
-	}
-	return oldValue.PreviousSecretSealed, nil
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (m *WebhookEndpointMutation) ClearPreviousSecretSealed() {
-	m.previous_secret_sealed = nil
-	m.clearedFields[webhookendpoint.FieldPreviousSecretSealed] = struct{}{}
-}
-
-// PreviousSecretSealedCleared returns if the "previous_secret_sealed" field was cleared in this mutation.
-func (m *WebhookEndpointMutation) PreviousSecretSealedCleared() bool {
-	_, ok := m.clearedFields[webhookendpoint.FieldPreviousSecretSealed]
-	return ok
-}
-
-// ResetPreviousSecretSealed resets all changes to the "previous_secret_sealed" field.
-func (m *WebhookEndpointMutation) ResetPreviousSecretSealed() {
-	m.previous_secret_sealed = nil
-	delete(m.clearedFields, webhookendpoint.FieldPreviousSecretSealed)
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (m *WebhookEndpointMutation) SetPreviousSecretExpiresAt(t time.Time) {
-	m.previous_secret_expires_at = &t
-}
-
-// PreviousSecretExpiresAt returns the value of the "previous_secret_expires_at" field in the mutation.
-func (m *WebhookEndpointMutation) PreviousSecretExpiresAt() (r time.Time, exists bool) {
-	v := m.previous_secret_expires_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPreviousSecretExpiresAt returns the old "previous_secret_expires_at" field's value of the WebhookEndpoint entity.
-// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *WebhookEndpointMutation) OldPreviousSecretExpiresAt(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPreviousSecretExpiresAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPreviousSecretExpiresAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPreviousSecretExpiresAt: %w", err)
-	}
-	return oldValue.PreviousSecretExpiresAt, nil
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (m *WebhookEndpointMutation) ClearPreviousSecretExpiresAt() {
-	m.previous_secret_expires_at = nil
-	m.clearedFields[webhookendpoint.FieldPreviousSecretExpiresAt] = struct{}{}
-}
-
-// PreviousSecretExpiresAtCleared returns if the "previous_secret_expires_at" field was cleared in this mutation.
-func (m *WebhookEndpointMutation) PreviousSecretExpiresAtCleared() bool {
-	_, ok := m.clearedFields[webhookendpoint.FieldPreviousSecretExpiresAt]
-	return ok
-}
-
-// ResetPreviousSecretExpiresAt resets all changes to the "previous_secret_expires_at" field.
-func (m *WebhookEndpointMutation) ResetPreviousSecretExpiresAt() {
-	m.previous_secret_expires_at = nil
-	delete(m.clearedFields, webhookendpoint.FieldPreviousSecretExpiresAt)
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -15689,6 +15689,15 @@ func (m *WebhookEndpointMutation) Fields() []string {
 	if m.store != nil {
 		fields = append(fields, webhookendpoint.FieldStoreID)
 	}
+	if m.secret_sealed != nil {
+		fields = append(fields, webhookendpoint.FieldSecretSealed)
+	}
+	if m.previous_secret_sealed != nil {
+		fields = append(fields, webhookendpoint.FieldPreviousSecretSealed)
+	}
+	if m.previous_secret_expires_at != nil {
+		fields = append(fields, webhookendpoint.FieldPreviousSecretExpiresAt)
+	}
 	if m.url != nil {
 		fields = append(fields, webhookendpoint.FieldURL)
 	}
@@ -15706,15 +15715,6 @@ func (m *WebhookEndpointMutation) Fields() []string {
 	}
 	if m.disabled_at != nil {
 		fields = append(fields, webhookendpoint.FieldDisabledAt)
-	}
-	if m.secret_sealed != nil {
-		fields = append(fields, webhookendpoint.FieldSecretSealed)
-	}
-	if m.previous_secret_sealed != nil {
-		fields = append(fields, webhookendpoint.FieldPreviousSecretSealed)
-	}
-	if m.previous_secret_expires_at != nil {
-		fields = append(fields, webhookendpoint.FieldPreviousSecretExpiresAt)
 	}
 	if m.created_at != nil {
 		fields = append(fields, webhookendpoint.FieldCreatedAt)
@@ -15735,6 +15735,12 @@ func (m *WebhookEndpointMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case webhookendpoint.FieldStoreID:
 		return m.StoreID()
+	case webhookendpoint.FieldSecretSealed:
+		return m.SecretSealed()
+	case webhookendpoint.FieldPreviousSecretSealed:
+		return m.PreviousSecretSealed()
+	case webhookendpoint.FieldPreviousSecretExpiresAt:
+		return m.PreviousSecretExpiresAt()
 	case webhookendpoint.FieldURL:
 		return m.URL()
 	case webhookendpoint.FieldDescription:
@@ -15747,12 +15753,6 @@ func (m *WebhookEndpointMutation) Field(name string) (ent.Value, bool) {
 		return m.DisabledReason()
 	case webhookendpoint.FieldDisabledAt:
 		return m.DisabledAt()
-	case webhookendpoint.FieldSecretSealed:
-		return m.SecretSealed()
-	case webhookendpoint.FieldPreviousSecretSealed:
-		return m.PreviousSecretSealed()
-	case webhookendpoint.FieldPreviousSecretExpiresAt:
-		return m.PreviousSecretExpiresAt()
 	case webhookendpoint.FieldCreatedAt:
 		return m.CreatedAt()
 	case webhookendpoint.FieldFailingSince:
@@ -15770,6 +15770,12 @@ func (m *WebhookEndpointMutation) OldField(ctx context.Context, name string) (en
 	switch name {
 	case webhookendpoint.FieldStoreID:
 		return m.OldStoreID(ctx)
+	case webhookendpoint.FieldSecretSealed:
+		return m.OldSecretSealed(ctx)
+	case webhookendpoint.FieldPreviousSecretSealed:
+		return m.OldPreviousSecretSealed(ctx)
+	case webhookendpoint.FieldPreviousSecretExpiresAt:
+		return m.OldPreviousSecretExpiresAt(ctx)
 	case webhookendpoint.FieldURL:
 		return m.OldURL(ctx)
 	case webhookendpoint.FieldDescription:
@@ -15782,12 +15788,6 @@ func (m *WebhookEndpointMutation) OldField(ctx context.Context, name string) (en
 		return m.OldDisabledReason(ctx)
 	case webhookendpoint.FieldDisabledAt:
 		return m.OldDisabledAt(ctx)
-	case webhookendpoint.FieldSecretSealed:
-		return m.OldSecretSealed(ctx)
-	case webhookendpoint.FieldPreviousSecretSealed:
-		return m.OldPreviousSecretSealed(ctx)
-	case webhookendpoint.FieldPreviousSecretExpiresAt:
-		return m.OldPreviousSecretExpiresAt(ctx)
 	case webhookendpoint.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case webhookendpoint.FieldFailingSince:
@@ -15809,6 +15809,27 @@ func (m *WebhookEndpointMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStoreID(v)
+		return nil
+	case webhookendpoint.FieldSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecretSealed(v)
+		return nil
+	case webhookendpoint.FieldPreviousSecretSealed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretSealed(v)
+		return nil
+	case webhookendpoint.FieldPreviousSecretExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretExpiresAt(v)
 		return nil
 	case webhookendpoint.FieldURL:
 		v, ok := value.(string)
@@ -15851,27 +15872,6 @@ func (m *WebhookEndpointMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDisabledAt(v)
-		return nil
-	case webhookendpoint.FieldSecretSealed:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetSecretSealed(v)
-		return nil
-	case webhookendpoint.FieldPreviousSecretSealed:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousSecretSealed(v)
-		return nil
-	case webhookendpoint.FieldPreviousSecretExpiresAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPreviousSecretExpiresAt(v)
 		return nil
 	case webhookendpoint.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -15939,17 +15939,17 @@ func (m *WebhookEndpointMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *WebhookEndpointMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(webhookendpoint.FieldDisabledReason) {
-		fields = append(fields, webhookendpoint.FieldDisabledReason)
-	}
-	if m.FieldCleared(webhookendpoint.FieldDisabledAt) {
-		fields = append(fields, webhookendpoint.FieldDisabledAt)
-	}
 	if m.FieldCleared(webhookendpoint.FieldPreviousSecretSealed) {
 		fields = append(fields, webhookendpoint.FieldPreviousSecretSealed)
 	}
 	if m.FieldCleared(webhookendpoint.FieldPreviousSecretExpiresAt) {
 		fields = append(fields, webhookendpoint.FieldPreviousSecretExpiresAt)
+	}
+	if m.FieldCleared(webhookendpoint.FieldDisabledReason) {
+		fields = append(fields, webhookendpoint.FieldDisabledReason)
+	}
+	if m.FieldCleared(webhookendpoint.FieldDisabledAt) {
+		fields = append(fields, webhookendpoint.FieldDisabledAt)
 	}
 	if m.FieldCleared(webhookendpoint.FieldFailingSince) {
 		fields = append(fields, webhookendpoint.FieldFailingSince)
@@ -15968,17 +15968,17 @@ func (m *WebhookEndpointMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *WebhookEndpointMutation) ClearField(name string) error {
 	switch name {
-	case webhookendpoint.FieldDisabledReason:
-		m.ClearDisabledReason()
-		return nil
-	case webhookendpoint.FieldDisabledAt:
-		m.ClearDisabledAt()
-		return nil
 	case webhookendpoint.FieldPreviousSecretSealed:
 		m.ClearPreviousSecretSealed()
 		return nil
 	case webhookendpoint.FieldPreviousSecretExpiresAt:
 		m.ClearPreviousSecretExpiresAt()
+		return nil
+	case webhookendpoint.FieldDisabledReason:
+		m.ClearDisabledReason()
+		return nil
+	case webhookendpoint.FieldDisabledAt:
+		m.ClearDisabledAt()
 		return nil
 	case webhookendpoint.FieldFailingSince:
 		m.ClearFailingSince()
@@ -15993,6 +15993,15 @@ func (m *WebhookEndpointMutation) ResetField(name string) error {
 	switch name {
 	case webhookendpoint.FieldStoreID:
 		m.ResetStoreID()
+		return nil
+	case webhookendpoint.FieldSecretSealed:
+		m.ResetSecretSealed()
+		return nil
+	case webhookendpoint.FieldPreviousSecretSealed:
+		m.ResetPreviousSecretSealed()
+		return nil
+	case webhookendpoint.FieldPreviousSecretExpiresAt:
+		m.ResetPreviousSecretExpiresAt()
 		return nil
 	case webhookendpoint.FieldURL:
 		m.ResetURL()
@@ -16011,15 +16020,6 @@ func (m *WebhookEndpointMutation) ResetField(name string) error {
 		return nil
 	case webhookendpoint.FieldDisabledAt:
 		m.ResetDisabledAt()
-		return nil
-	case webhookendpoint.FieldSecretSealed:
-		m.ResetSecretSealed()
-		return nil
-	case webhookendpoint.FieldPreviousSecretSealed:
-		m.ResetPreviousSecretSealed()
-		return nil
-	case webhookendpoint.FieldPreviousSecretExpiresAt:
-		m.ResetPreviousSecretExpiresAt()
 		return nil
 	case webhookendpoint.FieldCreatedAt:
 		m.ResetCreatedAt()

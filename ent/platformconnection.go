@@ -20,14 +20,14 @@ type PlatformConnection struct {
 	ID string `json:"id,omitempty"`
 	// StoreID holds the value of the "store_id" field.
 	StoreID string `json:"store_id,omitempty"`
-	// ShopDomain holds the value of the "shop_domain" field.
-	ShopDomain string `json:"shop_domain,omitempty"`
 	// SecretSealed holds the value of the "secret_sealed" field.
 	SecretSealed string `json:"-"`
 	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
 	PreviousSecretSealed *string `json:"-"`
 	// PreviousSecretExpiresAt holds the value of the "previous_secret_expires_at" field.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	// ShopDomain holds the value of the "shop_domain" field.
+	ShopDomain string `json:"shop_domain,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -63,7 +63,7 @@ func (*PlatformConnection) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case platformconnection.FieldID, platformconnection.FieldStoreID, platformconnection.FieldShopDomain, platformconnection.FieldSecretSealed, platformconnection.FieldPreviousSecretSealed:
+		case platformconnection.FieldID, platformconnection.FieldStoreID, platformconnection.FieldSecretSealed, platformconnection.FieldPreviousSecretSealed, platformconnection.FieldShopDomain:
 			values[i] = new(sql.NullString)
 		case platformconnection.FieldPreviousSecretExpiresAt, platformconnection.FieldCreatedAt, platformconnection.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -94,12 +94,6 @@ func (_m *PlatformConnection) assignValues(columns []string, values []any) error
 			} else if value.Valid {
 				_m.StoreID = value.String
 			}
-		case platformconnection.FieldShopDomain:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field shop_domain", values[i])
-			} else if value.Valid {
-				_m.ShopDomain = value.String
-			}
 		case platformconnection.FieldSecretSealed:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
@@ -119,6 +113,12 @@ func (_m *PlatformConnection) assignValues(columns []string, values []any) error
 			} else if value.Valid {
 				_m.PreviousSecretExpiresAt = new(time.Time)
 				*_m.PreviousSecretExpiresAt = value.Time
+			}
+		case platformconnection.FieldShopDomain:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field shop_domain", values[i])
+			} else if value.Valid {
+				_m.ShopDomain = value.String
 			}
 		case platformconnection.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -176,9 +176,6 @@ func (_m *PlatformConnection) String() string {
 	builder.WriteString("store_id=")
 	builder.WriteString(_m.StoreID)
 	builder.WriteString(", ")
-	builder.WriteString("shop_domain=")
-	builder.WriteString(_m.ShopDomain)
-	builder.WriteString(", ")
 	builder.WriteString("secret_sealed=<sensitive>")
 	builder.WriteString(", ")
 	builder.WriteString("previous_secret_sealed=<sensitive>")
@@ -187,6 +184,9 @@ func (_m *PlatformConnection) String() string {
 		builder.WriteString("previous_secret_expires_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("shop_domain=")
+	builder.WriteString(_m.ShopDomain)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -30,12 +30,6 @@ func (_c *PlatformConnectionCreate) SetStoreID(v string) *PlatformConnectionCrea
 	return _c
 }
 
-// SetShopDomain sets the "shop_domain" field.
-func (_c *PlatformConnectionCreate) SetShopDomain(v string) *PlatformConnectionCreate {
-	_c.mutation.SetShopDomain(v)
-	return _c
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (_c *PlatformConnectionCreate) SetSecretSealed(v string) *PlatformConnectionCreate {
 	_c.mutation.SetSecretSealed(v)
@@ -67,6 +61,12 @@ func (_c *PlatformConnectionCreate) SetNillablePreviousSecretExpiresAt(v *time.T
 	if v != nil {
 		_c.SetPreviousSecretExpiresAt(*v)
 	}
+	return _c
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (_c *PlatformConnectionCreate) SetShopDomain(v string) *PlatformConnectionCreate {
+	_c.mutation.SetShopDomain(v)
 	return _c
 }
 
@@ -158,6 +158,9 @@ func (_c *PlatformConnectionCreate) check() error {
 			return &ValidationError{Name: "store_id", err: fmt.Errorf(`ent: validator failed for field "PlatformConnection.store_id": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.SecretSealed(); !ok {
+		return &ValidationError{Name: "secret_sealed", err: errors.New(`ent: missing required field "PlatformConnection.secret_sealed"`)}
+	}
 	if _, ok := _c.mutation.ShopDomain(); !ok {
 		return &ValidationError{Name: "shop_domain", err: errors.New(`ent: missing required field "PlatformConnection.shop_domain"`)}
 	}
@@ -165,9 +168,6 @@ func (_c *PlatformConnectionCreate) check() error {
 		if err := platformconnection.ShopDomainValidator(v); err != nil {
 			return &ValidationError{Name: "shop_domain", err: fmt.Errorf(`ent: validator failed for field "PlatformConnection.shop_domain": %w`, err)}
 		}
-	}
-	if _, ok := _c.mutation.SecretSealed(); !ok {
-		return &ValidationError{Name: "secret_sealed", err: errors.New(`ent: missing required field "PlatformConnection.secret_sealed"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "PlatformConnection.created_at"`)}
@@ -219,10 +219,6 @@ func (_c *PlatformConnectionCreate) createSpec() (*PlatformConnection, *sqlgraph
 		_node.ID = id
 		_spec.ID.Value = id
 	}
-	if value, ok := _c.mutation.ShopDomain(); ok {
-		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
-		_node.ShopDomain = value
-	}
 	if value, ok := _c.mutation.SecretSealed(); ok {
 		_spec.SetField(platformconnection.FieldSecretSealed, field.TypeString, value)
 		_node.SecretSealed = value
@@ -234,6 +230,10 @@ func (_c *PlatformConnectionCreate) createSpec() (*PlatformConnection, *sqlgraph
 	if value, ok := _c.mutation.PreviousSecretExpiresAt(); ok {
 		_spec.SetField(platformconnection.FieldPreviousSecretExpiresAt, field.TypeTime, value)
 		_node.PreviousSecretExpiresAt = &value
+	}
+	if value, ok := _c.mutation.ShopDomain(); ok {
+		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
+		_node.ShopDomain = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(platformconnection.FieldCreatedAt, field.TypeTime, value)
@@ -312,18 +312,6 @@ type (
 	}
 )
 
-// SetShopDomain sets the "shop_domain" field.
-func (u *PlatformConnectionUpsert) SetShopDomain(v string) *PlatformConnectionUpsert {
-	u.Set(platformconnection.FieldShopDomain, v)
-	return u
-}
-
-// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
-func (u *PlatformConnectionUpsert) UpdateShopDomain() *PlatformConnectionUpsert {
-	u.SetExcluded(platformconnection.FieldShopDomain)
-	return u
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *PlatformConnectionUpsert) SetSecretSealed(v string) *PlatformConnectionUpsert {
 	u.Set(platformconnection.FieldSecretSealed, v)
@@ -369,6 +357,18 @@ func (u *PlatformConnectionUpsert) UpdatePreviousSecretExpiresAt() *PlatformConn
 // ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
 func (u *PlatformConnectionUpsert) ClearPreviousSecretExpiresAt() *PlatformConnectionUpsert {
 	u.SetNull(platformconnection.FieldPreviousSecretExpiresAt)
+	return u
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (u *PlatformConnectionUpsert) SetShopDomain(v string) *PlatformConnectionUpsert {
+	u.Set(platformconnection.FieldShopDomain, v)
+	return u
+}
+
+// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
+func (u *PlatformConnectionUpsert) UpdateShopDomain() *PlatformConnectionUpsert {
+	u.SetExcluded(platformconnection.FieldShopDomain)
 	return u
 }
 
@@ -438,20 +438,6 @@ func (u *PlatformConnectionUpsertOne) Update(set func(*PlatformConnectionUpsert)
 	return u
 }
 
-// SetShopDomain sets the "shop_domain" field.
-func (u *PlatformConnectionUpsertOne) SetShopDomain(v string) *PlatformConnectionUpsertOne {
-	return u.Update(func(s *PlatformConnectionUpsert) {
-		s.SetShopDomain(v)
-	})
-}
-
-// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
-func (u *PlatformConnectionUpsertOne) UpdateShopDomain() *PlatformConnectionUpsertOne {
-	return u.Update(func(s *PlatformConnectionUpsert) {
-		s.UpdateShopDomain()
-	})
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *PlatformConnectionUpsertOne) SetSecretSealed(v string) *PlatformConnectionUpsertOne {
 	return u.Update(func(s *PlatformConnectionUpsert) {
@@ -505,6 +491,20 @@ func (u *PlatformConnectionUpsertOne) UpdatePreviousSecretExpiresAt() *PlatformC
 func (u *PlatformConnectionUpsertOne) ClearPreviousSecretExpiresAt() *PlatformConnectionUpsertOne {
 	return u.Update(func(s *PlatformConnectionUpsert) {
 		s.ClearPreviousSecretExpiresAt()
+	})
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (u *PlatformConnectionUpsertOne) SetShopDomain(v string) *PlatformConnectionUpsertOne {
+	return u.Update(func(s *PlatformConnectionUpsert) {
+		s.SetShopDomain(v)
+	})
+}
+
+// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
+func (u *PlatformConnectionUpsertOne) UpdateShopDomain() *PlatformConnectionUpsertOne {
+	return u.Update(func(s *PlatformConnectionUpsert) {
+		s.UpdateShopDomain()
 	})
 }
 
@@ -743,20 +743,6 @@ func (u *PlatformConnectionUpsertBulk) Update(set func(*PlatformConnectionUpsert
 	return u
 }
 
-// SetShopDomain sets the "shop_domain" field.
-func (u *PlatformConnectionUpsertBulk) SetShopDomain(v string) *PlatformConnectionUpsertBulk {
-	return u.Update(func(s *PlatformConnectionUpsert) {
-		s.SetShopDomain(v)
-	})
-}
-
-// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
-func (u *PlatformConnectionUpsertBulk) UpdateShopDomain() *PlatformConnectionUpsertBulk {
-	return u.Update(func(s *PlatformConnectionUpsert) {
-		s.UpdateShopDomain()
-	})
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (u *PlatformConnectionUpsertBulk) SetSecretSealed(v string) *PlatformConnectionUpsertBulk {
 	return u.Update(func(s *PlatformConnectionUpsert) {
@@ -810,6 +796,20 @@ func (u *PlatformConnectionUpsertBulk) UpdatePreviousSecretExpiresAt() *Platform
 func (u *PlatformConnectionUpsertBulk) ClearPreviousSecretExpiresAt() *PlatformConnectionUpsertBulk {
 	return u.Update(func(s *PlatformConnectionUpsert) {
 		s.ClearPreviousSecretExpiresAt()
+	})
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (u *PlatformConnectionUpsertBulk) SetShopDomain(v string) *PlatformConnectionUpsertBulk {
+	return u.Update(func(s *PlatformConnectionUpsert) {
+		s.SetShopDomain(v)
+	})
+}
+
+// UpdateShopDomain sets the "shop_domain" field to the value that was provided on create.
+func (u *PlatformConnectionUpsertBulk) UpdateShopDomain() *PlatformConnectionUpsertBulk {
+	return u.Update(func(s *PlatformConnectionUpsert) {
+		s.UpdateShopDomain()
 	})
 }
 

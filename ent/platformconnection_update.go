@@ -28,20 +28,6 @@ func (_u *PlatformConnectionUpdate) Where(ps ...predicate.PlatformConnection) *P
 	return _u
 }
 
-// SetShopDomain sets the "shop_domain" field.
-func (_u *PlatformConnectionUpdate) SetShopDomain(v string) *PlatformConnectionUpdate {
-	_u.mutation.SetShopDomain(v)
-	return _u
-}
-
-// SetNillableShopDomain sets the "shop_domain" field if the given value is not nil.
-func (_u *PlatformConnectionUpdate) SetNillableShopDomain(v *string) *PlatformConnectionUpdate {
-	if v != nil {
-		_u.SetShopDomain(*v)
-	}
-	return _u
-}
-
 // SetSecretSealed sets the "secret_sealed" field.
 func (_u *PlatformConnectionUpdate) SetSecretSealed(v string) *PlatformConnectionUpdate {
 	_u.mutation.SetSecretSealed(v)
@@ -93,6 +79,20 @@ func (_u *PlatformConnectionUpdate) SetNillablePreviousSecretExpiresAt(v *time.T
 // ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
 func (_u *PlatformConnectionUpdate) ClearPreviousSecretExpiresAt() *PlatformConnectionUpdate {
 	_u.mutation.ClearPreviousSecretExpiresAt()
+	return _u
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (_u *PlatformConnectionUpdate) SetShopDomain(v string) *PlatformConnectionUpdate {
+	_u.mutation.SetShopDomain(v)
+	return _u
+}
+
+// SetNillableShopDomain sets the "shop_domain" field if the given value is not nil.
+func (_u *PlatformConnectionUpdate) SetNillableShopDomain(v *string) *PlatformConnectionUpdate {
+	if v != nil {
+		_u.SetShopDomain(*v)
+	}
 	return _u
 }
 
@@ -167,9 +167,6 @@ func (_u *PlatformConnectionUpdate) sqlSave(ctx context.Context) (_node int, err
 			}
 		}
 	}
-	if value, ok := _u.mutation.ShopDomain(); ok {
-		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(platformconnection.FieldSecretSealed, field.TypeString, value)
 	}
@@ -184,6 +181,9 @@ func (_u *PlatformConnectionUpdate) sqlSave(ctx context.Context) (_node int, err
 	}
 	if _u.mutation.PreviousSecretExpiresAtCleared() {
 		_spec.ClearField(platformconnection.FieldPreviousSecretExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ShopDomain(); ok {
+		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(platformconnection.FieldUpdatedAt, field.TypeTime, value)
@@ -206,20 +206,6 @@ type PlatformConnectionUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *PlatformConnectionMutation
-}
-
-// SetShopDomain sets the "shop_domain" field.
-func (_u *PlatformConnectionUpdateOne) SetShopDomain(v string) *PlatformConnectionUpdateOne {
-	_u.mutation.SetShopDomain(v)
-	return _u
-}
-
-// SetNillableShopDomain sets the "shop_domain" field if the given value is not nil.
-func (_u *PlatformConnectionUpdateOne) SetNillableShopDomain(v *string) *PlatformConnectionUpdateOne {
-	if v != nil {
-		_u.SetShopDomain(*v)
-	}
-	return _u
 }
 
 // SetSecretSealed sets the "secret_sealed" field.
@@ -273,6 +259,20 @@ func (_u *PlatformConnectionUpdateOne) SetNillablePreviousSecretExpiresAt(v *tim
 // ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
 func (_u *PlatformConnectionUpdateOne) ClearPreviousSecretExpiresAt() *PlatformConnectionUpdateOne {
 	_u.mutation.ClearPreviousSecretExpiresAt()
+	return _u
+}
+
+// SetShopDomain sets the "shop_domain" field.
+func (_u *PlatformConnectionUpdateOne) SetShopDomain(v string) *PlatformConnectionUpdateOne {
+	_u.mutation.SetShopDomain(v)
+	return _u
+}
+
+// SetNillableShopDomain sets the "shop_domain" field if the given value is not nil.
+func (_u *PlatformConnectionUpdateOne) SetNillableShopDomain(v *string) *PlatformConnectionUpdateOne {
+	if v != nil {
+		_u.SetShopDomain(*v)
+	}
 	return _u
 }
 
@@ -377,9 +377,6 @@ func (_u *PlatformConnectionUpdateOne) sqlSave(ctx context.Context) (_node *Plat
 			}
 		}
 	}
-	if value, ok := _u.mutation.ShopDomain(); ok {
-		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.SecretSealed(); ok {
 		_spec.SetField(platformconnection.FieldSecretSealed, field.TypeString, value)
 	}
@@ -394,6 +391,9 @@ func (_u *PlatformConnectionUpdateOne) sqlSave(ctx context.Context) (_node *Plat
 	}
 	if _u.mutation.PreviousSecretExpiresAtCleared() {
 		_spec.ClearField(platformconnection.FieldPreviousSecretExpiresAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ShopDomain(); ok {
+		_spec.SetField(platformconnection.FieldShopDomain, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(platformconnection.FieldUpdatedAt, field.TypeTime, value)

@@ -21,6 +21,12 @@ type WebhookEndpoint struct {
 	ID string `json:"id,omitempty"`
 	// StoreID holds the value of the "store_id" field.
 	StoreID string `json:"store_id,omitempty"`
+	// SecretSealed holds the value of the "secret_sealed" field.
+	SecretSealed string `json:"-"`
+	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
+	PreviousSecretSealed *string `json:"-"`
+	// PreviousSecretExpiresAt holds the value of the "previous_secret_expires_at" field.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 	// URL holds the value of the "url" field.
 	URL string `json:"url,omitempty"`
 	// Description holds the value of the "description" field.
@@ -33,12 +39,6 @@ type WebhookEndpoint struct {
 	DisabledReason *string `json:"disabled_reason,omitempty"`
 	// DisabledAt holds the value of the "disabled_at" field.
 	DisabledAt *time.Time `json:"disabled_at,omitempty"`
-	// SecretSealed holds the value of the "secret_sealed" field.
-	SecretSealed string `json:"-"`
-	// PreviousSecretSealed holds the value of the "previous_secret_sealed" field.
-	PreviousSecretSealed *string `json:"-"`
-	// PreviousSecretExpiresAt holds the value of the "previous_secret_expires_at" field.
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// FailingSince holds the value of the "failing_since" field.
@@ -91,9 +91,9 @@ func (*WebhookEndpoint) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case webhookendpoint.FieldCursorSeq:
 			values[i] = new(sql.NullInt64)
-		case webhookendpoint.FieldID, webhookendpoint.FieldStoreID, webhookendpoint.FieldURL, webhookendpoint.FieldDescription, webhookendpoint.FieldStatus, webhookendpoint.FieldDisabledReason, webhookendpoint.FieldSecretSealed, webhookendpoint.FieldPreviousSecretSealed:
+		case webhookendpoint.FieldID, webhookendpoint.FieldStoreID, webhookendpoint.FieldSecretSealed, webhookendpoint.FieldPreviousSecretSealed, webhookendpoint.FieldURL, webhookendpoint.FieldDescription, webhookendpoint.FieldStatus, webhookendpoint.FieldDisabledReason:
 			values[i] = new(sql.NullString)
-		case webhookendpoint.FieldDisabledAt, webhookendpoint.FieldPreviousSecretExpiresAt, webhookendpoint.FieldCreatedAt, webhookendpoint.FieldFailingSince:
+		case webhookendpoint.FieldPreviousSecretExpiresAt, webhookendpoint.FieldDisabledAt, webhookendpoint.FieldCreatedAt, webhookendpoint.FieldFailingSince:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -121,6 +121,26 @@ func (_m *WebhookEndpoint) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field store_id", values[i])
 			} else if value.Valid {
 				_m.StoreID = value.String
+			}
+		case webhookendpoint.FieldSecretSealed:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
+			} else if value.Valid {
+				_m.SecretSealed = value.String
+			}
+		case webhookendpoint.FieldPreviousSecretSealed:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_sealed", values[i])
+			} else if value.Valid {
+				_m.PreviousSecretSealed = new(string)
+				*_m.PreviousSecretSealed = value.String
+			}
+		case webhookendpoint.FieldPreviousSecretExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_expires_at", values[i])
+			} else if value.Valid {
+				_m.PreviousSecretExpiresAt = new(time.Time)
+				*_m.PreviousSecretExpiresAt = value.Time
 			}
 		case webhookendpoint.FieldURL:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -161,26 +181,6 @@ func (_m *WebhookEndpoint) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DisabledAt = new(time.Time)
 				*_m.DisabledAt = value.Time
-			}
-		case webhookendpoint.FieldSecretSealed:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field secret_sealed", values[i])
-			} else if value.Valid {
-				_m.SecretSealed = value.String
-			}
-		case webhookendpoint.FieldPreviousSecretSealed:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_secret_sealed", values[i])
-			} else if value.Valid {
-				_m.PreviousSecretSealed = new(string)
-				*_m.PreviousSecretSealed = value.String
-			}
-		case webhookendpoint.FieldPreviousSecretExpiresAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field previous_secret_expires_at", values[i])
-			} else if value.Valid {
-				_m.PreviousSecretExpiresAt = new(time.Time)
-				*_m.PreviousSecretExpiresAt = value.Time
 			}
 		case webhookendpoint.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -250,6 +250,15 @@ func (_m *WebhookEndpoint) String() string {
 	builder.WriteString("store_id=")
 	builder.WriteString(_m.StoreID)
 	builder.WriteString(", ")
+	builder.WriteString("secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("previous_secret_sealed=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.PreviousSecretExpiresAt; v != nil {
+		builder.WriteString("previous_secret_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
 	builder.WriteString("url=")
 	builder.WriteString(_m.URL)
 	builder.WriteString(", ")
@@ -269,15 +278,6 @@ func (_m *WebhookEndpoint) String() string {
 	builder.WriteString(", ")
 	if v := _m.DisabledAt; v != nil {
 		builder.WriteString("disabled_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	builder.WriteString("secret_sealed=<sensitive>")
-	builder.WriteString(", ")
-	builder.WriteString("previous_secret_sealed=<sensitive>")
-	builder.WriteString(", ")
-	if v := _m.PreviousSecretExpiresAt; v != nil {
-		builder.WriteString("previous_secret_expires_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

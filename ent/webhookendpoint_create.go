@@ -31,6 +31,40 @@ func (_c *WebhookEndpointCreate) SetStoreID(v string) *WebhookEndpointCreate {
 	return _c
 }
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (_c *WebhookEndpointCreate) SetSecretSealed(v string) *WebhookEndpointCreate {
+	_c.mutation.SetSecretSealed(v)
+	return _c
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_c *WebhookEndpointCreate) SetPreviousSecretSealed(v string) *WebhookEndpointCreate {
+	_c.mutation.SetPreviousSecretSealed(v)
+	return _c
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_c *WebhookEndpointCreate) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointCreate {
+	if v != nil {
+		_c.SetPreviousSecretSealed(*v)
+	}
+	return _c
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_c *WebhookEndpointCreate) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointCreate {
+	_c.mutation.SetPreviousSecretExpiresAt(v)
+	return _c
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_c *WebhookEndpointCreate) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointCreate {
+	if v != nil {
+		_c.SetPreviousSecretExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetURL sets the "url" field.
 func (_c *WebhookEndpointCreate) SetURL(v string) *WebhookEndpointCreate {
 	_c.mutation.SetURL(v)
@@ -95,40 +129,6 @@ func (_c *WebhookEndpointCreate) SetDisabledAt(v time.Time) *WebhookEndpointCrea
 func (_c *WebhookEndpointCreate) SetNillableDisabledAt(v *time.Time) *WebhookEndpointCreate {
 	if v != nil {
 		_c.SetDisabledAt(*v)
-	}
-	return _c
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (_c *WebhookEndpointCreate) SetSecretSealed(v string) *WebhookEndpointCreate {
-	_c.mutation.SetSecretSealed(v)
-	return _c
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_c *WebhookEndpointCreate) SetPreviousSecretSealed(v string) *WebhookEndpointCreate {
-	_c.mutation.SetPreviousSecretSealed(v)
-	return _c
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_c *WebhookEndpointCreate) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointCreate {
-	if v != nil {
-		_c.SetPreviousSecretSealed(*v)
-	}
-	return _c
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (_c *WebhookEndpointCreate) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointCreate {
-	_c.mutation.SetPreviousSecretExpiresAt(v)
-	return _c
-}
-
-// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
-func (_c *WebhookEndpointCreate) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointCreate {
-	if v != nil {
-		_c.SetPreviousSecretExpiresAt(*v)
 	}
 	return _c
 }
@@ -270,6 +270,9 @@ func (_c *WebhookEndpointCreate) check() error {
 			return &ValidationError{Name: "store_id", err: fmt.Errorf(`ent: validator failed for field "WebhookEndpoint.store_id": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.SecretSealed(); !ok {
+		return &ValidationError{Name: "secret_sealed", err: errors.New(`ent: missing required field "WebhookEndpoint.secret_sealed"`)}
+	}
 	if _, ok := _c.mutation.URL(); !ok {
 		return &ValidationError{Name: "url", err: errors.New(`ent: missing required field "WebhookEndpoint.url"`)}
 	}
@@ -291,9 +294,6 @@ func (_c *WebhookEndpointCreate) check() error {
 		if err := webhookendpoint.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "WebhookEndpoint.status": %w`, err)}
 		}
-	}
-	if _, ok := _c.mutation.SecretSealed(); !ok {
-		return &ValidationError{Name: "secret_sealed", err: errors.New(`ent: missing required field "WebhookEndpoint.secret_sealed"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "WebhookEndpoint.created_at"`)}
@@ -345,6 +345,18 @@ func (_c *WebhookEndpointCreate) createSpec() (*WebhookEndpoint, *sqlgraph.Creat
 		_node.ID = id
 		_spec.ID.Value = id
 	}
+	if value, ok := _c.mutation.SecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
+		_node.SecretSealed = value
+	}
+	if value, ok := _c.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
+		_node.PreviousSecretSealed = &value
+	}
+	if value, ok := _c.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+		_node.PreviousSecretExpiresAt = &value
+	}
 	if value, ok := _c.mutation.URL(); ok {
 		_spec.SetField(webhookendpoint.FieldURL, field.TypeString, value)
 		_node.URL = value
@@ -368,18 +380,6 @@ func (_c *WebhookEndpointCreate) createSpec() (*WebhookEndpoint, *sqlgraph.Creat
 	if value, ok := _c.mutation.DisabledAt(); ok {
 		_spec.SetField(webhookendpoint.FieldDisabledAt, field.TypeTime, value)
 		_node.DisabledAt = &value
-	}
-	if value, ok := _c.mutation.SecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
-		_node.SecretSealed = value
-	}
-	if value, ok := _c.mutation.PreviousSecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
-		_node.PreviousSecretSealed = &value
-	}
-	if value, ok := _c.mutation.PreviousSecretExpiresAt(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
-		_node.PreviousSecretExpiresAt = &value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(webhookendpoint.FieldCreatedAt, field.TypeTime, value)
@@ -478,6 +478,54 @@ type (
 	}
 )
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *WebhookEndpointUpsert) SetSecretSealed(v string) *WebhookEndpointUpsert {
+	u.Set(webhookendpoint.FieldSecretSealed, v)
+	return u
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsert) UpdateSecretSealed() *WebhookEndpointUpsert {
+	u.SetExcluded(webhookendpoint.FieldSecretSealed)
+	return u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsert) SetPreviousSecretSealed(v string) *WebhookEndpointUpsert {
+	u.Set(webhookendpoint.FieldPreviousSecretSealed, v)
+	return u
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsert) UpdatePreviousSecretSealed() *WebhookEndpointUpsert {
+	u.SetExcluded(webhookendpoint.FieldPreviousSecretSealed)
+	return u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsert) ClearPreviousSecretSealed() *WebhookEndpointUpsert {
+	u.SetNull(webhookendpoint.FieldPreviousSecretSealed)
+	return u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsert) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsert {
+	u.Set(webhookendpoint.FieldPreviousSecretExpiresAt, v)
+	return u
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *WebhookEndpointUpsert) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsert {
+	u.SetExcluded(webhookendpoint.FieldPreviousSecretExpiresAt)
+	return u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsert) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsert {
+	u.SetNull(webhookendpoint.FieldPreviousSecretExpiresAt)
+	return u
+}
+
 // SetURL sets the "url" field.
 func (u *WebhookEndpointUpsert) SetURL(v string) *WebhookEndpointUpsert {
 	u.Set(webhookendpoint.FieldURL, v)
@@ -559,54 +607,6 @@ func (u *WebhookEndpointUpsert) UpdateDisabledAt() *WebhookEndpointUpsert {
 // ClearDisabledAt clears the value of the "disabled_at" field.
 func (u *WebhookEndpointUpsert) ClearDisabledAt() *WebhookEndpointUpsert {
 	u.SetNull(webhookendpoint.FieldDisabledAt)
-	return u
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *WebhookEndpointUpsert) SetSecretSealed(v string) *WebhookEndpointUpsert {
-	u.Set(webhookendpoint.FieldSecretSealed, v)
-	return u
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsert) UpdateSecretSealed() *WebhookEndpointUpsert {
-	u.SetExcluded(webhookendpoint.FieldSecretSealed)
-	return u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsert) SetPreviousSecretSealed(v string) *WebhookEndpointUpsert {
-	u.Set(webhookendpoint.FieldPreviousSecretSealed, v)
-	return u
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsert) UpdatePreviousSecretSealed() *WebhookEndpointUpsert {
-	u.SetExcluded(webhookendpoint.FieldPreviousSecretSealed)
-	return u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsert) ClearPreviousSecretSealed() *WebhookEndpointUpsert {
-	u.SetNull(webhookendpoint.FieldPreviousSecretSealed)
-	return u
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsert) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsert {
-	u.Set(webhookendpoint.FieldPreviousSecretExpiresAt, v)
-	return u
-}
-
-// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
-func (u *WebhookEndpointUpsert) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsert {
-	u.SetExcluded(webhookendpoint.FieldPreviousSecretExpiresAt)
-	return u
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsert) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsert {
-	u.SetNull(webhookendpoint.FieldPreviousSecretExpiresAt)
 	return u
 }
 
@@ -698,6 +698,62 @@ func (u *WebhookEndpointUpsertOne) Update(set func(*WebhookEndpointUpsert)) *Web
 		set(&WebhookEndpointUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *WebhookEndpointUpsertOne) SetSecretSealed(v string) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertOne) UpdateSecretSealed() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsertOne) SetPreviousSecretSealed(v string) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertOne) UpdatePreviousSecretSealed() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsertOne) ClearPreviousSecretSealed() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearPreviousSecretSealed()
+	})
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsertOne) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetPreviousSecretExpiresAt(v)
+	})
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertOne) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdatePreviousSecretExpiresAt()
+	})
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsertOne) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsertOne {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearPreviousSecretExpiresAt()
+	})
 }
 
 // SetURL sets the "url" field.
@@ -795,62 +851,6 @@ func (u *WebhookEndpointUpsertOne) UpdateDisabledAt() *WebhookEndpointUpsertOne 
 func (u *WebhookEndpointUpsertOne) ClearDisabledAt() *WebhookEndpointUpsertOne {
 	return u.Update(func(s *WebhookEndpointUpsert) {
 		s.ClearDisabledAt()
-	})
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *WebhookEndpointUpsertOne) SetSecretSealed(v string) *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetSecretSealed(v)
-	})
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertOne) UpdateSecretSealed() *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdateSecretSealed()
-	})
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsertOne) SetPreviousSecretSealed(v string) *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetPreviousSecretSealed(v)
-	})
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertOne) UpdatePreviousSecretSealed() *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdatePreviousSecretSealed()
-	})
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsertOne) ClearPreviousSecretSealed() *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.ClearPreviousSecretSealed()
-	})
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsertOne) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetPreviousSecretExpiresAt(v)
-	})
-}
-
-// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertOne) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdatePreviousSecretExpiresAt()
-	})
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsertOne) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsertOne {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.ClearPreviousSecretExpiresAt()
 	})
 }
 
@@ -1117,6 +1117,62 @@ func (u *WebhookEndpointUpsertBulk) Update(set func(*WebhookEndpointUpsert)) *We
 	return u
 }
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (u *WebhookEndpointUpsertBulk) SetSecretSealed(v string) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetSecretSealed(v)
+	})
+}
+
+// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertBulk) UpdateSecretSealed() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdateSecretSealed()
+	})
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsertBulk) SetPreviousSecretSealed(v string) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetPreviousSecretSealed(v)
+	})
+}
+
+// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertBulk) UpdatePreviousSecretSealed() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdatePreviousSecretSealed()
+	})
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (u *WebhookEndpointUpsertBulk) ClearPreviousSecretSealed() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearPreviousSecretSealed()
+	})
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsertBulk) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.SetPreviousSecretExpiresAt(v)
+	})
+}
+
+// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
+func (u *WebhookEndpointUpsertBulk) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.UpdatePreviousSecretExpiresAt()
+	})
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (u *WebhookEndpointUpsertBulk) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsertBulk {
+	return u.Update(func(s *WebhookEndpointUpsert) {
+		s.ClearPreviousSecretExpiresAt()
+	})
+}
+
 // SetURL sets the "url" field.
 func (u *WebhookEndpointUpsertBulk) SetURL(v string) *WebhookEndpointUpsertBulk {
 	return u.Update(func(s *WebhookEndpointUpsert) {
@@ -1212,62 +1268,6 @@ func (u *WebhookEndpointUpsertBulk) UpdateDisabledAt() *WebhookEndpointUpsertBul
 func (u *WebhookEndpointUpsertBulk) ClearDisabledAt() *WebhookEndpointUpsertBulk {
 	return u.Update(func(s *WebhookEndpointUpsert) {
 		s.ClearDisabledAt()
-	})
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (u *WebhookEndpointUpsertBulk) SetSecretSealed(v string) *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetSecretSealed(v)
-	})
-}
-
-// UpdateSecretSealed sets the "secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertBulk) UpdateSecretSealed() *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdateSecretSealed()
-	})
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsertBulk) SetPreviousSecretSealed(v string) *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetPreviousSecretSealed(v)
-	})
-}
-
-// UpdatePreviousSecretSealed sets the "previous_secret_sealed" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertBulk) UpdatePreviousSecretSealed() *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdatePreviousSecretSealed()
-	})
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (u *WebhookEndpointUpsertBulk) ClearPreviousSecretSealed() *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.ClearPreviousSecretSealed()
-	})
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsertBulk) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.SetPreviousSecretExpiresAt(v)
-	})
-}
-
-// UpdatePreviousSecretExpiresAt sets the "previous_secret_expires_at" field to the value that was provided on create.
-func (u *WebhookEndpointUpsertBulk) UpdatePreviousSecretExpiresAt() *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.UpdatePreviousSecretExpiresAt()
-	})
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (u *WebhookEndpointUpsertBulk) ClearPreviousSecretExpiresAt() *WebhookEndpointUpsertBulk {
-	return u.Update(func(s *WebhookEndpointUpsert) {
-		s.ClearPreviousSecretExpiresAt()
 	})
 }
 

@@ -30,6 +30,60 @@ func (_u *WebhookEndpointUpdate) Where(ps ...predicate.WebhookEndpoint) *Webhook
 	return _u
 }
 
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *WebhookEndpointUpdate) SetSecretSealed(v string) *WebhookEndpointUpdate {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *WebhookEndpointUpdate) SetNillableSecretSealed(v *string) *WebhookEndpointUpdate {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *WebhookEndpointUpdate) SetPreviousSecretSealed(v string) *WebhookEndpointUpdate {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *WebhookEndpointUpdate) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointUpdate {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *WebhookEndpointUpdate) ClearPreviousSecretSealed() *WebhookEndpointUpdate {
+	_u.mutation.ClearPreviousSecretSealed()
+	return _u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_u *WebhookEndpointUpdate) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpdate {
+	_u.mutation.SetPreviousSecretExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_u *WebhookEndpointUpdate) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointUpdate {
+	if v != nil {
+		_u.SetPreviousSecretExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (_u *WebhookEndpointUpdate) ClearPreviousSecretExpiresAt() *WebhookEndpointUpdate {
+	_u.mutation.ClearPreviousSecretExpiresAt()
+	return _u
+}
+
 // SetURL sets the "url" field.
 func (_u *WebhookEndpointUpdate) SetURL(v string) *WebhookEndpointUpdate {
 	_u.mutation.SetURL(v)
@@ -121,60 +175,6 @@ func (_u *WebhookEndpointUpdate) SetNillableDisabledAt(v *time.Time) *WebhookEnd
 // ClearDisabledAt clears the value of the "disabled_at" field.
 func (_u *WebhookEndpointUpdate) ClearDisabledAt() *WebhookEndpointUpdate {
 	_u.mutation.ClearDisabledAt()
-	return _u
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (_u *WebhookEndpointUpdate) SetSecretSealed(v string) *WebhookEndpointUpdate {
-	_u.mutation.SetSecretSealed(v)
-	return _u
-}
-
-// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
-func (_u *WebhookEndpointUpdate) SetNillableSecretSealed(v *string) *WebhookEndpointUpdate {
-	if v != nil {
-		_u.SetSecretSealed(*v)
-	}
-	return _u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_u *WebhookEndpointUpdate) SetPreviousSecretSealed(v string) *WebhookEndpointUpdate {
-	_u.mutation.SetPreviousSecretSealed(v)
-	return _u
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_u *WebhookEndpointUpdate) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointUpdate {
-	if v != nil {
-		_u.SetPreviousSecretSealed(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (_u *WebhookEndpointUpdate) ClearPreviousSecretSealed() *WebhookEndpointUpdate {
-	_u.mutation.ClearPreviousSecretSealed()
-	return _u
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (_u *WebhookEndpointUpdate) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpdate {
-	_u.mutation.SetPreviousSecretExpiresAt(v)
-	return _u
-}
-
-// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
-func (_u *WebhookEndpointUpdate) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointUpdate {
-	if v != nil {
-		_u.SetPreviousSecretExpiresAt(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (_u *WebhookEndpointUpdate) ClearPreviousSecretExpiresAt() *WebhookEndpointUpdate {
-	_u.mutation.ClearPreviousSecretExpiresAt()
 	return _u
 }
 
@@ -317,6 +317,21 @@ func (_u *WebhookEndpointUpdate) sqlSave(ctx context.Context) (_node int, err er
 			}
 		}
 	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretExpiresAtCleared() {
+		_spec.ClearField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.URL(); ok {
 		_spec.SetField(webhookendpoint.FieldURL, field.TypeString, value)
 	}
@@ -345,21 +360,6 @@ func (_u *WebhookEndpointUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.DisabledAtCleared() {
 		_spec.ClearField(webhookendpoint.FieldDisabledAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
-	}
-	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
-	}
-	if _u.mutation.PreviousSecretSealedCleared() {
-		_spec.ClearField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString)
-	}
-	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
-	}
-	if _u.mutation.PreviousSecretExpiresAtCleared() {
-		_spec.ClearField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.FailingSince(); ok {
 		_spec.SetField(webhookendpoint.FieldFailingSince, field.TypeTime, value)
@@ -436,6 +436,60 @@ type WebhookEndpointUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *WebhookEndpointMutation
+}
+
+// SetSecretSealed sets the "secret_sealed" field.
+func (_u *WebhookEndpointUpdateOne) SetSecretSealed(v string) *WebhookEndpointUpdateOne {
+	_u.mutation.SetSecretSealed(v)
+	return _u
+}
+
+// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
+func (_u *WebhookEndpointUpdateOne) SetNillableSecretSealed(v *string) *WebhookEndpointUpdateOne {
+	if v != nil {
+		_u.SetSecretSealed(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
+func (_u *WebhookEndpointUpdateOne) SetPreviousSecretSealed(v string) *WebhookEndpointUpdateOne {
+	_u.mutation.SetPreviousSecretSealed(v)
+	return _u
+}
+
+// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
+func (_u *WebhookEndpointUpdateOne) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretSealed(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
+func (_u *WebhookEndpointUpdateOne) ClearPreviousSecretSealed() *WebhookEndpointUpdateOne {
+	_u.mutation.ClearPreviousSecretSealed()
+	return _u
+}
+
+// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
+func (_u *WebhookEndpointUpdateOne) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpdateOne {
+	_u.mutation.SetPreviousSecretExpiresAt(v)
+	return _u
+}
+
+// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
+func (_u *WebhookEndpointUpdateOne) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretExpiresAt(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
+func (_u *WebhookEndpointUpdateOne) ClearPreviousSecretExpiresAt() *WebhookEndpointUpdateOne {
+	_u.mutation.ClearPreviousSecretExpiresAt()
+	return _u
 }
 
 // SetURL sets the "url" field.
@@ -529,60 +583,6 @@ func (_u *WebhookEndpointUpdateOne) SetNillableDisabledAt(v *time.Time) *Webhook
 // ClearDisabledAt clears the value of the "disabled_at" field.
 func (_u *WebhookEndpointUpdateOne) ClearDisabledAt() *WebhookEndpointUpdateOne {
 	_u.mutation.ClearDisabledAt()
-	return _u
-}
-
-// SetSecretSealed sets the "secret_sealed" field.
-func (_u *WebhookEndpointUpdateOne) SetSecretSealed(v string) *WebhookEndpointUpdateOne {
-	_u.mutation.SetSecretSealed(v)
-	return _u
-}
-
-// SetNillableSecretSealed sets the "secret_sealed" field if the given value is not nil.
-func (_u *WebhookEndpointUpdateOne) SetNillableSecretSealed(v *string) *WebhookEndpointUpdateOne {
-	if v != nil {
-		_u.SetSecretSealed(*v)
-	}
-	return _u
-}
-
-// SetPreviousSecretSealed sets the "previous_secret_sealed" field.
-func (_u *WebhookEndpointUpdateOne) SetPreviousSecretSealed(v string) *WebhookEndpointUpdateOne {
-	_u.mutation.SetPreviousSecretSealed(v)
-	return _u
-}
-
-// SetNillablePreviousSecretSealed sets the "previous_secret_sealed" field if the given value is not nil.
-func (_u *WebhookEndpointUpdateOne) SetNillablePreviousSecretSealed(v *string) *WebhookEndpointUpdateOne {
-	if v != nil {
-		_u.SetPreviousSecretSealed(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretSealed clears the value of the "previous_secret_sealed" field.
-func (_u *WebhookEndpointUpdateOne) ClearPreviousSecretSealed() *WebhookEndpointUpdateOne {
-	_u.mutation.ClearPreviousSecretSealed()
-	return _u
-}
-
-// SetPreviousSecretExpiresAt sets the "previous_secret_expires_at" field.
-func (_u *WebhookEndpointUpdateOne) SetPreviousSecretExpiresAt(v time.Time) *WebhookEndpointUpdateOne {
-	_u.mutation.SetPreviousSecretExpiresAt(v)
-	return _u
-}
-
-// SetNillablePreviousSecretExpiresAt sets the "previous_secret_expires_at" field if the given value is not nil.
-func (_u *WebhookEndpointUpdateOne) SetNillablePreviousSecretExpiresAt(v *time.Time) *WebhookEndpointUpdateOne {
-	if v != nil {
-		_u.SetPreviousSecretExpiresAt(*v)
-	}
-	return _u
-}
-
-// ClearPreviousSecretExpiresAt clears the value of the "previous_secret_expires_at" field.
-func (_u *WebhookEndpointUpdateOne) ClearPreviousSecretExpiresAt() *WebhookEndpointUpdateOne {
-	_u.mutation.ClearPreviousSecretExpiresAt()
 	return _u
 }
 
@@ -755,6 +755,21 @@ func (_u *WebhookEndpointUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 			}
 		}
 	}
+	if value, ok := _u.mutation.SecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
+	}
+	if _u.mutation.PreviousSecretSealedCleared() {
+		_spec.ClearField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString)
+	}
+	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
+		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretExpiresAtCleared() {
+		_spec.ClearField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.URL(); ok {
 		_spec.SetField(webhookendpoint.FieldURL, field.TypeString, value)
 	}
@@ -783,21 +798,6 @@ func (_u *WebhookEndpointUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 	}
 	if _u.mutation.DisabledAtCleared() {
 		_spec.ClearField(webhookendpoint.FieldDisabledAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldSecretSealed, field.TypeString, value)
-	}
-	if value, ok := _u.mutation.PreviousSecretSealed(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString, value)
-	}
-	if _u.mutation.PreviousSecretSealedCleared() {
-		_spec.ClearField(webhookendpoint.FieldPreviousSecretSealed, field.TypeString)
-	}
-	if value, ok := _u.mutation.PreviousSecretExpiresAt(); ok {
-		_spec.SetField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime, value)
-	}
-	if _u.mutation.PreviousSecretExpiresAtCleared() {
-		_spec.ClearField(webhookendpoint.FieldPreviousSecretExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.FailingSince(); ok {
 		_spec.SetField(webhookendpoint.FieldFailingSince, field.TypeTime, value)

@@ -42,11 +42,7 @@ func ReadIdempotencyKey(r *http.Request) (Idempotency, error) {
 	if len(values) > 0 {
 		key = values[0]
 	}
-	ok := len(values) == 1 && len(key) >= 1 && len(key) <= 255
-	for i := 0; ok && i < len(key); i++ {
-		ok = key[i] >= 0x20 && key[i] <= 0x7e
-	}
-	if !ok {
+	if len(values) != 1 || !credit.IsHeaderText(key) {
 		return Idempotency{}, credit.ParamErrorf(CodeInvalidRequest, IdempotencyHeader, "Idempotency-Key must be 1 to 255 printable ASCII characters")
 	}
 	return Idempotency{Key: key}, nil

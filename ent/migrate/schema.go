@@ -324,10 +324,10 @@ var (
 	// PlatformConnectionsColumns holds the columns for the "platform_connections" table.
 	PlatformConnectionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
-		{Name: "shop_domain", Type: field.TypeString},
 		{Name: "secret_sealed", Type: field.TypeString},
 		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
 		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "shop_domain", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "store_id", Type: field.TypeString},
@@ -349,7 +349,7 @@ var (
 			{
 				Name:    "platformconnection_shop_domain",
 				Unique:  true,
-				Columns: []*schema.Column{PlatformConnectionsColumns[1]},
+				Columns: []*schema.Column{PlatformConnectionsColumns[4]},
 			},
 			{
 				Name:    "platformconnection_store_id",
@@ -621,15 +621,15 @@ var (
 	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
 	WebhookEndpointsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
+		{Name: "secret_sealed", Type: field.TypeString},
+		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "url", Type: field.TypeString},
 		{Name: "description", Type: field.TypeString, Default: ""},
 		{Name: "event_types", Type: field.TypeJSON},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"enabled", "disabled"}, Default: "enabled"},
 		{Name: "disabled_reason", Type: field.TypeString, Nullable: true},
 		{Name: "disabled_at", Type: field.TypeTime, Nullable: true},
-		{Name: "secret_sealed", Type: field.TypeString},
-		{Name: "previous_secret_sealed", Type: field.TypeString, Nullable: true},
-		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
 		{Name: "cursor_seq", Type: field.TypeInt64, Default: 0},

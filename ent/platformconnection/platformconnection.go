@@ -15,14 +15,14 @@ const (
 	FieldID = "id"
 	// FieldStoreID holds the string denoting the store_id field in the database.
 	FieldStoreID = "store_id"
-	// FieldShopDomain holds the string denoting the shop_domain field in the database.
-	FieldShopDomain = "shop_domain"
 	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
 	FieldSecretSealed = "secret_sealed"
 	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
 	FieldPreviousSecretSealed = "previous_secret_sealed"
 	// FieldPreviousSecretExpiresAt holds the string denoting the previous_secret_expires_at field in the database.
 	FieldPreviousSecretExpiresAt = "previous_secret_expires_at"
+	// FieldShopDomain holds the string denoting the shop_domain field in the database.
+	FieldShopDomain = "shop_domain"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -44,10 +44,10 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldStoreID,
-	FieldShopDomain,
 	FieldSecretSealed,
 	FieldPreviousSecretSealed,
 	FieldPreviousSecretExpiresAt,
+	FieldShopDomain,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -93,11 +93,6 @@ func ByStoreID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStoreID, opts...).ToFunc()
 }
 
-// ByShopDomain orders the results by the shop_domain field.
-func ByShopDomain(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldShopDomain, opts...).ToFunc()
-}
-
 // BySecretSealed orders the results by the secret_sealed field.
 func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
@@ -111,6 +106,11 @@ func ByPreviousSecretSealed(opts ...sql.OrderTermOption) OrderOption {
 // ByPreviousSecretExpiresAt orders the results by the previous_secret_expires_at field.
 func ByPreviousSecretExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPreviousSecretExpiresAt, opts...).ToFunc()
+}
+
+// ByShopDomain orders the results by the shop_domain field.
+func ByShopDomain(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShopDomain, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

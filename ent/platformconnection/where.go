@@ -70,11 +70,6 @@ func StoreID(v string) predicate.PlatformConnection {
 	return predicate.PlatformConnection(sql.FieldEQ(FieldStoreID, v))
 }
 
-// ShopDomain applies equality check predicate on the "shop_domain" field. It's identical to ShopDomainEQ.
-func ShopDomain(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldEQ(FieldShopDomain, v))
-}
-
 // SecretSealed applies equality check predicate on the "secret_sealed" field. It's identical to SecretSealedEQ.
 func SecretSealed(v string) predicate.PlatformConnection {
 	return predicate.PlatformConnection(sql.FieldEQ(FieldSecretSealed, v))
@@ -88,6 +83,11 @@ func PreviousSecretSealed(v string) predicate.PlatformConnection {
 // PreviousSecretExpiresAt applies equality check predicate on the "previous_secret_expires_at" field. It's identical to PreviousSecretExpiresAtEQ.
 func PreviousSecretExpiresAt(v time.Time) predicate.PlatformConnection {
 	return predicate.PlatformConnection(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
+}
+
+// ShopDomain applies equality check predicate on the "shop_domain" field. It's identical to ShopDomainEQ.
+func ShopDomain(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldEQ(FieldShopDomain, v))
 }
 
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
@@ -163,71 +163,6 @@ func StoreIDEqualFold(v string) predicate.PlatformConnection {
 // StoreIDContainsFold applies the ContainsFold predicate on the "store_id" field.
 func StoreIDContainsFold(v string) predicate.PlatformConnection {
 	return predicate.PlatformConnection(sql.FieldContainsFold(FieldStoreID, v))
-}
-
-// ShopDomainEQ applies the EQ predicate on the "shop_domain" field.
-func ShopDomainEQ(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldEQ(FieldShopDomain, v))
-}
-
-// ShopDomainNEQ applies the NEQ predicate on the "shop_domain" field.
-func ShopDomainNEQ(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldNEQ(FieldShopDomain, v))
-}
-
-// ShopDomainIn applies the In predicate on the "shop_domain" field.
-func ShopDomainIn(vs ...string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldIn(FieldShopDomain, vs...))
-}
-
-// ShopDomainNotIn applies the NotIn predicate on the "shop_domain" field.
-func ShopDomainNotIn(vs ...string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldNotIn(FieldShopDomain, vs...))
-}
-
-// ShopDomainGT applies the GT predicate on the "shop_domain" field.
-func ShopDomainGT(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldGT(FieldShopDomain, v))
-}
-
-// ShopDomainGTE applies the GTE predicate on the "shop_domain" field.
-func ShopDomainGTE(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldGTE(FieldShopDomain, v))
-}
-
-// ShopDomainLT applies the LT predicate on the "shop_domain" field.
-func ShopDomainLT(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldLT(FieldShopDomain, v))
-}
-
-// ShopDomainLTE applies the LTE predicate on the "shop_domain" field.
-func ShopDomainLTE(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldLTE(FieldShopDomain, v))
-}
-
-// ShopDomainContains applies the Contains predicate on the "shop_domain" field.
-func ShopDomainContains(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldContains(FieldShopDomain, v))
-}
-
-// ShopDomainHasPrefix applies the HasPrefix predicate on the "shop_domain" field.
-func ShopDomainHasPrefix(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldHasPrefix(FieldShopDomain, v))
-}
-
-// ShopDomainHasSuffix applies the HasSuffix predicate on the "shop_domain" field.
-func ShopDomainHasSuffix(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldHasSuffix(FieldShopDomain, v))
-}
-
-// ShopDomainEqualFold applies the EqualFold predicate on the "shop_domain" field.
-func ShopDomainEqualFold(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldEqualFold(FieldShopDomain, v))
-}
-
-// ShopDomainContainsFold applies the ContainsFold predicate on the "shop_domain" field.
-func ShopDomainContainsFold(v string) predicate.PlatformConnection {
-	return predicate.PlatformConnection(sql.FieldContainsFold(FieldShopDomain, v))
 }
 
 // SecretSealedEQ applies the EQ predicate on the "secret_sealed" field.
@@ -418,6 +353,71 @@ func PreviousSecretExpiresAtIsNil() predicate.PlatformConnection {
 // PreviousSecretExpiresAtNotNil applies the NotNil predicate on the "previous_secret_expires_at" field.
 func PreviousSecretExpiresAtNotNil() predicate.PlatformConnection {
 	return predicate.PlatformConnection(sql.FieldNotNull(FieldPreviousSecretExpiresAt))
+}
+
+// ShopDomainEQ applies the EQ predicate on the "shop_domain" field.
+func ShopDomainEQ(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldEQ(FieldShopDomain, v))
+}
+
+// ShopDomainNEQ applies the NEQ predicate on the "shop_domain" field.
+func ShopDomainNEQ(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldNEQ(FieldShopDomain, v))
+}
+
+// ShopDomainIn applies the In predicate on the "shop_domain" field.
+func ShopDomainIn(vs ...string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldIn(FieldShopDomain, vs...))
+}
+
+// ShopDomainNotIn applies the NotIn predicate on the "shop_domain" field.
+func ShopDomainNotIn(vs ...string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldNotIn(FieldShopDomain, vs...))
+}
+
+// ShopDomainGT applies the GT predicate on the "shop_domain" field.
+func ShopDomainGT(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldGT(FieldShopDomain, v))
+}
+
+// ShopDomainGTE applies the GTE predicate on the "shop_domain" field.
+func ShopDomainGTE(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldGTE(FieldShopDomain, v))
+}
+
+// ShopDomainLT applies the LT predicate on the "shop_domain" field.
+func ShopDomainLT(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldLT(FieldShopDomain, v))
+}
+
+// ShopDomainLTE applies the LTE predicate on the "shop_domain" field.
+func ShopDomainLTE(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldLTE(FieldShopDomain, v))
+}
+
+// ShopDomainContains applies the Contains predicate on the "shop_domain" field.
+func ShopDomainContains(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldContains(FieldShopDomain, v))
+}
+
+// ShopDomainHasPrefix applies the HasPrefix predicate on the "shop_domain" field.
+func ShopDomainHasPrefix(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldHasPrefix(FieldShopDomain, v))
+}
+
+// ShopDomainHasSuffix applies the HasSuffix predicate on the "shop_domain" field.
+func ShopDomainHasSuffix(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldHasSuffix(FieldShopDomain, v))
+}
+
+// ShopDomainEqualFold applies the EqualFold predicate on the "shop_domain" field.
+func ShopDomainEqualFold(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldEqualFold(FieldShopDomain, v))
+}
+
+// ShopDomainContainsFold applies the ContainsFold predicate on the "shop_domain" field.
+func ShopDomainContainsFold(v string) predicate.PlatformConnection {
+	return predicate.PlatformConnection(sql.FieldContainsFold(FieldShopDomain, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -458,7 +458,7 @@ func init() {
 	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
 	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
 	// webhookendpointDescCursorSeq is the schema descriptor for cursor_seq field.
-	webhookendpointDescCursorSeq := webhookendpointFields[12].Descriptor()
+	webhookendpointDescCursorSeq := webhookendpointFields[9].Descriptor()
 	// webhookendpoint.DefaultCursorSeq holds the default value on creation for the cursor_seq field.
 	webhookendpoint.DefaultCursorSeq = webhookendpointDescCursorSeq.Default.(int64)
 	// webhookendpointDescID is the schema descriptor for id field.

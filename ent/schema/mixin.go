@@ -39,6 +39,23 @@ func idField(prefix string) ent.Field {
 	return field.String("id").Immutable().NotEmpty().DefaultFunc(func() string { return ids.New(prefix) })
 }
 
+// RotatingSecretMixin gives an entity a secret that a rotation replaces while the replaced one
+// stays valid for a grace (credit/rotation.go states the rules): a platform connection's and a
+// webhook endpoint's signing secrets. Both are sealed by webhook.Sealer (AES-256-GCM under the
+// master key): they must be recoverable to sign or check a signature with, so they are
+// encrypted, not hashed.
+type RotatingSecretMixin struct{ mixin.Schema }
+
+// Fields are the current secret and the one the last rotation replaced, valid until
+// previous_secret_expires_at.
+func (RotatingSecretMixin) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("secret_sealed").Sensitive(),
+		field.String("previous_secret_sealed").Optional().Nillable().Sensitive(),
+		field.Time("previous_secret_expires_at").Optional().Nillable(),
+	}
+}
+
 // TenantMixin gives an entity its store and scopes every query and mutation of it to the
 // viewer's store. It is the only place where tenant isolation is written.
 type TenantMixin struct{ mixin.Schema }

@@ -11,21 +11,16 @@ import (
 // secrets, signs them. One per store; a shop domain belongs to one store.
 type PlatformConnection struct{ ent.Schema }
 
-// Mixin scopes connections to their store.
-func (PlatformConnection) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+// Mixin scopes connections to their store and gives them the platform's rotating app secret.
+func (PlatformConnection) Mixin() []ent.Mixin {
+	return []ent.Mixin{TenantMixin{}, RotatingSecretMixin{}}
+}
 
 // Fields of the PlatformConnection.
 func (PlatformConnection) Fields() []ent.Field {
 	return []ent.Field{
 		idField("pc"),
 		field.String("shop_domain").NotEmpty(),
-		// SecretSealed is the platform's app secret sealed by webhook.Sealer: it must be
-		// recoverable to check signatures with, so it is encrypted, not hashed.
-		field.String("secret_sealed").Sensitive(),
-		// PreviousSecretSealed is the secret replaced by the last rotation, still accepted
-		// until PreviousSecretExpiresAt.
-		field.String("previous_secret_sealed").Optional().Nillable().Sensitive(),
-		field.Time("previous_secret_expires_at").Optional().Nillable(),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
 	}

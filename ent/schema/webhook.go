@@ -13,8 +13,10 @@ import (
 // one is not attempted before that (per-endpoint order).
 type WebhookEndpoint struct{ ent.Schema }
 
-// Mixin scopes endpoints to their store.
-func (WebhookEndpoint) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+// Mixin scopes endpoints to their store and gives them their rotating signing secret (whsec_).
+func (WebhookEndpoint) Mixin() []ent.Mixin {
+	return []ent.Mixin{TenantMixin{}, RotatingSecretMixin{}}
+}
 
 // Fields of the WebhookEndpoint.
 func (WebhookEndpoint) Fields() []ent.Field {
@@ -27,13 +29,6 @@ func (WebhookEndpoint) Fields() []ent.Field {
 		field.Enum("status").Values("enabled", "disabled").Default("enabled"),
 		field.String("disabled_reason").Optional().Nillable(),
 		field.Time("disabled_at").Optional().Nillable(),
-		// SecretSealed is the whsec_ signing secret sealed by webhook.Sealer (AES-256-GCM under
-		// the master key); it must be recoverable to sign, so it is encrypted, not hashed.
-		field.String("secret_sealed").Sensitive(),
-		// PreviousSecretSealed is the secret replaced by the last rotation, which keeps signing
-		// beside the new one until PreviousSecretExpiresAt.
-		field.String("previous_secret_sealed").Optional().Nillable().Sensitive(),
-		field.Time("previous_secret_expires_at").Optional().Nillable(),
 		field.Time("created_at").Immutable(),
 		// FailingSince is when the current run of failed attempts began; nil after a success.
 		field.Time("failing_since").Optional().Nillable(),

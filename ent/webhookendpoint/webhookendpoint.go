@@ -17,6 +17,12 @@ const (
 	FieldID = "id"
 	// FieldStoreID holds the string denoting the store_id field in the database.
 	FieldStoreID = "store_id"
+	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
+	FieldSecretSealed = "secret_sealed"
+	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
+	FieldPreviousSecretSealed = "previous_secret_sealed"
+	// FieldPreviousSecretExpiresAt holds the string denoting the previous_secret_expires_at field in the database.
+	FieldPreviousSecretExpiresAt = "previous_secret_expires_at"
 	// FieldURL holds the string denoting the url field in the database.
 	FieldURL = "url"
 	// FieldDescription holds the string denoting the description field in the database.
@@ -29,12 +35,6 @@ const (
 	FieldDisabledReason = "disabled_reason"
 	// FieldDisabledAt holds the string denoting the disabled_at field in the database.
 	FieldDisabledAt = "disabled_at"
-	// FieldSecretSealed holds the string denoting the secret_sealed field in the database.
-	FieldSecretSealed = "secret_sealed"
-	// FieldPreviousSecretSealed holds the string denoting the previous_secret_sealed field in the database.
-	FieldPreviousSecretSealed = "previous_secret_sealed"
-	// FieldPreviousSecretExpiresAt holds the string denoting the previous_secret_expires_at field in the database.
-	FieldPreviousSecretExpiresAt = "previous_secret_expires_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldFailingSince holds the string denoting the failing_since field in the database.
@@ -67,15 +67,15 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldStoreID,
+	FieldSecretSealed,
+	FieldPreviousSecretSealed,
+	FieldPreviousSecretExpiresAt,
 	FieldURL,
 	FieldDescription,
 	FieldEventTypes,
 	FieldStatus,
 	FieldDisabledReason,
 	FieldDisabledAt,
-	FieldSecretSealed,
-	FieldPreviousSecretSealed,
-	FieldPreviousSecretExpiresAt,
 	FieldCreatedAt,
 	FieldFailingSince,
 	FieldCursorSeq,
@@ -152,6 +152,21 @@ func ByStoreID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStoreID, opts...).ToFunc()
 }
 
+// BySecretSealed orders the results by the secret_sealed field.
+func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
+}
+
+// ByPreviousSecretSealed orders the results by the previous_secret_sealed field.
+func ByPreviousSecretSealed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecretSealed, opts...).ToFunc()
+}
+
+// ByPreviousSecretExpiresAt orders the results by the previous_secret_expires_at field.
+func ByPreviousSecretExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecretExpiresAt, opts...).ToFunc()
+}
+
 // ByURL orders the results by the url field.
 func ByURL(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldURL, opts...).ToFunc()
@@ -175,21 +190,6 @@ func ByDisabledReason(opts ...sql.OrderTermOption) OrderOption {
 // ByDisabledAt orders the results by the disabled_at field.
 func ByDisabledAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDisabledAt, opts...).ToFunc()
-}
-
-// BySecretSealed orders the results by the secret_sealed field.
-func BySecretSealed(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldSecretSealed, opts...).ToFunc()
-}
-
-// ByPreviousSecretSealed orders the results by the previous_secret_sealed field.
-func ByPreviousSecretSealed(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousSecretSealed, opts...).ToFunc()
-}
-
-// ByPreviousSecretExpiresAt orders the results by the previous_secret_expires_at field.
-func ByPreviousSecretExpiresAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPreviousSecretExpiresAt, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

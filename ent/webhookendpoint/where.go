@@ -70,6 +70,21 @@ func StoreID(v string) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldEQ(FieldStoreID, v))
 }
 
+// SecretSealed applies equality check predicate on the "secret_sealed" field. It's identical to SecretSealedEQ.
+func SecretSealed(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldSecretSealed, v))
+}
+
+// PreviousSecretSealed applies equality check predicate on the "previous_secret_sealed" field. It's identical to PreviousSecretSealedEQ.
+func PreviousSecretSealed(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretExpiresAt applies equality check predicate on the "previous_secret_expires_at" field. It's identical to PreviousSecretExpiresAtEQ.
+func PreviousSecretExpiresAt(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
+}
+
 // URL applies equality check predicate on the "url" field. It's identical to URLEQ.
 func URL(v string) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldEQ(FieldURL, v))
@@ -88,21 +103,6 @@ func DisabledReason(v string) predicate.WebhookEndpoint {
 // DisabledAt applies equality check predicate on the "disabled_at" field. It's identical to DisabledAtEQ.
 func DisabledAt(v time.Time) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldEQ(FieldDisabledAt, v))
-}
-
-// SecretSealed applies equality check predicate on the "secret_sealed" field. It's identical to SecretSealedEQ.
-func SecretSealed(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldSecretSealed, v))
-}
-
-// PreviousSecretSealed applies equality check predicate on the "previous_secret_sealed" field. It's identical to PreviousSecretSealedEQ.
-func PreviousSecretSealed(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretExpiresAt applies equality check predicate on the "previous_secret_expires_at" field. It's identical to PreviousSecretExpiresAtEQ.
-func PreviousSecretExpiresAt(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
 }
 
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
@@ -183,6 +183,196 @@ func StoreIDEqualFold(v string) predicate.WebhookEndpoint {
 // StoreIDContainsFold applies the ContainsFold predicate on the "store_id" field.
 func StoreIDContainsFold(v string) predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldContainsFold(FieldStoreID, v))
+}
+
+// SecretSealedEQ applies the EQ predicate on the "secret_sealed" field.
+func SecretSealedEQ(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldSecretSealed, v))
+}
+
+// SecretSealedNEQ applies the NEQ predicate on the "secret_sealed" field.
+func SecretSealedNEQ(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldSecretSealed, v))
+}
+
+// SecretSealedIn applies the In predicate on the "secret_sealed" field.
+func SecretSealedIn(vs ...string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIn(FieldSecretSealed, vs...))
+}
+
+// SecretSealedNotIn applies the NotIn predicate on the "secret_sealed" field.
+func SecretSealedNotIn(vs ...string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldSecretSealed, vs...))
+}
+
+// SecretSealedGT applies the GT predicate on the "secret_sealed" field.
+func SecretSealedGT(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGT(FieldSecretSealed, v))
+}
+
+// SecretSealedGTE applies the GTE predicate on the "secret_sealed" field.
+func SecretSealedGTE(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGTE(FieldSecretSealed, v))
+}
+
+// SecretSealedLT applies the LT predicate on the "secret_sealed" field.
+func SecretSealedLT(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLT(FieldSecretSealed, v))
+}
+
+// SecretSealedLTE applies the LTE predicate on the "secret_sealed" field.
+func SecretSealedLTE(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLTE(FieldSecretSealed, v))
+}
+
+// SecretSealedContains applies the Contains predicate on the "secret_sealed" field.
+func SecretSealedContains(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldContains(FieldSecretSealed, v))
+}
+
+// SecretSealedHasPrefix applies the HasPrefix predicate on the "secret_sealed" field.
+func SecretSealedHasPrefix(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldHasPrefix(FieldSecretSealed, v))
+}
+
+// SecretSealedHasSuffix applies the HasSuffix predicate on the "secret_sealed" field.
+func SecretSealedHasSuffix(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldHasSuffix(FieldSecretSealed, v))
+}
+
+// SecretSealedEqualFold applies the EqualFold predicate on the "secret_sealed" field.
+func SecretSealedEqualFold(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEqualFold(FieldSecretSealed, v))
+}
+
+// SecretSealedContainsFold applies the ContainsFold predicate on the "secret_sealed" field.
+func SecretSealedContainsFold(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldContainsFold(FieldSecretSealed, v))
+}
+
+// PreviousSecretSealedEQ applies the EQ predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedEQ(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedNEQ applies the NEQ predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNEQ(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedIn applies the In predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedIn(vs ...string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIn(FieldPreviousSecretSealed, vs...))
+}
+
+// PreviousSecretSealedNotIn applies the NotIn predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNotIn(vs ...string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldPreviousSecretSealed, vs...))
+}
+
+// PreviousSecretSealedGT applies the GT predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedGT(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGT(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedGTE applies the GTE predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedGTE(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGTE(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedLT applies the LT predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedLT(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLT(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedLTE applies the LTE predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedLTE(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLTE(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedContains applies the Contains predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedContains(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldContains(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedHasPrefix applies the HasPrefix predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedHasPrefix(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldHasPrefix(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedHasSuffix applies the HasSuffix predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedHasSuffix(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldHasSuffix(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedIsNil applies the IsNil predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedIsNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIsNull(FieldPreviousSecretSealed))
+}
+
+// PreviousSecretSealedNotNil applies the NotNil predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedNotNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldPreviousSecretSealed))
+}
+
+// PreviousSecretSealedEqualFold applies the EqualFold predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedEqualFold(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEqualFold(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretSealedContainsFold applies the ContainsFold predicate on the "previous_secret_sealed" field.
+func PreviousSecretSealedContainsFold(v string) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldContainsFold(FieldPreviousSecretSealed, v))
+}
+
+// PreviousSecretExpiresAtEQ applies the EQ predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtEQ(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtNEQ applies the NEQ predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNEQ(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtIn applies the In predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtIn(vs ...time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIn(FieldPreviousSecretExpiresAt, vs...))
+}
+
+// PreviousSecretExpiresAtNotIn applies the NotIn predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNotIn(vs ...time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldPreviousSecretExpiresAt, vs...))
+}
+
+// PreviousSecretExpiresAtGT applies the GT predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtGT(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGT(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtGTE applies the GTE predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtGTE(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldGTE(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtLT applies the LT predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtLT(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLT(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtLTE applies the LTE predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtLTE(v time.Time) predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldLTE(FieldPreviousSecretExpiresAt, v))
+}
+
+// PreviousSecretExpiresAtIsNil applies the IsNil predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtIsNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldIsNull(FieldPreviousSecretExpiresAt))
+}
+
+// PreviousSecretExpiresAtNotNil applies the NotNil predicate on the "previous_secret_expires_at" field.
+func PreviousSecretExpiresAtNotNil() predicate.WebhookEndpoint {
+	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldPreviousSecretExpiresAt))
 }
 
 // URLEQ applies the EQ predicate on the "url" field.
@@ -458,196 +648,6 @@ func DisabledAtIsNil() predicate.WebhookEndpoint {
 // DisabledAtNotNil applies the NotNil predicate on the "disabled_at" field.
 func DisabledAtNotNil() predicate.WebhookEndpoint {
 	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldDisabledAt))
-}
-
-// SecretSealedEQ applies the EQ predicate on the "secret_sealed" field.
-func SecretSealedEQ(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldSecretSealed, v))
-}
-
-// SecretSealedNEQ applies the NEQ predicate on the "secret_sealed" field.
-func SecretSealedNEQ(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldSecretSealed, v))
-}
-
-// SecretSealedIn applies the In predicate on the "secret_sealed" field.
-func SecretSealedIn(vs ...string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldIn(FieldSecretSealed, vs...))
-}
-
-// SecretSealedNotIn applies the NotIn predicate on the "secret_sealed" field.
-func SecretSealedNotIn(vs ...string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldSecretSealed, vs...))
-}
-
-// SecretSealedGT applies the GT predicate on the "secret_sealed" field.
-func SecretSealedGT(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGT(FieldSecretSealed, v))
-}
-
-// SecretSealedGTE applies the GTE predicate on the "secret_sealed" field.
-func SecretSealedGTE(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGTE(FieldSecretSealed, v))
-}
-
-// SecretSealedLT applies the LT predicate on the "secret_sealed" field.
-func SecretSealedLT(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLT(FieldSecretSealed, v))
-}
-
-// SecretSealedLTE applies the LTE predicate on the "secret_sealed" field.
-func SecretSealedLTE(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLTE(FieldSecretSealed, v))
-}
-
-// SecretSealedContains applies the Contains predicate on the "secret_sealed" field.
-func SecretSealedContains(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldContains(FieldSecretSealed, v))
-}
-
-// SecretSealedHasPrefix applies the HasPrefix predicate on the "secret_sealed" field.
-func SecretSealedHasPrefix(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldHasPrefix(FieldSecretSealed, v))
-}
-
-// SecretSealedHasSuffix applies the HasSuffix predicate on the "secret_sealed" field.
-func SecretSealedHasSuffix(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldHasSuffix(FieldSecretSealed, v))
-}
-
-// SecretSealedEqualFold applies the EqualFold predicate on the "secret_sealed" field.
-func SecretSealedEqualFold(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEqualFold(FieldSecretSealed, v))
-}
-
-// SecretSealedContainsFold applies the ContainsFold predicate on the "secret_sealed" field.
-func SecretSealedContainsFold(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldContainsFold(FieldSecretSealed, v))
-}
-
-// PreviousSecretSealedEQ applies the EQ predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedEQ(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedNEQ applies the NEQ predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedNEQ(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedIn applies the In predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedIn(vs ...string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldIn(FieldPreviousSecretSealed, vs...))
-}
-
-// PreviousSecretSealedNotIn applies the NotIn predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedNotIn(vs ...string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldPreviousSecretSealed, vs...))
-}
-
-// PreviousSecretSealedGT applies the GT predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedGT(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGT(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedGTE applies the GTE predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedGTE(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGTE(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedLT applies the LT predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedLT(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLT(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedLTE applies the LTE predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedLTE(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLTE(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedContains applies the Contains predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedContains(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldContains(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedHasPrefix applies the HasPrefix predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedHasPrefix(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldHasPrefix(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedHasSuffix applies the HasSuffix predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedHasSuffix(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldHasSuffix(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedIsNil applies the IsNil predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedIsNil() predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldIsNull(FieldPreviousSecretSealed))
-}
-
-// PreviousSecretSealedNotNil applies the NotNil predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedNotNil() predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldPreviousSecretSealed))
-}
-
-// PreviousSecretSealedEqualFold applies the EqualFold predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedEqualFold(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEqualFold(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretSealedContainsFold applies the ContainsFold predicate on the "previous_secret_sealed" field.
-func PreviousSecretSealedContainsFold(v string) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldContainsFold(FieldPreviousSecretSealed, v))
-}
-
-// PreviousSecretExpiresAtEQ applies the EQ predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtEQ(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldEQ(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtNEQ applies the NEQ predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtNEQ(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNEQ(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtIn applies the In predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtIn(vs ...time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldIn(FieldPreviousSecretExpiresAt, vs...))
-}
-
-// PreviousSecretExpiresAtNotIn applies the NotIn predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtNotIn(vs ...time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNotIn(FieldPreviousSecretExpiresAt, vs...))
-}
-
-// PreviousSecretExpiresAtGT applies the GT predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtGT(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGT(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtGTE applies the GTE predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtGTE(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldGTE(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtLT applies the LT predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtLT(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLT(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtLTE applies the LTE predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtLTE(v time.Time) predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldLTE(FieldPreviousSecretExpiresAt, v))
-}
-
-// PreviousSecretExpiresAtIsNil applies the IsNil predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtIsNil() predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldIsNull(FieldPreviousSecretExpiresAt))
-}
-
-// PreviousSecretExpiresAtNotNil applies the NotNil predicate on the "previous_secret_expires_at" field.
-func PreviousSecretExpiresAtNotNil() predicate.WebhookEndpoint {
-	return predicate.WebhookEndpoint(sql.FieldNotNull(FieldPreviousSecretExpiresAt))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
