@@ -130,4 +130,3 @@ func TestEventCompanyIsLive(t *testing.T) {
 		}
 	}
 }
-
