@@ -7891,6 +7891,9 @@ func (ec *executionContext) _Actor(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7955,6 +7958,9 @@ func (ec *executionContext) _Aging(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8047,6 +8053,9 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8091,6 +8100,9 @@ func (ec *executionContext) _ApplicationConnection(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8135,6 +8147,9 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8194,6 +8209,9 @@ func (ec *executionContext) _ApplicationEventObject(ctx context.Context, sel ast
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8416,6 +8434,9 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8460,6 +8481,9 @@ func (ec *executionContext) _CompanyConnection(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8504,6 +8528,9 @@ func (ec *executionContext) _CompanyEdge(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8582,6 +8609,9 @@ func (ec *executionContext) _CompanySnapshot(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8625,6 +8655,9 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8669,6 +8702,9 @@ func (ec *executionContext) _CreateAdjustmentPayload(ctx context.Context, sel as
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8823,6 +8859,9 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8867,6 +8906,9 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8911,6 +8953,9 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8966,6 +9011,9 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9040,6 +9088,9 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9084,6 +9135,9 @@ func (ec *executionContext) _InvoiceConnection(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9128,6 +9182,9 @@ func (ec *executionContext) _InvoiceEdge(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9184,6 +9241,9 @@ func (ec *executionContext) _KeyEventObject(ctx context.Context, sel ast.Selecti
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9278,6 +9338,9 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9322,6 +9385,9 @@ func (ec *executionContext) _LedgerEntryConnection(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9366,6 +9432,9 @@ func (ec *executionContext) _LedgerEntryEdge(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9405,6 +9474,9 @@ func (ec *executionContext) _LiftHoldPayload(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9449,6 +9521,9 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9519,6 +9594,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9567,6 +9645,9 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9606,6 +9687,9 @@ func (ec *executionContext) _PlaceHoldPayload(ctx context.Context, sel ast.Selec
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9801,6 +9885,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9855,6 +9942,9 @@ func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9899,6 +9989,9 @@ func (ec *executionContext) _SetCreditLimitPayload(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9958,6 +10051,9 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10002,6 +10098,9 @@ func (ec *executionContext) _TimelineEventConnection(ctx context.Context, sel as
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10046,6 +10145,9 @@ func (ec *executionContext) _TimelineEventEdge(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10097,6 +10199,9 @@ func (ec *executionContext) _Vat(ctx context.Context, sel ast.SelectionSet, obj 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10153,6 +10258,9 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10201,6 +10309,9 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10259,6 +10370,9 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10314,6 +10428,9 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10369,6 +10486,9 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -10428,6 +10548,9 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
