@@ -8023,7 +8023,7 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8301,7 +8301,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8337,7 +8337,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8373,7 +8373,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8409,7 +8409,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8765,7 +8765,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8801,7 +8801,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8834,7 +8834,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -9294,7 +9294,7 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 

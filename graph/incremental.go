@@ -163,13 +163,23 @@ func getAsPost(r *http.Request) *http.Request {
 	return post
 }
 
+// deferredField holds a deferred field's place in its object's answer (graph/internal/rewrite):
+// the field is delivered by a part of its own, so withoutDeferred leaves it out. It writes null
+// should it ever be written.
+var deferredField graphql.Marshaler = deferredPlace{}
+
+type deferredPlace struct{}
+
+func (deferredPlace) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, "null") }
+
 // withoutDeferred is an object's answer without its deferred fields, which their own parts
-// deliver: gqlgen leaves them null in out (graph/internal/rewrite).
+// deliver. Only the fields gqlgen deferred are left out: a field of a deferred fragment that
+// it computes in place (__typename, a field read from a struct) stays.
 func withoutDeferred(out *graphql.FieldSet, fields []graphql.CollectedField) *graphql.FieldSet {
 	kept := make([]graphql.CollectedField, 0, len(fields))
 	values := make([]graphql.Marshaler, 0, len(fields))
 	for i, f := range fields {
-		if f.Deferrable == nil {
+		if out.Values[i] != deferredField {
 			kept = append(kept, f)
 			values = append(values, out.Values[i])
 		}

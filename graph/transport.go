@@ -53,7 +53,7 @@ func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.Operati
 	req := requestFrom(ctx)
 	next, ctx := e.GraphExecutor.DispatchOperation(ctx, oc)
 	if e.streaming {
-		return next, ctx
+		return e.w.onePerPart(next), ctx
 	}
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
@@ -99,6 +99,27 @@ type dataWriter struct {
 	body        [][]byte
 	contentType string
 	wroteHeader bool
+	// flushed has a value after each flush of an incremental response (see onePerPart).
+	flushed chan struct{}
+}
+
+// onePerPart hands gqlgen's multipart transport the responses of next one at a time, each once
+// the part before it is written and flushed: the transport writes whatever it holds at each
+// tick of its timer as one part, so that deferred fragments done within a millisecond would
+// otherwise share a part. The contract has one part per deferred fragment.
+func (w *dataWriter) onePerPart(next graphql.ResponseHandler) graphql.ResponseHandler {
+	w.flushed = make(chan struct{}, 1)
+	first := true
+	return func(ctx context.Context) *graphql.Response {
+		if !first {
+			select {
+			case <-w.flushed:
+			case <-ctx.Done(): // the client is gone: nothing waits for the parts
+			}
+		}
+		first = false
+		return next(ctx)
+	}
 }
 
 func (w *dataWriter) WriteHeader(status int) {
@@ -121,6 +142,12 @@ func (w *dataWriter) Flush() {
 		w.WriteHeader(http.StatusOK)
 	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	if w.flushed != nil {
+		select {
+		case w.flushed <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (w *dataWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -27,8 +27,8 @@
 //  6. Deferred fields left out. gqlgen writes a deferred field as null in the object's first
 //     answer, which a client reads as the value of a field that may not be null (Apollo
 //     Client's ledger: null); the incremental delivery format leaves it out until its part
-//     comes. An object with deferred fields answers without them (graph/incremental.go's
-//     withoutDeferred).
+//     comes. A deferred field's place holds deferredField instead of null, and an object with
+//     deferred fields answers without them (graph/incremental.go's withoutDeferred).
 package main
 
 import (
@@ -137,6 +137,11 @@ func deferredLeftOut(src string) (string, error) {
 	return out
 }
 `
+	const placeholder = "\t\t\t\t// don't run the out.Concurrently() call below\n\t\t\t\tout.Values[i] = graphql.Null\n"
+	src, err := replaceAll(src, placeholder, "\t\t\t\t// don't run the out.Concurrently() call below\n\t\t\t\tout.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite\n")
+	if err != nil {
+		return "", err
+	}
 	return replaceAll(src, old, new)
 }
 
