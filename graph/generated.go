@@ -1397,7 +1397,10 @@ Errors carry the REST error code in ` + "`" + `extensions.code` + "`" + ` (and t
 ` + "`" + `extensions.param` + "`" + `). A field the key lacks the scope for is null, or an empty connection for a
 connection, with an ` + "`" + `insufficient_scope` + "`" + ` error; the rest of the query still returns. A request
 refused before execution (it does not parse or validate, breaks a limit, or has a connection
-argument the lists refuse) is answered with HTTP 400 and no ` + "`" + `data` + "`" + `.
+argument the lists refuse) is answered with HTTP 400 and no ` + "`" + `data` + "`" + `; request errors are
+` + "`" + `application/graphql-response+json` + "`" + ` when the request's Accept prefers it. A query's ` + "`" + `@defer` + "`" + `red
+fragments come by incremental delivery (multipart/mixed, deferSpec=20220824) when the request
+accepts multipart/mixed, else in the one response.
 """
 schema {
   query: Query
