@@ -29,8 +29,9 @@ import (
 
 // TestDashboardClientsInBrowser runs docs/graphql.md's Apollo Client and urql Graphcache
 // set-ups, as the document writes them, in headless Chromium on a --cors-origin origin: each
-// runs the document's Dashboard query, then its TypedEvents query, and the dashboard the cache
-// then holds shows every company's live figures, not an event's snapshot of them; the console
+// runs the document's Dashboard query, then its TypedEvents query, then (after a write) the
+// Dashboard again, as a poll; the dashboard the cache then holds shows every company's live
+// figures, not an event's snapshot of them nor the figures before the write; the console
 // has no warning (no missing possibleTypes, no "Cache data may be lost", no "Invalid key"). The
 // Dashboard's @defer'red ledgers come after the companies: Apollo shows the companies before
 // their ledgers, and meros reads the parts.
@@ -64,9 +65,12 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var key string
+	var key, writeKey string
 	for _, k := range d.Keys {
-		if slices.Contains(k.Scopes, credit.ScopeReadApplications) && !slices.Contains(k.Scopes, credit.ScopeWriteCredit) {
+		switch {
+		case slices.Contains(k.Scopes, credit.ScopeWriteCredit):
+			writeKey = k.Secret
+		case slices.Contains(k.Scopes, credit.ScopeReadApplications):
 			key = k.Secret
 		}
 	}
@@ -83,19 +87,6 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 		}
 		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: "123.45", OrderGID: fmt.Sprintf("gid://platform/Order/%d", 90000+i)})
 	}
-	live := map[string]map[string]any{}
-	companies, err = env.Service.ListCompanies(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range companies.Data {
-		hold := any(nil)
-		if c.Hold != nil {
-			hold = strings.ToUpper(c.Hold.Kind)
-		}
-		live[c.Name] = map[string]any{"status": strings.ToUpper(c.Status), "creditLimit": c.CreditLimit.Amount,
-			"outstanding": c.Outstanding.Amount, "availableCredit": c.AvailableCredit.Amount, "hold": hold}
-	}
 
 	// The schema's introspection (graphql-js's query, as GraphiQL and graphql-codegen send it),
 	// which urql.js imports.
@@ -110,7 +101,7 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	script = bundle(schema.Data)
 
 	config, _ := json.Marshal(map[string]string{
-		"api": env.Server.URL, "key": key,
+		"api": env.Server.URL, "key": key, "writeKey": writeKey, "company": companies.Data[0].ID,
 		"dashboard": docQuery(t, string(docs), "Dashboard"), "events": docQuery(t, string(docs), "TypedEvents"),
 	})
 	page = fmt.Appendf(nil, `<!doctype html><meta charset="utf-8"><title>dashboard</title><script>window.config = %s;</script><script src="/bundle.js"></script>`, config)
@@ -146,7 +137,22 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("page: %v\nconsole:\n%s", err, strings.Join(console, "\n"))
 	}
+	// The figures now, after the page's adjustment: the clients' refetch must show them.
+	live := map[string]map[string]any{}
+	companies, err = env.Service.ListCompanies(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range companies.Data {
+		hold := any(nil)
+		if c.Hold != nil {
+			hold = strings.ToUpper(c.Hold.Kind)
+		}
+		live[c.Name] = map[string]any{"status": strings.ToUpper(c.Status), "creditLimit": c.CreditLimit.Amount,
+			"outstanding": c.Outstanding.Amount, "availableCredit": c.AvailableCredit.Amount, "hold": hold}
+	}
 	var results struct {
+		Write        struct{ Error string }
 		Apollo, Urql clientOutcome
 		Meros        struct {
 			Error       string
@@ -177,6 +183,9 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	}
 	mu.Unlock()
 
+	if results.Write.Error != "" {
+		t.Fatalf("the page's write: %s", results.Write.Error)
+	}
 	for name, o := range map[string]clientOutcome{"Apollo Client": results.Apollo, "urql": results.Urql} {
 		if o.Error != "" {
 			t.Errorf("%s: %s", name, o.Error)

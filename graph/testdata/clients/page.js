@@ -1,13 +1,25 @@
 // The dashboard page of graph's TestDashboardClientsInBrowser, bundled with esbuild beside the
 // client set-ups of docs/graphql.md (apollo.js and urql.js, taken from the document as they
 // are). window.config holds the API's URL, a key and the document's Dashboard and TypedEvents
-// queries; the outcome lands in window.results, and window.done is set at the end.
+// queries, and a write: a key that may write and a company to adjust between a client's first
+// dashboard and its refetch, as a polling dashboard sees the figures change. The outcome lands
+// in window.results, and window.done is set at the end.
 import { gql } from "@apollo/client";
 import { meros } from "meros/browser";
 import { dashboardClient as apolloClient } from "./apollo.js";
 import { dashboardClient as urqlClient } from "./urql.js";
 
-const { api, key, dashboard, events } = window.config;
+const { api, key, dashboard, events, writeKey, company } = window.config;
+
+// adjust changes the company's balance, and with it the figures a refetch brings.
+async function adjust() {
+  const res = await fetch(api + "/v1/companies/" + company + "/adjustments", {
+    method: "POST",
+    headers: { Authorization: "Bearer " + writeKey, "Content-Type": "application/json" },
+    body: JSON.stringify({ amount: "10.00", note: "between two polls" }),
+  });
+  if (res.status !== 201) throw new Error("adjustment: " + res.status + " " + (await res.text()));
+}
 const results = (window.results = {});
 
 // figures are what the dashboard shows of each company, by name.
@@ -43,8 +55,8 @@ function show(client, data) {
   document.body.append(table);
 }
 
-// Apollo Client: the dashboard, watched as its parts come, then the events; then what the
-// cache holds for the dashboard.
+// Apollo Client: the dashboard, watched as its parts come, then the events. It returns the
+// refetch that follows the write, which reads what the cache then holds for the dashboard.
 async function withApollo() {
   const client = apolloClient(api + "/graphql", key);
   const Dashboard = gql(dashboard);
@@ -62,9 +74,12 @@ async function withApollo() {
     });
   });
   const ev = await client.query({ query: gql(events), variables: { lastEvent: null } });
-  const cached = client.readQuery({ query: Dashboard });
-  show("apollo", cached);
-  return { emissions, events: ev.data.events.edges.length, figures: figures(cached) };
+  return async () => {
+    await client.query({ query: Dashboard, fetchPolicy: "network-only" });
+    const cached = client.readQuery({ query: Dashboard });
+    show("apollo", cached);
+    return { emissions, events: ev.data.events.edges.length, figures: figures(cached) };
+  };
 }
 
 // urql with Graphcache: the same.
@@ -86,9 +101,13 @@ async function withUrql() {
   });
   const ev = await client.query(events, { lastEvent: null }).toPromise();
   if (ev.error) throw ev.error;
-  const cached = client.readQuery(dashboard, {});
-  show("urql", cached.data);
-  return { emissions, events: ev.data.events.edges.length, figures: figures(cached.data) };
+  return async () => {
+    const again = await client.query(dashboard, {}, { requestPolicy: "network-only" }).toPromise();
+    if (again.error) throw again.error;
+    const cached = client.readQuery(dashboard, {});
+    show("urql", cached.data);
+    return { emissions, events: ev.data.events.edges.length, figures: figures(cached.data) };
+  };
 }
 
 // meros, the multipart parser urql's and Relay's users reach for: the parts as they come.
@@ -120,16 +139,24 @@ async function withMeros() {
 
 async function run(name, f) {
   try {
-    results[name] = await f();
+    return await f();
   } catch (e) {
     results[name] = { error: String((e && e.stack) || e) };
   }
 }
 
 (async () => {
-  // The clients run one after another, so that each one's requests and console are its own.
-  await run("apollo", withApollo);
-  await run("urql", withUrql);
-  await run("meros", withMeros);
+  // The clients run one after another, so that each one's requests and console are its own;
+  // then the write, then each client's refetch.
+  const refetch = { apollo: await run("apollo", withApollo), urql: await run("urql", withUrql) };
+  await run("write", adjust);
+  for (const [name, f] of Object.entries(refetch)) {
+    if (f) {
+      const r = await run(name, f);
+      if (r) results[name] = r;
+    }
+  }
+  const m = await run("meros", withMeros);
+  if (m) results.meros = m;
   window.done = true;
 })();
