@@ -87,16 +87,15 @@ async function withUrql() {
   const client = urqlClient(api + "/graphql", key);
   const emissions = [];
   await new Promise((resolve, reject) => {
-    const sub = client.query(dashboard, {}).subscribe((r) => {
+    // The dashboard stays subscribed, as a screen does: an unsubscription aborts the
+    // request, which urql may still be reading to its closing boundary.
+    client.query(dashboard, {}).subscribe((r) => {
       if (r.error) {
         reject(r.error);
         return;
       }
       emissions.push(emission(r.data, r.hasNext ? "streaming" : "complete"));
-      if (!r.hasNext && !r.stale) {
-        Promise.resolve().then(() => sub.unsubscribe());
-        resolve();
-      }
+      if (!r.hasNext && !r.stale) resolve();
     });
   });
   const ev = await client.query(events, { lastEvent: null }).toPromise();
