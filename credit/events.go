@@ -332,9 +332,9 @@ func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c,
 }
 
 // Object decodes the event's data.object into the view of the resource its type names, as it
-// was when the event was recorded: a LedgerEntry (ledger_entry.*), a Company (company.*), an
-// ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's typed
-// Event.object shows it.
+// was when the event was recorded: a LedgerEntry (ledger_entry.*), a CompanySnapshot
+// (company.*), an ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's
+// typed Event.object shows it.
 //
 // Errors: an internal error when the stored data does not decode or the type names no resource
 // (a defect: every type's object is written by emit).
@@ -351,7 +351,7 @@ func (e Event) Object() (any, error) {
 	case "ledger_entry":
 		obj = &LedgerEntry{}
 	case "company":
-		obj = &Company{}
+		obj = &CompanySnapshot{}
 	case "application":
 		obj = &ApplicationEventObject{}
 	case "key":
@@ -364,6 +364,36 @@ func (e Event) Object() (any, error) {
 	}
 	return obj, nil
 }
+
+// CompanyID is the ID of the company the event concerns: the company of a company.* event, the
+// company whose ledger holds a ledger_entry.* event's entry; "" for other events.
+//
+// Errors: an internal error when a company or ledger event's data does not decode (a defect).
+func (e Event) CompanyID() (string, error) {
+	resource, _, _ := strings.Cut(e.Type, ".")
+	if resource != "company" && resource != "ledger_entry" {
+		return "", nil
+	}
+	var data struct {
+		Object struct {
+			ID        string `json:"id"`
+			CompanyID string `json:"company_id"`
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil {
+		return "", fmt.Errorf("event %s data: %w", e.ID, err)
+	}
+	if resource == "company" {
+		return data.Object.ID, nil
+	}
+	return data.Object.CompanyID, nil
+}
+
+// CompanySnapshot is a company as an event recorded it: the company's view, with its values as
+// of the event. A type of its own, not Company, because it is not the company's current state:
+// GraphQL shows it without the company's id (a client cache would take it for the live company
+// and overwrite it with old figures) and without the fields that are read now (ledger, aging).
+type CompanySnapshot Company
 
 // ApplicationEventObject is an application as events show it: its REST view without the
 // contact person, since events never carry personal data (they are kept for weeks and sent

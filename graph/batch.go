@@ -33,6 +33,18 @@ type loaders struct {
 	// names a company the request holds, so no entry of a dashboard costs a query. A mutation
 	// payload records its company after the write, so a later payload never sees an older one.
 	shown map[string]*credit.Company
+	// events are the pages of events the request listed, by the address of each event, for
+	// Event.company: the companies of a whole page are read at once.
+	events map[*credit.Event]*eventCompanies
+}
+
+// eventCompanies are the live companies of one page of events, read by whichever event asks
+// first.
+type eventCompanies struct {
+	events    []credit.Event
+	once      sync.Once
+	companies map[string]credit.Company
+	err       error
 }
 
 // agingBatch is the agings of a page of companies, read by whichever sibling asks first.
@@ -72,6 +84,7 @@ func newLoaders(svc *credit.Service) *loaders {
 		invoicePages: map[batchKey]*batch[credit.Invoice]{},
 		agings:       map[*siblings]*agingBatch{},
 		shown:        map[string]*credit.Company{},
+		events:       map[*credit.Event]*eventCompanies{},
 	}
 }
 
@@ -129,6 +142,60 @@ func (l *loaders) companyOf(ctx context.Context, svc *credit.Service, e *credit.
 		return nil, err
 	}
 	l.showCompany(&c)
+	return &c, nil
+}
+
+// addEvents records one page of events as one batch for eventCompany. Events are told apart
+// by address: the edges of the page point into the same slice (see edges).
+func (l *loaders) addEvents(page []credit.Event) {
+	if l == nil || len(page) == 0 {
+		return
+	}
+	b := &eventCompanies{events: page}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range page {
+		l.events[&page[i]] = b
+	}
+}
+
+// eventCompany returns the live company an event concerns, or nil for an event that concerns
+// none (application and key events). The companies of the event's page are read in one query
+// when the first of them is asked for; an event on its own (node(id:)) reads its company alone.
+//
+// Errors: GetCompanies's and GetCompany's (not_found for a company the key cannot see).
+func (l *loaders) eventCompany(ctx context.Context, svc *credit.Service, e *credit.Event) (*credit.Company, error) {
+	id, err := e.CompanyID()
+	if err != nil || id == "" {
+		return nil, err
+	}
+	var b *eventCompanies
+	if l != nil {
+		l.mu.Lock()
+		b = l.events[e]
+		l.mu.Unlock()
+	}
+	if b != nil {
+		b.once.Do(func() {
+			companyIDs := make([]string, 0, len(b.events))
+			for i := range b.events {
+				if id, err := b.events[i].CompanyID(); err == nil && id != "" {
+					companyIDs = append(companyIDs, id)
+				}
+			}
+			b.companies, b.err = svc.GetCompanies(ctx, companyIDs)
+		})
+		if b.err != nil {
+			return nil, b.err
+		}
+		if c, ok := b.companies[id]; ok {
+			return &c, nil
+		}
+	}
+	c, err := svc.GetCompany(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	return &c, nil
 }
 

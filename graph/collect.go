@@ -26,7 +26,7 @@ import (
 // FieldSets do).
 func collectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return graphql.CollectFields(oc, sel, satisfies)
+		return inPlace(oc, graphql.CollectFields(oc, sel, satisfies))
 	}
 	key := collectKey{first: &sel[0], n: len(sel), typ: satisfies[0]}
 	if e, ok := collected.m.Load(key); ok {
@@ -34,13 +34,15 @@ func collectFields(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies
 		if e.fields != nil {
 			return e.fields
 		}
-		return ownSelections(graphql.CollectFields(oc, sel, satisfies))
+		return inPlace(oc, ownSelections(graphql.CollectFields(oc, sel, satisfies)))
 	}
 	fields := ownSelections(graphql.CollectFields(oc, sel, satisfies))
 	e := &collectEntry{sel: sel}
 	if !usesVariableDirective(oc.Doc, sel, 0) {
 		fields = fields[:len(fields):len(fields)] // an append (FieldSet.AddField) copies it
 		e.fields = fields
+	} else {
+		fields = inPlace(oc, fields) // graph/incremental.go
 	}
 	if collected.n.Add(1) > maxCollected {
 		collected.m.Clear()

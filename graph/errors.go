@@ -155,17 +155,22 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p := graphQLProblem(r.Context(), httpapi.Describe(err))
 	httpapi.Log(r.Context(), p, err, "route", r.Pattern)
 	httpapi.SetErrorHeaders(w, p.Code)
-	writeResponse(w, p.Status, requestError{Errors: gqlerror.List{{
+	writeResponse(w, r, p.Status, requestError{Errors: gqlerror.List{{
 		Message:    p.Message,
 		Extensions: extensions(p),
 	}}})
 }
 
-func writeResponse(w http.ResponseWriter, status int, resp requestError) {
+// writeResponse writes a request error's body, of the media type the request prefers
+// (responseMediaType: Apollo Client reads a 401's code only from
+// application/graphql-response+json).
+func writeResponse(w http.ResponseWriter, r *http.Request, status int, resp requestError) {
 	body, err := httpapi.Marshal(resp)
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"errors":[{"message":"response could not be encoded","extensions":{"code":"internal_error"}}]}`)
 	}
-	httpapi.WriteBody(w, status, body)
+	w.Header().Set("Content-Type", responseMediaType(r)+"; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
 }

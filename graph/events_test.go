@@ -22,11 +22,13 @@ func TestEventObjectIsTyped(t *testing.T) {
 	data := query(t, f.env, f.both, `{ events(first: 250) { edges { node { type data object {
 		__typename
 		... on LedgerEntry { id kind amount { amount currency } occurredAt }
-		... on Company { id name companyStatus: status hold { kind } creditLimit { amount } updatedAt }
-		... on ApplicationEventObject { id applicationStatus: status businessName vat { number } submittedAt }
-		... on KeyEventObject { id label scopes createdAt revokedAt }
+		... on CompanySnapshot { companyId name companyStatus: status hold { kind } creditLimit { amount } updatedAt }
+		... on ApplicationEventObject { applicationId applicationStatus: status businessName vat { number } submittedAt }
+		... on KeyEventObject { keyId label scopes createdAt revokedAt }
 	} } } } }`)
-	want := map[string]string{"ledger_entry": "LedgerEntry", "company": "Company", "application": "ApplicationEventObject", "key": "KeyEventObject"}
+	want := map[string]string{"ledger_entry": "LedgerEntry", "company": "CompanySnapshot", "application": "ApplicationEventObject", "key": "KeyEventObject"}
+	// The record's ID: only the ledger entry, which never changes, is the record itself.
+	idField := map[string]string{"ledger_entry": "id", "company": "companyId", "application": "applicationId", "key": "keyId"}
 	seen := map[string]bool{}
 	for _, e := range at(t, data, "events", "edges").([]any) {
 		node := e.(map[string]any)["node"].(map[string]any)
@@ -38,8 +40,11 @@ func TestEventObjectIsTyped(t *testing.T) {
 			t.Errorf("%s: object is a %v, want %s", typ, obj["__typename"], want[resource])
 		}
 		seen[want[resource]] = true
-		if obj["id"] != rest["id"] {
-			t.Errorf("%s: object id %v, data.object id %v", typ, obj["id"], rest["id"])
+		if obj[idField[resource]] != rest["id"] || rest["id"] == nil {
+			t.Errorf("%s: object %s %v, data.object id %v", typ, idField[resource], obj[idField[resource]], rest["id"])
+		}
+		if _, has := obj["id"]; has != (resource == "ledger_entry") {
+			t.Errorf("%s: object has an id: %v", typ, obj)
 		}
 		// Each value typed equals the snake_case member of data.object.
 		for gql, member := range map[string]string{"kind": "kind", "name": "name", "companyStatus": "status", "applicationStatus": "status", "businessName": "business_name", "label": "label",

@@ -121,6 +121,19 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	CompanySnapshot struct {
+		AvailableCredit    func(childComplexity int) int
+		CreditLimit        func(childComplexity int) int
+		Hold               func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Outstanding        func(childComplexity int) int
+		PaymentTerms       func(childComplexity int) int
+		PlatformCompanyGID func(childComplexity int) int
+		Status             func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+	}
+
 	Contact struct {
 		Email    func(childComplexity int) int
 		Name     func(childComplexity int) int
@@ -133,6 +146,7 @@ type ComplexityRoot struct {
 	}
 
 	Event struct {
+		Company    func(childComplexity int) int
 		Data       func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Object     func(childComplexity int) int
@@ -295,6 +309,7 @@ type CompanyResolver interface {
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
 	Object(ctx context.Context, obj *credit.Event) (model.EventObject, error)
+	Company(ctx context.Context, obj *credit.Event) (*credit.Company, error)
 }
 type LedgerEntryResolver interface {
 	Company(ctx context.Context, obj *credit.LedgerEntry) (*credit.Company, error)
@@ -453,7 +468,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.ApplicationEventObject.BusinessName(childComplexity), true
-	case "ApplicationEventObject.id":
+	case "ApplicationEventObject.applicationId":
 		if e.complexity.ApplicationEventObject.ID == nil {
 			break
 		}
@@ -604,6 +619,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.CompanyEdge.Node(childComplexity), true
 
+	case "CompanySnapshot.availableCredit":
+		if e.complexity.CompanySnapshot.AvailableCredit == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.AvailableCredit(childComplexity), true
+	case "CompanySnapshot.creditLimit":
+		if e.complexity.CompanySnapshot.CreditLimit == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.CreditLimit(childComplexity), true
+	case "CompanySnapshot.hold":
+		if e.complexity.CompanySnapshot.Hold == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.Hold(childComplexity), true
+	case "CompanySnapshot.companyId":
+		if e.complexity.CompanySnapshot.ID == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.ID(childComplexity), true
+	case "CompanySnapshot.name":
+		if e.complexity.CompanySnapshot.Name == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.Name(childComplexity), true
+	case "CompanySnapshot.outstanding":
+		if e.complexity.CompanySnapshot.Outstanding == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.Outstanding(childComplexity), true
+	case "CompanySnapshot.paymentTerms":
+		if e.complexity.CompanySnapshot.PaymentTerms == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.PaymentTerms(childComplexity), true
+	case "CompanySnapshot.platformCompanyGid":
+		if e.complexity.CompanySnapshot.PlatformCompanyGID == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.PlatformCompanyGID(childComplexity), true
+	case "CompanySnapshot.status":
+		if e.complexity.CompanySnapshot.Status == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.Status(childComplexity), true
+	case "CompanySnapshot.updatedAt":
+		if e.complexity.CompanySnapshot.UpdatedAt == nil {
+			break
+		}
+
+		return e.complexity.CompanySnapshot.UpdatedAt(childComplexity), true
+
 	case "Contact.email":
 		if e.complexity.Contact.Email == nil {
 			break
@@ -636,6 +712,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.CreateAdjustmentPayload.LedgerEntry(childComplexity), true
 
+	case "Event.company":
+		if e.complexity.Event.Company == nil {
+			break
+		}
+
+		return e.complexity.Event.Company(childComplexity), true
 	case "Event.data":
 		if e.complexity.Event.Data == nil {
 			break
@@ -811,7 +893,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.KeyEventObject.CreatedAt(childComplexity), true
-	case "KeyEventObject.id":
+	case "KeyEventObject.keyId":
 		if e.complexity.KeyEventObject.ID == nil {
 			break
 		}
@@ -1315,7 +1397,10 @@ Errors carry the REST error code in ` + "`" + `extensions.code` + "`" + ` (and t
 ` + "`" + `extensions.param` + "`" + `). A field the key lacks the scope for is null, or an empty connection for a
 connection, with an ` + "`" + `insufficient_scope` + "`" + ` error; the rest of the query still returns. A request
 refused before execution (it does not parse or validate, breaks a limit, or has a connection
-argument the lists refuse) is answered with HTTP 400 and no ` + "`" + `data` + "`" + `.
+argument the lists refuse) is answered with HTTP 400 and no ` + "`" + `data` + "`" + `; request errors are
+` + "`" + `application/graphql-response+json` + "`" + ` when the request's Accept prefers it. A query's ` + "`" + `@defer` + "`" + `red
+fragments come by incremental delivery (multipart/mixed, deferSpec=20220824) when the request
+accepts multipart/mixed, else in the one response.
 """
 schema {
   query: Query
@@ -1514,24 +1599,63 @@ type Event implements Node {
   data: JSON!
   """
   The resource of ` + "`" + `data.object` + "`" + `, typed: the same values as they were when the event was
-  recorded, with GraphQL's names. A company's ` + "`" + `ledger` + "`" + ` and ` + "`" + `timeline` + "`" + ` are read now, not as they
-  were.
+  recorded, with GraphQL's names. Only a ledger entry, which never changes, is the record
+  itself (with its ` + "`" + `id` + "`" + `); a company, application or key is a snapshot that names its record
+  (` + "`" + `companyId` + "`" + `, ` + "`" + `applicationId` + "`" + `, ` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so that a normalized client cache
+  (Apollo, urql Graphcache, Relay) never takes an old snapshot for the live record.
   """
   object: EventObject!
+  """
+  The live company the event concerns, as it is now: the company of a ` + "`" + `company.*` + "`" + ` event, the
+  company of a ` + "`" + `ledger_entry.*` + "`" + ` event's entry. Null for application and key events. Needs
+  scope read_credit. A page of events reads its companies in one query.
+  """
+  company: Company
 }
 
 """
-The resource an event describes: a ledger entry (` + "`" + `ledger_entry.*` + "`" + `), a company (` + "`" + `company.*` + "`" + `),
-an application without its contact person (` + "`" + `application.*` + "`" + `) or an API key (` + "`" + `key.*` + "`" + `). More
-members may be added, as more event types may: select with ` + "`" + `... on` + "`" + ` and ignore what you do not
-know.
+The resource an event describes: a ledger entry (` + "`" + `ledger_entry.*` + "`" + `), a company's snapshot
+(` + "`" + `company.*` + "`" + `), an application without its contact person (` + "`" + `application.*` + "`" + `) or an API key
+(` + "`" + `key.*` + "`" + `). More members may be added, as more event types may: select with ` + "`" + `... on` + "`" + ` and ignore
+what you do not know.
 """
-union EventObject = LedgerEntry | Company | ApplicationEventObject | KeyEventObject
+union EventObject = LedgerEntry | CompanySnapshot | ApplicationEventObject | KeyEventObject
 
-"An application as events show it: without its contact person, since events never carry personal data."
+"""
+A company as it was when an event was recorded: the fields of ` + "`" + `Company` + "`" + ` that describe it, with
+their values then. It is not the company (that is ` + "`" + `Event.company` + "`" + `, or ` + "`" + `node(id: companyId)` + "`" + `),
+so it has no ` + "`" + `id` + "`" + ` and is not a ` + "`" + `Node` + "`" + `: a client cache keeps it inside its event.
+"""
+type CompanySnapshot {
+  "The company's ID (` + "`" + `co_...` + "`" + `)."
+  companyId: ID!
+  "The company's name then."
+  name: String!
+  "The company's GID on the commerce platform then."
+  platformCompanyGid: String
+  "ON_HOLD when ` + "`" + `hold` + "`" + ` was set, else APPROVED."
+  status: CompanyStatus!
+  "Payment terms then, as NET_<days>."
+  paymentTerms: String!
+  "The credit limit then."
+  creditLimit: Money!
+  "The outstanding balance then."
+  outstanding: Money!
+  "The available credit then."
+  availableCredit: Money!
+  "The hold then, or null when none was in place."
+  hold: Hold
+  "When the company's data had last changed, as of the event."
+  updatedAt: DateTime!
+}
+
+"""
+An application as events show it: without its contact person, since events never carry
+personal data. A snapshot: it names the application (` + "`" + `applicationId` + "`" + `) and has no ` + "`" + `id` + "`" + `.
+"""
 type ApplicationEventObject {
   "The application's ID (` + "`" + `app_...` + "`" + `)."
-  id: ID!
+  applicationId: ID!
   "Where the application was in its workflow."
   status: ApplicationStatus!
   "The applying business's name."
@@ -1542,10 +1666,10 @@ type ApplicationEventObject {
   submittedAt: DateTime!
 }
 
-"An API key as events show it: its public listing, never a secret."
+"An API key as events show it: its public listing, never a secret. A snapshot: it names the key (` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `."
 type KeyEventObject {
   "The key's ID (` + "`" + `key_...` + "`" + `)."
-  id: ID!
+  keyId: ID!
   "The key's label, shown on the timeline for its writes."
   label: String!
   "The key's scopes."
@@ -2602,11 +2726,11 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationEventObject_id(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEventObject_applicationId(ctx context.Context, field graphql.CollectedField, obj *credit.ApplicationEventObject) (ret graphql.Marshaler) {
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
 }
 
-func (ec *executionContext) fieldContext_ApplicationEventObject_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ApplicationEventObject_applicationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ApplicationEventObject",
 		Field:      field,
@@ -3245,6 +3369,208 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _CompanySnapshot_companyId(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_name(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_platformCompanyGid(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PlatformCompanyGID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_platformCompanyGid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_status(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNCompanyStatus2string(ctx, field.Selections, obj.Status) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type CompanyStatus does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_paymentTerms(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PaymentTerms) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_paymentTerms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_creditLimit(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.CreditLimit) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_creditLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_outstanding(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Outstanding) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_outstanding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_availableCredit(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.AvailableCredit) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_availableCredit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_hold(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalOHold2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐHold(ctx, field.Selections, obj.Hold) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_hold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "kind":
+				return ec.fieldContext_Hold_kind(ctx, field)
+			case "note":
+				return ec.fieldContext_Hold_note(ctx, field)
+			case "placedAt":
+				return ec.fieldContext_Hold_placedAt(ctx, field)
+			case "placedBy":
+				return ec.fieldContext_Hold_placedBy(ctx, field)
+			case "platformOrderGid":
+				return ec.fieldContext_Hold_platformOrderGid(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_Hold_dueAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Hold", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompanySnapshot_updatedAt(ctx context.Context, field graphql.CollectedField, obj *credit.CompanySnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.UpdatedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_CompanySnapshot_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompanySnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Contact_name(ctx context.Context, field graphql.CollectedField, obj *credit.Contact) (ret graphql.Marshaler) {
 	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Name) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -3509,6 +3835,65 @@ func (ec *executionContext) fieldContext_Event_object(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Event_company(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Event_company,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Event().Company(ctx, obj)
+		},
+		nil,
+		ec.marshalOCompany2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐCompany,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_Event_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Event",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Company_id(ctx, field)
+			case "name":
+				return ec.fieldContext_Company_name(ctx, field)
+			case "platformCompanyGid":
+				return ec.fieldContext_Company_platformCompanyGid(ctx, field)
+			case "status":
+				return ec.fieldContext_Company_status(ctx, field)
+			case "paymentTerms":
+				return ec.fieldContext_Company_paymentTerms(ctx, field)
+			case "creditLimit":
+				return ec.fieldContext_Company_creditLimit(ctx, field)
+			case "outstanding":
+				return ec.fieldContext_Company_outstanding(ctx, field)
+			case "availableCredit":
+				return ec.fieldContext_Company_availableCredit(ctx, field)
+			case "hold":
+				return ec.fieldContext_Company_hold(ctx, field)
+			case "updatedAt":
+				return ec.fieldContext_Company_updatedAt(ctx, field)
+			case "ledger":
+				return ec.fieldContext_Company_ledger(ctx, field)
+			case "timeline":
+				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3646,6 +4031,8 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 				return ec.fieldContext_Event_data(ctx, field)
 			case "object":
 				return ec.fieldContext_Event_object(ctx, field)
+			case "company":
+				return ec.fieldContext_Event_company(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 		},
@@ -4053,11 +4440,11 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _KeyEventObject_id(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeyEventObject_keyId(ctx context.Context, field graphql.CollectedField, obj *credit.KeyEventObject) (ret graphql.Marshaler) {
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
 }
 
-func (ec *executionContext) fieldContext_KeyEventObject_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_KeyEventObject_keyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "KeyEventObject",
 		Field:      field,
@@ -7385,13 +7772,6 @@ func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionS
 			return graphql.Null
 		}
 		return ec._LedgerEntry(ctx, sel, obj)
-	case credit.Company:
-		return ec._Company(ctx, sel, &obj)
-	case *credit.Company:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Company(ctx, sel, obj)
 	case credit.KeyEventObject:
 		return ec._KeyEventObject(ctx, sel, &obj)
 	case *credit.KeyEventObject:
@@ -7399,6 +7779,13 @@ func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionS
 			return graphql.Null
 		}
 		return ec._KeyEventObject(ctx, sel, obj)
+	case credit.CompanySnapshot:
+		return ec._CompanySnapshot(ctx, sel, &obj)
+	case *credit.CompanySnapshot:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CompanySnapshot(ctx, sel, obj)
 	case credit.ApplicationEventObject:
 		return ec._ApplicationEventObject(ctx, sel, &obj)
 	case *credit.ApplicationEventObject:
@@ -7507,6 +7894,9 @@ func (ec *executionContext) _Actor(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7571,6 +7961,9 @@ func (ec *executionContext) _Aging(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7633,7 +8026,7 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -7663,6 +8056,9 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7707,6 +8103,9 @@ func (ec *executionContext) _ApplicationConnection(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7751,6 +8150,9 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -7765,8 +8167,8 @@ func (ec *executionContext) _ApplicationEventObject(ctx context.Context, sel ast
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ApplicationEventObject")
-		case "id":
-			out.Values[i] = ec._ApplicationEventObject_id(ctx, field, obj)
+		case "applicationId":
+			out.Values[i] = ec._ApplicationEventObject_applicationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7810,10 +8212,13 @@ func (ec *executionContext) _ApplicationEventObject(ctx context.Context, sel ast
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
-var companyImplementors = []string{"Company", "EventObject", "Node"}
+var companyImplementors = []string{"Company", "Node"}
 
 func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *credit.Company) graphql.Marshaler {
 	fields := collectFields(ec.OperationContext, sel, companyImplementors)
@@ -7899,7 +8304,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -7935,7 +8340,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -7971,7 +8376,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8007,7 +8412,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8032,6 +8437,9 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8076,6 +8484,9 @@ func (ec *executionContext) _CompanyConnection(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8120,6 +8531,90 @@ func (ec *executionContext) _CompanyEdge(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var companySnapshotImplementors = []string{"CompanySnapshot", "EventObject"}
+
+func (ec *executionContext) _CompanySnapshot(ctx context.Context, sel ast.SelectionSet, obj *credit.CompanySnapshot) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, companySnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompanySnapshot")
+		case "companyId":
+			out.Values[i] = ec._CompanySnapshot_companyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CompanySnapshot_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platformCompanyGid":
+			out.Values[i] = ec._CompanySnapshot_platformCompanyGid(ctx, field, obj)
+		case "status":
+			out.Values[i] = ec._CompanySnapshot_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentTerms":
+			out.Values[i] = ec._CompanySnapshot_paymentTerms(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "creditLimit":
+			out.Values[i] = ec._CompanySnapshot_creditLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outstanding":
+			out.Values[i] = ec._CompanySnapshot_outstanding(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availableCredit":
+			out.Values[i] = ec._CompanySnapshot_availableCredit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hold":
+			out.Values[i] = ec._CompanySnapshot_hold(ctx, field, obj)
+		case "updatedAt":
+			out.Values[i] = ec._CompanySnapshot_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8163,6 +8658,9 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8207,6 +8705,9 @@ func (ec *executionContext) _CreateAdjustmentPayload(ctx context.Context, sel as
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8267,7 +8768,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8303,7 +8804,40 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "company":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_company(ctx, field, obj)
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8328,6 +8862,9 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8372,6 +8909,9 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8416,6 +8956,9 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8471,6 +9014,9 @@ func (ec *executionContext) _Hold(ctx context.Context, sel ast.SelectionSet, obj
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8545,6 +9091,9 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8589,6 +9138,9 @@ func (ec *executionContext) _InvoiceConnection(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8633,6 +9185,9 @@ func (ec *executionContext) _InvoiceEdge(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8647,8 +9202,8 @@ func (ec *executionContext) _KeyEventObject(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("KeyEventObject")
-		case "id":
-			out.Values[i] = ec._KeyEventObject_id(ctx, field, obj)
+		case "keyId":
+			out.Values[i] = ec._KeyEventObject_keyId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8689,6 +9244,9 @@ func (ec *executionContext) _KeyEventObject(ctx context.Context, sel ast.Selecti
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8739,7 +9297,7 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 				})
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
 				continue
 			}
 
@@ -8783,6 +9341,9 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8827,6 +9388,9 @@ func (ec *executionContext) _LedgerEntryConnection(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8871,6 +9435,9 @@ func (ec *executionContext) _LedgerEntryEdge(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8910,6 +9477,9 @@ func (ec *executionContext) _LiftHoldPayload(ctx context.Context, sel ast.Select
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -8954,6 +9524,9 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9024,6 +9597,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9072,6 +9648,9 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9111,6 +9690,9 @@ func (ec *executionContext) _PlaceHoldPayload(ctx context.Context, sel ast.Selec
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9306,6 +9888,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9360,6 +9945,9 @@ func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9404,6 +9992,9 @@ func (ec *executionContext) _SetCreditLimitPayload(ctx context.Context, sel ast.
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9463,6 +10054,9 @@ func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.Selectio
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9507,6 +10101,9 @@ func (ec *executionContext) _TimelineEventConnection(ctx context.Context, sel as
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9551,6 +10148,9 @@ func (ec *executionContext) _TimelineEventEdge(ctx context.Context, sel ast.Sele
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9602,6 +10202,9 @@ func (ec *executionContext) _Vat(ctx context.Context, sel ast.SelectionSet, obj 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9658,6 +10261,9 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9706,6 +10312,9 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9764,6 +10373,9 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9819,6 +10431,9 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9874,6 +10489,9 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 
@@ -9933,6 +10551,9 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
 	return out
 }
 

@@ -41,6 +41,9 @@ func NewHandler(opts Options) *Handler {
 		Resolvers:  &Resolver{svc: opts.Service},
 		Complexity: complexityRoot(),
 	}))
+	// The incremental transport first: it takes the requests ServeHTTP found incremental,
+	// GET or POST (graph/incremental.go).
+	srv.AddTransport(incrementalTransport{transport.MultipartMixed{Boundary: "-"}})
 	srv.AddTransport(shapedTransport{transport.GET{}})
 	srv.AddTransport(shapedTransport{transport.POST{}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -49,6 +52,7 @@ func NewHandler(opts Options) *Handler {
 	srv.Use(documentLimits{})
 	srv.Use(&queryLimits{})
 	srv.Use(argumentChecks{svc: opts.Service})
+	srv.Use(deferExtension{})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	srv.AroundOperations(h.aroundMutation)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
@@ -36,6 +37,13 @@ type request struct {
 	// refused is set when the middleware refuses the whole request before its fields run or
 	// undoes it (rate limit, Idempotency-Key): the transport then answers without data.
 	refused atomic.Bool
+	// incremental is set for a query with @defer whose request accepts multipart/mixed
+	// (incrementalRequest); operation is then its operation once validated.
+	incremental bool
+	operation   *graphql.OperationContext
+	// responded is set once the first response of the request is written: only its status
+	// can still be chosen (aroundResponse).
+	responded atomic.Bool
 
 	mu sync.Mutex
 	// logged holds the internal errors already logged, by text.
@@ -59,8 +67,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		body, err := httpapi.ReadBody(w, r)
+		var query, operationName string
 		if err == nil {
-			err = checkEnvelope(body)
+			query, operationName, err = checkEnvelope(body)
 		}
 		if err == nil {
 			req.key, err = httpapi.ReadIdempotencyKey(r)
@@ -72,6 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, r, err)
 			return
 		}
+		req.incremental = incrementalRequest(r, query, operationName)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	case http.MethodGet:
 		q, err := getParams(r.URL.RawQuery)
@@ -84,6 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, r, credit.Errorf(httpapi.CodeMethodNotAllowed, "mutations need POST; GET /graphql serves queries only"))
 			return
 		}
+		req.incremental = incrementalRequest(r, q.Get("query"), q.Get("operationName"))
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, req)
 	ctx = withLoaders(ctx, newLoaders(h.svc))
@@ -94,22 +105,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // envelope's members (query, operationName, variables, extensions), each once and of its
 // type, by the same strict rules as REST bodies.
 //
+// It returns the query and the operation name.
+//
 // Errors: invalid_request, naming the member at fault.
-func checkEnvelope(body []byte) error {
-	var query, operationName *string
+func checkEnvelope(body []byte) (query, operationName string, err error) {
+	var q, name *string
 	var variables, extensions json.RawMessage
 	if err := httpapi.DecodeObject(body,
-		httpapi.StringField("query", &query),
-		httpapi.StringField("operationName", &operationName),
+		httpapi.StringField("query", &q),
+		httpapi.StringField("operationName", &name),
 		httpapi.ObjectField("variables", &variables),
 		httpapi.ObjectField("extensions", &extensions),
 	); err != nil {
-		return err
+		return "", "", err
 	}
-	if query == nil {
-		return credit.ParamErrorf(httpapi.CodeInvalidRequest, "query", "the request body needs a query")
+	if q == nil {
+		return "", "", credit.ParamErrorf(httpapi.CodeInvalidRequest, "query", "the request body needs a query")
 	}
-	return nil
+	return *q, deref(name), nil
 }
 
 // getParams reads a GET request's query string and checks what gqlgen's GET transport would
@@ -177,6 +190,16 @@ func (w *responseWriter) WriteHeader(status int) {
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
+
+// Flush sends what is written so far: incremental delivery flushes each part.
+func (w *responseWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *responseWriter) Write(b []byte) (int, error) {
 	if !w.wroteHeader {

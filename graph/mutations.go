@@ -83,7 +83,9 @@ func (h *Handler) refuse(ctx context.Context, req *request, err error) graphql.R
 func aroundResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	req := requestFrom(ctx)
-	if resp == nil || req == nil || !failedOnOutage(resp) {
+	// Only the first response chooses the status: an incremental response's later parts
+	// follow it on the wire.
+	if resp == nil || req == nil || req.responded.Swap(true) || !failedOnOutage(resp) {
 		return resp
 	}
 	httpapi.SetErrorHeaders(req.w, httpapi.CodeUnavailable)

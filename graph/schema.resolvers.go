@@ -111,6 +111,17 @@ func (r *eventResolver) Object(ctx context.Context, obj *credit.Event) (model.Ev
 	return obj.Object()
 }
 
+// Company is the company field: the live company of a company or ledger event, read with
+// the companies of the event's page in one query.
+func (r *eventResolver) Company(ctx context.Context, obj *credit.Event) (*credit.Company, error) {
+	defer serialize(ctx)()
+	c, err := loadersFrom(ctx).eventCompany(ctx, r.svc, obj)
+	if c != nil {
+		loadersFrom(ctx).showCompany(c)
+	}
+	return c, err
+}
+
 // Company is the company field: the company the request read the entry under (its ledger's,
 // a mutation payload's), so a page of ledgers costs no query more; else read on its own.
 func (r *ledgerEntryResolver) Company(ctx context.Context, obj *credit.LedgerEntry) (*credit.Company, error) {
@@ -261,6 +272,7 @@ func (r *queryResolver) Events(ctx context.Context, first *int, after *string, a
 	if err != nil {
 		return nil, err
 	}
+	loadersFrom(ctx).addEvents(p.Data)
 	return eventConnection(p), nil
 }
 

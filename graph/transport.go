@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -27,10 +28,12 @@ import (
 //     60 KB) to escape <, >, & and U+2028/9 in it; data without those bytes is written unchanged
 //     instead, the same bytes. Any other response (errors, extensions, data with those bytes)
 //     takes gqlgen's path.
+//
+// Its JSON answers, request errors included, are of responseMediaType.
 type shapedTransport struct{ graphql.Transport }
 
 func (t shapedTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	dw := &dataWriter{ResponseWriter: w}
+	dw := &dataWriter{ResponseWriter: w, contentType: responseMediaType(r)}
 	t.Transport.Do(dw, r, dataExecutor{GraphExecutor: exec, w: dw})
 }
 
@@ -39,6 +42,9 @@ func (t shapedTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 type dataExecutor struct {
 	graphql.GraphExecutor
 	w *dataWriter
+	// streaming is set for incremental delivery, whose parts gqlgen writes between boundaries:
+	// the responses of an executed operation are then left to it.
+	streaming bool
 }
 
 func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
@@ -46,6 +52,9 @@ func (e dataExecutor) DispatchOperation(ctx context.Context, oc *graphql.Operati
 	// middleware refused the request without calling the next one.
 	req := requestFrom(ctx)
 	next, ctx := e.GraphExecutor.DispatchOperation(ctx, oc)
+	if e.streaming {
+		return e.w.onePerPart(next), ctx
+	}
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
 		if resp != nil && req != nil && req.refused.Load() {
@@ -83,13 +92,70 @@ type requestError struct {
 }
 
 // dataWriter writes its body, in parts, in place of the next body gqlgen writes, once it holds
-// one.
+// one. It gives a JSON answer the Content-Type contentType, and an incremental one the
+// contract's multipartContentType.
 type dataWriter struct {
 	http.ResponseWriter
-	body [][]byte
+	body        [][]byte
+	contentType string
+	wroteHeader bool
+	// flushed has a value after each flush of an incremental response (see onePerPart).
+	flushed chan struct{}
 }
 
+// onePerPart hands gqlgen's multipart transport the responses of next one at a time, each once
+// the part before it is written and flushed: the transport writes whatever it holds at each
+// tick of its timer as one part, so that deferred fragments done within a millisecond would
+// otherwise share a part. The contract has one part per deferred fragment.
+func (w *dataWriter) onePerPart(next graphql.ResponseHandler) graphql.ResponseHandler {
+	w.flushed = make(chan struct{}, 1)
+	first := true
+	return func(ctx context.Context) *graphql.Response {
+		if !first {
+			select {
+			case <-w.flushed:
+			case <-ctx.Done(): // the client is gone: nothing waits for the parts
+			}
+		}
+		first = false
+		return next(ctx)
+	}
+}
+
+func (w *dataWriter) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.wroteHeader = true
+		h := w.Header()
+		switch ct := h.Get("Content-Type"); {
+		case strings.HasPrefix(ct, "multipart/mixed"):
+			h.Set("Content-Type", multipartContentType)
+		case strings.HasPrefix(ct, mediaJSON), strings.HasPrefix(ct, mediaGraphQLResponse):
+			h.Set("Content-Type", w.contentType)
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Flush lets gqlgen's multipart transport send each part as it is written.
+func (w *dataWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	if w.flushed != nil {
+		select {
+		case w.flushed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *dataWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *dataWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
 	if w.body == nil {
 		return w.ResponseWriter.Write(b)
 	}

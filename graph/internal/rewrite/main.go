@@ -24,6 +24,11 @@
 //     which remembers them per selection set of gqlgen's cached document (graph/collect.go).
 //  5. Response buffers. A query's response is written into a buffer sized by the same
 //     operation's last response (graph/collect.go's responseBuffer), a hint only.
+//  6. Deferred fields left out. gqlgen writes a deferred field as null in the object's first
+//     answer, which a client reads as the value of a field that may not be null (Apollo
+//     Client's ledger: null); the incremental delivery format leaves it out until its part
+//     comes. A deferred field's place holds deferredField instead of null, and an object with
+//     deferred fields answers without them (graph/incremental.go's withoutDeferred).
 package main
 
 import (
@@ -71,6 +76,7 @@ func rewrite(src string) (string, error) {
 		{"plain leaves", plainLeaves},
 		{"remembered fields", rememberedFields},
 		{"response buffers", responseBuffers},
+		{"deferred fields left out", deferredLeftOut},
 	} {
 		var err error
 		if src, err = r.f(src); err != nil {
@@ -111,6 +117,32 @@ func responseBuffers(src string) (string, error) {
 		return "", fmt.Errorf("%d query response buffers, want 1", n)
 	}
 	return strings.Replace(src, old, new, 1), nil
+}
+
+func deferredLeftOut(src string) (string, error) {
+	const old = `			Context:  ctx,
+		})
+	}
+
+	return out
+}
+`
+	const new = `			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+`
+	const placeholder = "\t\t\t\t// don't run the out.Concurrently() call below\n\t\t\t\tout.Values[i] = graphql.Null\n"
+	src, err := replaceAll(src, placeholder, "\t\t\t\t// don't run the out.Concurrently() call below\n\t\t\t\tout.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite\n")
+	if err != nil {
+		return "", err
+	}
+	return replaceAll(src, old, new)
 }
 
 // cannotFail are the scalar marshal functions that return a value for any input, never

@@ -11,7 +11,7 @@ func TestRewritesFailOnAnotherShape(t *testing.T) {
 	src := "package graph\n\nfunc f() {\n\t\t\tgo f(i)\n}\n"
 	for name, f := range map[string]func(string) (string, error){
 		"sequential": sequential, "plainScalars": plainScalars, "plainLeaves": plainLeaves,
-		"rememberedFields": rememberedFields, "responseBuffers": responseBuffers,
+		"rememberedFields": rememberedFields, "responseBuffers": responseBuffers, "deferredLeftOut": deferredLeftOut,
 	} {
 		if name == "sequential" {
 			if out, err := f(src); err != nil || strings.Contains(out, "go f(i)") {

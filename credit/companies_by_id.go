@@ -1,0 +1,52 @@
+package credit
+
+import (
+	"context"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ids"
+)
+
+// GetCompanies returns the companies of the viewer's store among ids, by ID, in one query: the
+// live companies of a page of events (GraphQL's Event.company). An ID of no company in the
+// store, another store's included, is absent from the map; duplicates are read once.
+//
+// Errors: insufficient_scope.
+func (s *Service) GetCompanies(ctx context.Context, companyIDs []string) (map[string]Company, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	want := make([]string, 0, len(companyIDs))
+	seen := make(map[string]bool, len(companyIDs))
+	for _, id := range companyIDs {
+		if !seen[id] && ids.HasPrefix(id, "co") {
+			seen[id] = true
+			want = append(want, id)
+		}
+	}
+	out := make(map[string]Company, len(want))
+	if len(want) == 0 {
+		return out, nil
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	var rows []*ent.Company
+	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+		var err error
+		rows, err = readCompanies(ctx, client.Company.Query().Where(company.IDIn(want...), confirm))
+		return len(rows) > 0, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = companyView(r, st)
+	}
+	return out, nil
+}
