@@ -175,9 +175,7 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		list += "|name~" + strconv.Quote(p.NameContains)
 	}
 	if p.Search != nil {
-		// The normalised name's column: a trigram index serves it on PostgreSQL, and SQLite
-		// reads the store's names from the (store_id, name_key, id) index, never the rows.
-		q.Where(company.NameKeyContains(NameKey(*p.Search)))
+		q.Where(nameSearch(st.ID, NameKey(*p.Search)))
 		list += "|q=" + strconv.Quote(*p.Search)
 	}
 	if !order.isDefault() {
