@@ -19,6 +19,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
+	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ids"
@@ -118,15 +119,17 @@ func checkModel(t *testing.T, db *database.DB, size Size) {
 		sum  decimal.Decimal
 		seqs []int64
 	}
+	// Each entry's balance_after is the running sum, and each company's sort keys are the
+	// service's (the orderings of contract §6 rely on them).
 	ledgers := map[string]*ledger{}
-	rows, err := db.SQL.QueryContext(ctx, "SELECT company_id, seq, amount FROM ledger_entries ORDER BY company_id, seq")
+	rows, err := db.SQL.QueryContext(ctx, "SELECT company_id, seq, amount, balance_after FROM ledger_entries ORDER BY company_id, seq")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var id, amount string
+		var id, amount, after string
 		var seq int64
-		if err := rows.Scan(&id, &seq, &amount); err != nil {
+		if err := rows.Scan(&id, &seq, &amount, &after); err != nil {
 			t.Fatal(err)
 		}
 		l := ledgers[id]
@@ -136,21 +139,28 @@ func checkModel(t *testing.T, db *database.DB, size Size) {
 		}
 		l.sum = l.sum.Add(decimal.RequireFromString(amount))
 		l.seqs = append(l.seqs, seq)
+		if !l.sum.Equal(decimal.RequireFromString(after)) {
+			t.Fatalf("company %s: entry %d has balance_after %s, the sum up to it is %s", id, seq, after, l.sum)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	rows.Close()
-	companies, err := db.SQL.QueryContext(ctx, "SELECT id, outstanding, ledger_seq FROM companies")
+	companies, err := db.SQL.QueryContext(ctx, "SELECT id, name, credit_limit, outstanding, ledger_seq, outstanding_key, available_key, utilization_key, name_key FROM companies")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for companies.Next() {
-		var id, outstanding string
+		var id, name, limit, outstanding, outstandingKey, availableKey, utilizationKey, nameKey string
 		var seq int64
-		if err := companies.Scan(&id, &outstanding, &seq); err != nil {
+		if err := companies.Scan(&id, &name, &limit, &outstanding, &seq, &outstandingKey, &availableKey, &utilizationKey, &nameKey); err != nil {
 			t.Fatal(err)
+		}
+		k := credit.OrderKeysOf(name, decimal.RequireFromString(limit), decimal.RequireFromString(outstanding), credit.DefaultBufferPercent, "EUR")
+		if k.Outstanding != outstandingKey || k.Available != availableKey || k.Utilization != utilizationKey || k.Name != nameKey {
+			t.Errorf("company %s: stored keys differ from the service's", id)
 		}
 		n++
 		l := ledgers[id]

@@ -368,8 +368,9 @@ func (s *seeder) run() (Dataset, error) {
 func (s *seeder) company(storeID string, n int, hold bool) (string, []string, error) {
 	companies := s.table("companies", "id", "name", "platform_company_gid", "payment_terms_days", "credit_limit",
 		"outstanding", "ledger_seq", "unapplied_credit", "timeline_seq", "hold_kind", "hold_note", "hold_placed_at",
-		"hold_placed_by", "created_at", "updated_at", "store_id")
-	entries := s.table("ledger_entries", "id", "seq", "kind", "amount", "platform_order_gid", "note", "occurred_at",
+		"hold_placed_by", "created_at", "updated_at", "store_id",
+		"name_key", "outstanding_key", "credit_limit_key", "available_key", "utilization_key")
+	entries := s.table("ledger_entries", "id", "seq", "kind", "amount", "balance_after", "platform_order_gid", "note", "occurred_at",
 		"created_at", "company_id", "store_id")
 	invoices := s.table("invoices", "id", "company_id", "ledger_entry_id", "seq", "platform_order_gid", "amount",
 		"open_amount", "open", "due_at", "store_id")
@@ -435,7 +436,7 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 			note = "bench adjustment"
 		}
 		outstanding = outstanding.Add(amount)
-		if err := s.insert(entries, entryID, seq, kind, amount, gid, note, at, at, id, storeID); err != nil {
+		if err := s.insert(entries, entryID, seq, kind, amount, outstanding, gid, note, at, at, id, storeID); err != nil {
 			return "", nil, err
 		}
 		if i%sampleEvery == 0 && len(samples) < afterSamples {
@@ -465,8 +466,11 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 	}
 	// Numbered, not drawn: a platform company GID is unique within its store (contract §13).
 	s.companyNo++
-	err := s.insert(companies, id, fmt.Sprintf("Company %s", id[3:11]), fmt.Sprintf("gid://platform/Company/%d", 100000+s.companyNo),
+	name := fmt.Sprintf("Company %s", id[3:11])
+	keys := credit.OrderKeysOf(name, limit, outstanding, credit.DefaultBufferPercent, "EUR")
+	err := s.insert(companies, id, name, fmt.Sprintf("gid://platform/Company/%d", 100000+s.companyNo),
 		terms, limit, outstanding, int64(n), decimal.Zero, int64(timelineSeq), holdKind, holdNote, holdAt, holdBy,
-		end.Add(-span-time.Hour), updated, storeID)
+		end.Add(-span-time.Hour), updated, storeID,
+		keys.Name, keys.Outstanding, keys.CreditLimit, keys.Available, keys.Utilization)
 	return id, samples, err
 }

@@ -107,28 +107,44 @@ type CompanyListParams struct {
 	Status string
 	// UpdatedSince keeps companies updated at or after this instant.
 	UpdatedSince *Timestamp
+	// Order is the ordering (contract §6, 2026-11-27); the zero value is updated_at ascending.
+	Order CompanyOrder
+	// Search keeps companies whose name contains it, ignoring case and accents (NameKey); nil
+	// searches nothing. It has 1 to 100 characters (REST's q, GraphQL's search).
+	Search *string
 	// NameContains keeps companies whose name contains it, ignoring the case of ASCII
-	// letters: the staff console's search. The APIs do not offer it.
+	// letters: the staff console's search. The APIs offer Search instead.
 	NameContains string
-	// ByName orders the list by name then ID instead of by updated_at then ID: people look a
-	// company up by name, while a sync follows updates.
+	// ByName orders the list by name (Order's name ordering) when Order is the default:
+	// people look a company up by name, while a sync follows updates.
 	ByName bool
 }
 
 // maxNameSearch bounds a name search; no company name is longer than 500 characters.
 const maxNameSearch = 500
 
-// ListCompanies lists the viewer's store's companies by updated_at then ID, ascending, or by
-// name then ID with ByName.
+// ListCompanies lists the viewer's store's companies in p's ordering (by default updated_at
+// then ID, ascending), filtered by status, update time and search. Each ordering is a keyset
+// read along an index, one statement per page (companyorder.go).
 //
-// Errors: insufficient_scope, invalid_parameter (status, limit, cursor, q for a search longer
-// than any name).
+// Errors: insufficient_scope, invalid_parameter (status, limit, cursor — also one of another
+// ordering or other filters —, order, q for a search of the wrong length).
 func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[Company], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[Company]{}, err
 	}
 	n, err := pageSize(p.Limit)
 	if err != nil {
+		return Page[Company]{}, err
+	}
+	order := p.Order
+	if p.ByName && order.isDefault() {
+		order = CompanyOrder{Field: OrderName}
+	}
+	if err := order.check(); err != nil {
+		return Page[Company]{}, err
+	}
+	if err := CheckCompanySearch(p.Search); err != nil {
 		return Page[Company]{}, err
 	}
 	st, err := s.viewerStore(ctx)
@@ -150,8 +166,8 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		q.Where(company.UpdatedAtGTE(p.UpdatedSince.Time))
 		list += "|" + p.UpdatedSince.String()
 	}
-	// The search and the order by name extend the list's name only when used, so that the
-	// APIs' cursors stay as they were.
+	// The searches and the orderings extend the list's name only when used, so that the
+	// cursors of the sync order stay as they were.
 	if p.NameContains != "" {
 		if len(p.NameContains) > maxNameSearch {
 			return Page[Company]{}, ParamErrorf(CodeInvalidParameter, "q", "a search has at most %d characters", maxNameSearch)
@@ -159,34 +175,31 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		q.Where(company.NameContainsFold(p.NameContains))
 		list += "|name~" + strconv.Quote(p.NameContains)
 	}
-	if p.ByName {
-		list += "|by-name"
+	if p.Search != nil {
+		q.Where(nameSearch(st.ID, NameKey(*p.Search)))
+		list += "|q=" + strconv.Quote(*p.Search)
 	}
+	if !order.isDefault() {
+		list += "|order=" + order.String()
+	}
+	var after *cursorPayload
 	if p.Cursor != "" {
 		c, err := decodeCursor(st.CursorSecret, list, p.Cursor)
 		if err != nil {
 			return Page[Company]{}, err
 		}
-		if p.ByName {
-			q.Where(company.Or(company.NameGT(c.Name), company.And(company.NameEQ(c.Name), company.IDGT(c.ID))))
-		} else {
-			t := time.UnixMicro(c.Time).UTC()
-			q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
-		}
+		after = &c
 	}
-	order := []company.OrderOption{ent.Asc(company.FieldUpdatedAt), ent.Asc(company.FieldID)}
-	position := func(c *ent.Company) cursorPayload {
-		return cursorPayload{List: list, Time: c.UpdatedAt.UnixMicro(), ID: c.ID}
+	position := companyKeyset(q, order, list, after)
+	read := readCompanies
+	if companyOrderColumns[order.Field] != "" {
+		read = readKeyedCompanies
 	}
-	if p.ByName {
-		order = []company.OrderOption{ent.Asc(company.FieldName), ent.Asc(company.FieldID)}
-		position = func(c *ent.Company) cursorPayload { return cursorPayload{List: list, Name: c.Name, ID: c.ID} }
-	}
-	q.Order(order...).Limit(n + 1)
+	q.Limit(n + 1)
 	var rows []*ent.Company
 	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
 		var err error
-		rows, err = readCompanies(ctx, q.Clone().Where(confirm))
+		rows, err = read(ctx, q.Clone().Where(confirm))
 		return len(rows) > 0, err
 	})
 	if err != nil {
@@ -338,6 +351,18 @@ func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.Company
 	u := c.Update()
 	update(u)
 	m := u.Mutation()
+	// The sort keys follow the figures in the same statement (orderkeys.go).
+	limit, limitSet := m.CreditLimit()
+	outstanding, outstandingSet := m.Outstanding()
+	if limitSet || outstandingSet {
+		if !limitSet {
+			limit = c.CreditLimit
+		}
+		if !outstandingSet {
+			outstanding = c.Outstanding
+		}
+		setFigureKeys(u, c, limit, outstanding)
+	}
 	next, ok := appliedCompany(c, m)
 	if !ok {
 		updated, err := u.Save(ctx)
@@ -392,6 +417,14 @@ func setCompanyField(c *ent.Company, name string, v ent.Value) bool {
 		c.Outstanding, ok = v.(decimal.Decimal)
 	case company.FieldUnappliedCredit:
 		c.UnappliedCredit, ok = v.(decimal.Decimal)
+	case company.FieldOutstandingKey:
+		c.OutstandingKey, ok = v.(string)
+	case company.FieldCreditLimitKey:
+		c.CreditLimitKey, ok = v.(string)
+	case company.FieldAvailableKey:
+		c.AvailableKey, ok = v.(string)
+	case company.FieldUtilizationKey:
+		c.UtilizationKey, ok = v.(string)
 	case company.FieldLedgerSeq:
 		c.LedgerSeq, ok = v.(int64)
 	case company.FieldUpdatedAt:
@@ -482,9 +515,15 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 		return nil, err
 	}
 	now := s.Now()
+	keys := OrderKeysOf(name, amount, decimal.Zero, st.BufferPercent, st.Currency)
 	c, err := tx.Company.Create().
 		SetStoreID(st.ID).
 		SetName(name).
+		SetNameKey(keys.Name).
+		SetOutstandingKey(keys.Outstanding).
+		SetCreditLimitKey(keys.CreditLimit).
+		SetAvailableKey(keys.Available).
+		SetUtilizationKey(keys.Utilization).
 		SetNillablePlatformCompanyGid(gid).
 		SetPaymentTermsDays(days).
 		SetCreditLimit(amount).

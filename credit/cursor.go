@@ -22,6 +22,8 @@ type cursorPayload struct {
 	Name string `json:"n,omitempty"`
 	// ID is the last item's ID.
 	ID string `json:"i,omitempty"`
+	// Key is the last item's stored sort key, where the list sorts by one (companyorder.go).
+	Key string `json:"k,omitempty"`
 	// Seq is the last ledger entry's sequence number.
 	Seq int64 `json:"s,omitempty"`
 }

@@ -78,6 +78,8 @@ func (e LedgerEntry) AppendJSON(b []byte) []byte {
 	b = appendJSONString(b, e.Kind)
 	b = append(b, `,"amount":`...)
 	b = e.Amount.AppendJSON(b)
+	b = append(b, `,"balance_after":`...)
+	b = e.BalanceAfter.AppendJSON(b)
 	b = append(b, `,"platform_order_gid":`...)
 	b = appendJSONStringPtr(b, e.PlatformOrderGID)
 	b = append(b, `,"note":`...)

@@ -49,9 +49,12 @@ type LedgerEntry struct {
 	ID string `json:"id"`
 	// CompanyID names the company whose ledger holds the entry, so that an event or a webhook
 	// about the entry says whose balance moved (contract §11, 2026-11-24).
-	CompanyID        string    `json:"company_id"`
-	Kind             string    `json:"kind"`
-	Amount           Money     `json:"amount"`
+	CompanyID string `json:"company_id"`
+	Kind      string `json:"kind"`
+	Amount    Money  `json:"amount"`
+	// BalanceAfter is the company's outstanding right after this entry (contract §5,
+	// 2026-11-27): the sum of its entries up to this one, stored when it was appended.
+	BalanceAfter     Money     `json:"balance_after"`
 	PlatformOrderGID *string   `json:"platform_order_gid"`
 	Note             *string   `json:"note"`
 	OccurredAt       Timestamp `json:"occurred_at"`
@@ -62,6 +65,7 @@ type LedgerEntry struct {
 var ledgerViewColumns = []string{
 	ledgerentry.FieldID, ledgerentry.FieldCompanyID, ledgerentry.FieldSeq, ledgerentry.FieldKind,
 	ledgerentry.FieldAmount, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldNote, ledgerentry.FieldOccurredAt,
+	ledgerentry.FieldBalanceAfter,
 }
 
 func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
@@ -70,6 +74,7 @@ func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
 		CompanyID:        e.CompanyID,
 		Kind:             string(e.Kind),
 		Amount:           NewMoney(e.Amount, currency),
+		BalanceAfter:     NewMoney(e.BalanceAfter, currency),
 		PlatformOrderGID: e.PlatformOrderGid,
 		Note:             e.Note,
 		OccurredAt:       At(e.OccurredAt),
@@ -384,12 +389,16 @@ func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int) (*ent.LedgerEntry, *ent.Company, error) {
 	now := s.Now()
 	seq := c.LedgerSeq + 1
+	// The company is locked (lockCompany) and its entries are appended one at a time in
+	// sequence order, so its outstanding plus this amount is the balance right after it.
+	balance := c.Outstanding.Add(amount)
 	e, err := tx.LedgerEntry.Create().
 		SetStoreID(c.StoreID).
 		SetCompanyID(c.ID).
 		SetSeq(seq).
 		SetKind(ledgerentry.Kind(kind)).
 		SetAmount(amount).
+		SetBalanceAfter(balance).
 		SetNillablePlatformOrderGid(gid).
 		SetNillableNote(note).
 		SetOccurredAt(occurred.UTC().Truncate(time.Microsecond)).
@@ -399,7 +408,7 @@ func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company
 		return nil, nil, err
 	}
 	updated, err := saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
-		u.SetOutstanding(c.Outstanding.Add(amount)).SetLedgerSeq(seq).SetUpdatedAt(now)
+		u.SetOutstanding(balance).SetLedgerSeq(seq).SetUpdatedAt(now)
 	})
 	if err != nil {
 		return nil, nil, err

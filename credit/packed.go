@@ -45,23 +45,40 @@ func packedOrPlain[T any](packed, plain func() (T, error)) (T, error) {
 // parsePackedCompany reads them.
 var packedCompanyColumns = append([]string{company.FieldStoreID}, companyViewColumns...)
 
+// packedKeyedCompanyColumns are packedCompanyColumns and the sort keys, for the orderings
+// whose cursors carry a stored key (companyorder.go).
+var packedKeyedCompanyColumns = append(append([]string{}, packedCompanyColumns...),
+	company.FieldNameKey, company.FieldOutstandingKey, company.FieldCreditLimitKey,
+	company.FieldAvailableKey, company.FieldUtilizationKey)
+
 // readCompanies reads q's companies (the columns of companyViewColumns and the store's ID),
 // packed.
 func readCompanies(ctx context.Context, q *ent.CompanyQuery) ([]*ent.Company, error) {
-	return packedOrPlain(func() ([]*ent.Company, error) { return packedCompanies(ctx, q) },
-		func() ([]*ent.Company, error) { return q.Clone().Select(packedCompanyColumns...).All(ctx) })
+	return readCompanyColumns(ctx, q, packedCompanyColumns)
+}
+
+// readKeyedCompanies is readCompanies with the sort keys too.
+func readKeyedCompanies(ctx context.Context, q *ent.CompanyQuery) ([]*ent.Company, error) {
+	return readCompanyColumns(ctx, q, packedKeyedCompanyColumns)
+}
+
+// readCompanyColumns reads q's companies, packed, with columns packedCompanyColumns or
+// packedKeyedCompanyColumns.
+func readCompanyColumns(ctx context.Context, q *ent.CompanyQuery, columns []string) ([]*ent.Company, error) {
+	return packedOrPlain(func() ([]*ent.Company, error) { return packedCompanies(ctx, q, columns) },
+		func() ([]*ent.Company, error) { return q.Clone().Select(columns...).All(ctx) })
 }
 
 // packedCompanies is readCompanies's packed read.
 //
 // Errors: errRowForm, and the query's.
-func packedCompanies(ctx context.Context, q *ent.CompanyQuery) ([]*ent.Company, error) {
+func packedCompanies(ctx context.Context, q *ent.CompanyQuery, columns []string) ([]*ent.Company, error) {
 	var rows []string
-	if err := q.Clone().Aggregate(func(s *sql.Selector) string { return packColumns(s, packedCompanyColumns) }).Scan(ctx, &rows); err != nil {
+	if err := q.Clone().Aggregate(func(s *sql.Selector) string { return packColumns(s, columns) }).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	out := make([]*ent.Company, len(rows))
-	fields := make([]packedField, len(packedCompanyColumns))
+	fields := make([]packedField, len(columns))
 	for i, row := range rows {
 		c, err := parsePackedCompany(row, fields)
 		if err != nil {
@@ -102,6 +119,7 @@ func packedLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery) ([]*ent.L
 			PlatformOrderGid: p.strPtr(5),
 			Note:             p.strPtr(6),
 			OccurredAt:       p.time(7),
+			BalanceAfter:     p.decimal(8),
 		}
 		if p.err != nil {
 			return nil, p.err
@@ -162,9 +180,13 @@ func buildPackColumns(s *sql.Selector, columns []string) string {
 }
 
 // packedDecimal are the decimal columns of packed reads.
-var packedDecimal = map[string]bool{company.FieldCreditLimit: true, company.FieldOutstanding: true, ledgerentry.FieldAmount: true}
+var packedDecimal = map[string]bool{
+	company.FieldCreditLimit: true, company.FieldOutstanding: true,
+	ledgerentry.FieldAmount: true, ledgerentry.FieldBalanceAfter: true,
+}
 
-// parsePackedCompany reads a row packed from packedCompanyColumns, using fields as scratch.
+// parsePackedCompany reads a row packed from packedCompanyColumns or packedKeyedCompanyColumns
+// (as many as f has fields), using f as scratch.
 //
 // Errors: errRowForm.
 func parsePackedCompany(row string, f []packedField) (*ent.Company, error) {
@@ -191,6 +213,10 @@ func parsePackedCompany(row string, f []packedField) (*ent.Company, error) {
 	if k := p.strPtr(8); k != nil {
 		hk := company.HoldKind(*k)
 		c.HoldKind = &hk
+	}
+	if len(f) == len(packedKeyedCompanyColumns) {
+		c.NameKey, c.OutstandingKey, c.CreditLimitKey = p.str(15), p.str(16), p.str(17)
+		c.AvailableKey, c.UtilizationKey = p.str(18), p.str(19)
 	}
 	return c, p.err
 }

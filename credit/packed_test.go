@@ -91,6 +91,20 @@ func TestPackedCompanyRowsMatchEnt(t *testing.T) {
 			t.Errorf("packed %s\n   want %s", got, want)
 		}
 	}
+	// The read with the sort keys, for the orderings of contract §6.
+	keyed, err := credit.PackedKeyedCompanies(viewer, q())
+	if err != nil || len(keyed) != len(plain) {
+		t.Fatalf("keyed read: %d rows, %v", len(keyed), err)
+	}
+	for i := range plain {
+		got := fmt.Sprintf("%s keys %q %q %q %q %q", companyFields(keyed[i]), keyed[i].NameKey, keyed[i].OutstandingKey,
+			keyed[i].CreditLimitKey, keyed[i].AvailableKey, keyed[i].UtilizationKey)
+		want := fmt.Sprintf("%s keys %q %q %q %q %q", companyFields(plain[i]), plain[i].NameKey, plain[i].OutstandingKey,
+			plain[i].CreditLimitKey, plain[i].AvailableKey, plain[i].UtilizationKey)
+		if got != want || plain[i].OutstandingKey == "" {
+			t.Errorf("keyed %s\n want %s", got, want)
+		}
+	}
 	// readCompanies's packed read itself, which never falls back.
 	if only, err := credit.PackedCompanies(viewer, q()); err != nil || len(only) != len(plain) {
 		t.Errorf("the packed read alone: %d rows, %v", len(only), err)
@@ -195,8 +209,8 @@ func TestPackedLedgerRowsMatchEnt(t *testing.T) {
 			}
 			return fmt.Sprintf("%q", *p)
 		}
-		return fmt.Sprintf("%s %s %d %s %s/%d %s %s %s", e.ID, e.CompanyID, e.Seq, e.Kind, e.Amount.String(), e.Amount.Exponent(),
-			s(e.PlatformOrderGid), s(e.Note), e.OccurredAt.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf("%s %s %d %s %s/%d after=%s/%d %s %s %s", e.ID, e.CompanyID, e.Seq, e.Kind, e.Amount.String(), e.Amount.Exponent(),
+			e.BalanceAfter.String(), e.BalanceAfter.Exponent(), s(e.PlatformOrderGid), s(e.Note), e.OccurredAt.UTC().Format(time.RFC3339Nano))
 	}
 	viewer := credittest.Staff(st)
 	q := func() *ent.LedgerEntryQuery {

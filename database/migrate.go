@@ -16,7 +16,8 @@ import (
 
 // Migrations are SQL files under migrations/<dialect>/, named <version>_<name>.sql and applied
 // in version order, each in its own transaction, recording their version in
-// schema_migrations. New files are written by `go run ./database/newmigration NAME`, which
+// schema_migrations. A file may name Go steps (steps.go), run after its SQL in the same
+// transaction, by lines "-- step: NAME". New files are written by `go run ./database/newmigration NAME`, which
 // asks ent (through Atlas) for the difference between the schema in ent/schema and the
 // database the existing files build; a test checks that difference is empty.
 
@@ -206,6 +207,15 @@ func (db *DB) apply(ctx context.Context, m Migration) error {
 	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
+	}
+	for _, name := range m.steps() {
+		step, ok := steps[name]
+		if !ok {
+			return fmt.Errorf("migration step %q is unknown to this binary", name)
+		}
+		if err := step(ctx, tx, db.Dialect); err != nil {
+			return fmt.Errorf("step %s: %w", name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"), m.Version, m.Name, nowText()); err != nil {
 		return err

@@ -9,8 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
@@ -189,4 +194,94 @@ func TestStoredResponsesSurviveMigration0003(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMigrations0009And0010FillOldRows builds a database as binaries before migration 0009 left
+// it (companies with ledgers, no balance_after, no sort keys), migrates it, and wants every
+// entry's balance_after to be the exact sum of its company's entries up to it (amounts of 15
+// integer digits, negative ones, three decimals: beyond a double's precision) and every
+// company's keys to be those the service writes.
+func TestMigrations0009And0010FillOldRows(t *testing.T) {
+	ctx := tenant.System(context.Background())
+	for name, db := range openBoth(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := db.MigrateTo(ctx, "0008"); err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := db.SQL.ExecContext(ctx, rebindAll(name, q), args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			now := time.Now().UTC()
+			exec("INSERT INTO stores (id, name, currency, buffer_percent, cursor_secret, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+				"st_old", "old", "KWD", 5, []byte("0123456789abcdef0123456789abcdef"), now)
+			ledgers := map[string][]string{
+				"co_a": {"999999999999999.999", "-0.001", "123456789012345.678", "-999999999999999.999", "0.5"},
+				"co_b": {"-250", "100.25", "149.75"},
+				"co_c": {},
+			}
+			companies := []struct{ id, name, limit string }{
+				{"co_a", "Café Morgenrot", "1000"},
+				{"co_b", "Straße Elf", "0"},
+				{"co_c", "ÄPFEL", "3.333"},
+			}
+			want := map[string][]decimal.Decimal{}
+			for _, c := range companies {
+				sum := decimal.Zero
+				for _, a := range ledgers[c.id] {
+					sum = sum.Add(decimal.RequireFromString(a))
+					want[c.id] = append(want[c.id], sum)
+				}
+				exec("INSERT INTO companies (id, store_id, name, payment_terms_days, credit_limit, outstanding, unapplied_credit, ledger_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+					c.id, "st_old", c.name, 30, c.limit, sum.String(), "0", len(ledgers[c.id]), now, now)
+				for i, a := range ledgers[c.id] {
+					exec("INSERT INTO ledger_entries (id, store_id, company_id, seq, kind, amount, occurred_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+						fmt.Sprintf("le_%s%d", c.id[3:], i), "st_old", c.id, i+1, "opening_balance", a, now, now)
+				}
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range companies {
+				entries, err := db.Client.LedgerEntry.Query().Where(ledgerentry.CompanyID(c.id)).Order(ent.Asc(ledgerentry.FieldSeq)).All(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(entries) != len(want[c.id]) {
+					t.Fatalf("%s: %d entries", c.id, len(entries))
+				}
+				for i, e := range entries {
+					if !e.BalanceAfter.Equal(want[c.id][i]) {
+						t.Errorf("%s entry %d: balance_after %s, want %s", c.id, e.Seq, e.BalanceAfter, want[c.id][i])
+					}
+				}
+				co, err := db.Client.Company.Get(ctx, c.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := credit.OrderKeysOf(co.Name, co.CreditLimit, co.Outstanding, 5, "KWD")
+				got := credit.CompanyOrderKeys{Name: co.NameKey, Outstanding: co.OutstandingKey, CreditLimit: co.CreditLimitKey, Available: co.AvailableKey, Utilization: co.UtilizationKey}
+				if got != k || k.Outstanding == "" {
+					t.Errorf("%s keys %+v, want %+v", c.id, got, k)
+				}
+			}
+			// The append-only trigger is back.
+			if _, err := db.SQL.ExecContext(ctx, "UPDATE ledger_entries SET balance_after = '0'"); err == nil || !strings.Contains(err.Error(), "append-only") {
+				t.Errorf("update after the migration: %v", err)
+			}
+		})
+	}
+}
+
+// rebindAll turns every ? into PostgreSQL's $n (rebind handles nine).
+func rebindAll(dialect, q string) string {
+	if dialect != "postgres" {
+		return q
+	}
+	for i := 1; strings.Contains(q, "?"); i++ {
+		q = strings.Replace(q, "?", fmt.Sprintf("$%d", i), 1)
+	}
+	return q
 }

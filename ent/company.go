@@ -23,6 +23,8 @@ type Company struct {
 	StoreID string `json:"store_id,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
+	// NameKey holds the value of the "name_key" field.
+	NameKey string `json:"name_key,omitempty"`
 	// PlatformCompanyGid holds the value of the "platform_company_gid" field.
 	PlatformCompanyGid *string `json:"platform_company_gid,omitempty"`
 	// PaymentTermsDays holds the value of the "payment_terms_days" field.
@@ -53,6 +55,14 @@ type Company struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	// OutstandingKey holds the value of the "outstanding_key" field.
+	OutstandingKey string `json:"outstanding_key,omitempty"`
+	// CreditLimitKey holds the value of the "credit_limit_key" field.
+	CreditLimitKey string `json:"credit_limit_key,omitempty"`
+	// AvailableKey holds the value of the "available_key" field.
+	AvailableKey string `json:"available_key,omitempty"`
+	// UtilizationKey holds the value of the "utilization_key" field.
+	UtilizationKey string `json:"utilization_key,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CompanyQuery when eager-loading is set.
 	Edges        CompanyEdges `json:"edges"`
@@ -110,7 +120,7 @@ func (*Company) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case company.FieldPaymentTermsDays, company.FieldLedgerSeq, company.FieldTimelineSeq:
 			values[i] = new(sql.NullInt64)
-		case company.FieldID, company.FieldStoreID, company.FieldName, company.FieldPlatformCompanyGid, company.FieldHoldKind, company.FieldHoldNote, company.FieldHoldPlacedBy, company.FieldHoldOrderGid:
+		case company.FieldID, company.FieldStoreID, company.FieldName, company.FieldNameKey, company.FieldPlatformCompanyGid, company.FieldHoldKind, company.FieldHoldNote, company.FieldHoldPlacedBy, company.FieldHoldOrderGid, company.FieldOutstandingKey, company.FieldCreditLimitKey, company.FieldAvailableKey, company.FieldUtilizationKey:
 			values[i] = new(sql.NullString)
 		case company.FieldHoldPlacedAt, company.FieldHoldDueAt, company.FieldCreatedAt, company.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -146,6 +156,12 @@ func (_m *Company) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field name", values[i])
 			} else if value.Valid {
 				_m.Name = value.String
+			}
+		case company.FieldNameKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field name_key", values[i])
+			} else if value.Valid {
+				_m.NameKey = value.String
 			}
 		case company.FieldPlatformCompanyGid:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -244,6 +260,30 @@ func (_m *Company) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.UpdatedAt = value.Time
 			}
+		case company.FieldOutstandingKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field outstanding_key", values[i])
+			} else if value.Valid {
+				_m.OutstandingKey = value.String
+			}
+		case company.FieldCreditLimitKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field credit_limit_key", values[i])
+			} else if value.Valid {
+				_m.CreditLimitKey = value.String
+			}
+		case company.FieldAvailableKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field available_key", values[i])
+			} else if value.Valid {
+				_m.AvailableKey = value.String
+			}
+		case company.FieldUtilizationKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field utilization_key", values[i])
+			} else if value.Valid {
+				_m.UtilizationKey = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -300,6 +340,9 @@ func (_m *Company) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)
+	builder.WriteString(", ")
+	builder.WriteString("name_key=")
+	builder.WriteString(_m.NameKey)
 	builder.WriteString(", ")
 	if v := _m.PlatformCompanyGid; v != nil {
 		builder.WriteString("platform_company_gid=")
@@ -359,6 +402,18 @@ func (_m *Company) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("outstanding_key=")
+	builder.WriteString(_m.OutstandingKey)
+	builder.WriteString(", ")
+	builder.WriteString("credit_limit_key=")
+	builder.WriteString(_m.CreditLimitKey)
+	builder.WriteString(", ")
+	builder.WriteString("available_key=")
+	builder.WriteString(_m.AvailableKey)
+	builder.WriteString(", ")
+	builder.WriteString("utilization_key=")
+	builder.WriteString(_m.UtilizationKey)
 	builder.WriteByte(')')
 	return builder.String()
 }

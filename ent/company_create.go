@@ -39,6 +39,20 @@ func (_c *CompanyCreate) SetName(v string) *CompanyCreate {
 	return _c
 }
 
+// SetNameKey sets the "name_key" field.
+func (_c *CompanyCreate) SetNameKey(v string) *CompanyCreate {
+	_c.mutation.SetNameKey(v)
+	return _c
+}
+
+// SetNillableNameKey sets the "name_key" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableNameKey(v *string) *CompanyCreate {
+	if v != nil {
+		_c.SetNameKey(*v)
+	}
+	return _c
+}
+
 // SetPlatformCompanyGid sets the "platform_company_gid" field.
 func (_c *CompanyCreate) SetPlatformCompanyGid(v string) *CompanyCreate {
 	_c.mutation.SetPlatformCompanyGid(v)
@@ -201,6 +215,62 @@ func (_c *CompanyCreate) SetUpdatedAt(v time.Time) *CompanyCreate {
 	return _c
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (_c *CompanyCreate) SetOutstandingKey(v string) *CompanyCreate {
+	_c.mutation.SetOutstandingKey(v)
+	return _c
+}
+
+// SetNillableOutstandingKey sets the "outstanding_key" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableOutstandingKey(v *string) *CompanyCreate {
+	if v != nil {
+		_c.SetOutstandingKey(*v)
+	}
+	return _c
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (_c *CompanyCreate) SetCreditLimitKey(v string) *CompanyCreate {
+	_c.mutation.SetCreditLimitKey(v)
+	return _c
+}
+
+// SetNillableCreditLimitKey sets the "credit_limit_key" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableCreditLimitKey(v *string) *CompanyCreate {
+	if v != nil {
+		_c.SetCreditLimitKey(*v)
+	}
+	return _c
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (_c *CompanyCreate) SetAvailableKey(v string) *CompanyCreate {
+	_c.mutation.SetAvailableKey(v)
+	return _c
+}
+
+// SetNillableAvailableKey sets the "available_key" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableAvailableKey(v *string) *CompanyCreate {
+	if v != nil {
+		_c.SetAvailableKey(*v)
+	}
+	return _c
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (_c *CompanyCreate) SetUtilizationKey(v string) *CompanyCreate {
+	_c.mutation.SetUtilizationKey(v)
+	return _c
+}
+
+// SetNillableUtilizationKey sets the "utilization_key" field if the given value is not nil.
+func (_c *CompanyCreate) SetNillableUtilizationKey(v *string) *CompanyCreate {
+	if v != nil {
+		_c.SetUtilizationKey(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *CompanyCreate) SetID(v string) *CompanyCreate {
 	_c.mutation.SetID(v)
@@ -287,6 +357,10 @@ func (_c *CompanyCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *CompanyCreate) defaults() error {
+	if _, ok := _c.mutation.NameKey(); !ok {
+		v := company.DefaultNameKey
+		_c.mutation.SetNameKey(v)
+	}
 	if _, ok := _c.mutation.LedgerSeq(); !ok {
 		v := company.DefaultLedgerSeq
 		_c.mutation.SetLedgerSeq(v)
@@ -294,6 +368,22 @@ func (_c *CompanyCreate) defaults() error {
 	if _, ok := _c.mutation.TimelineSeq(); !ok {
 		v := company.DefaultTimelineSeq
 		_c.mutation.SetTimelineSeq(v)
+	}
+	if _, ok := _c.mutation.OutstandingKey(); !ok {
+		v := company.DefaultOutstandingKey
+		_c.mutation.SetOutstandingKey(v)
+	}
+	if _, ok := _c.mutation.CreditLimitKey(); !ok {
+		v := company.DefaultCreditLimitKey
+		_c.mutation.SetCreditLimitKey(v)
+	}
+	if _, ok := _c.mutation.AvailableKey(); !ok {
+		v := company.DefaultAvailableKey
+		_c.mutation.SetAvailableKey(v)
+	}
+	if _, ok := _c.mutation.UtilizationKey(); !ok {
+		v := company.DefaultUtilizationKey
+		_c.mutation.SetUtilizationKey(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if company.DefaultID == nil {
@@ -322,6 +412,9 @@ func (_c *CompanyCreate) check() error {
 		if err := company.NameValidator(v); err != nil {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Company.name": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.NameKey(); !ok {
+		return &ValidationError{Name: "name_key", err: errors.New(`ent: missing required field "Company.name_key"`)}
 	}
 	if _, ok := _c.mutation.PaymentTermsDays(); !ok {
 		return &ValidationError{Name: "payment_terms_days", err: errors.New(`ent: missing required field "Company.payment_terms_days"`)}
@@ -356,6 +449,18 @@ func (_c *CompanyCreate) check() error {
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "Company.updated_at"`)}
+	}
+	if _, ok := _c.mutation.OutstandingKey(); !ok {
+		return &ValidationError{Name: "outstanding_key", err: errors.New(`ent: missing required field "Company.outstanding_key"`)}
+	}
+	if _, ok := _c.mutation.CreditLimitKey(); !ok {
+		return &ValidationError{Name: "credit_limit_key", err: errors.New(`ent: missing required field "Company.credit_limit_key"`)}
+	}
+	if _, ok := _c.mutation.AvailableKey(); !ok {
+		return &ValidationError{Name: "available_key", err: errors.New(`ent: missing required field "Company.available_key"`)}
+	}
+	if _, ok := _c.mutation.UtilizationKey(); !ok {
+		return &ValidationError{Name: "utilization_key", err: errors.New(`ent: missing required field "Company.utilization_key"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := company.IDValidator(v); err != nil {
@@ -404,6 +509,10 @@ func (_c *CompanyCreate) createSpec() (*Company, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(company.FieldName, field.TypeString, value)
 		_node.Name = value
+	}
+	if value, ok := _c.mutation.NameKey(); ok {
+		_spec.SetField(company.FieldNameKey, field.TypeString, value)
+		_node.NameKey = value
 	}
 	if value, ok := _c.mutation.PlatformCompanyGid(); ok {
 		_spec.SetField(company.FieldPlatformCompanyGid, field.TypeString, value)
@@ -464,6 +573,22 @@ func (_c *CompanyCreate) createSpec() (*Company, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(company.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.OutstandingKey(); ok {
+		_spec.SetField(company.FieldOutstandingKey, field.TypeString, value)
+		_node.OutstandingKey = value
+	}
+	if value, ok := _c.mutation.CreditLimitKey(); ok {
+		_spec.SetField(company.FieldCreditLimitKey, field.TypeString, value)
+		_node.CreditLimitKey = value
+	}
+	if value, ok := _c.mutation.AvailableKey(); ok {
+		_spec.SetField(company.FieldAvailableKey, field.TypeString, value)
+		_node.AvailableKey = value
+	}
+	if value, ok := _c.mutation.UtilizationKey(); ok {
+		_spec.SetField(company.FieldUtilizationKey, field.TypeString, value)
+		_node.UtilizationKey = value
 	}
 	if nodes := _c.mutation.StoreIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -575,6 +700,18 @@ func (u *CompanyUpsert) SetName(v string) *CompanyUpsert {
 // UpdateName sets the "name" field to the value that was provided on create.
 func (u *CompanyUpsert) UpdateName() *CompanyUpsert {
 	u.SetExcluded(company.FieldName)
+	return u
+}
+
+// SetNameKey sets the "name_key" field.
+func (u *CompanyUpsert) SetNameKey(v string) *CompanyUpsert {
+	u.Set(company.FieldNameKey, v)
+	return u
+}
+
+// UpdateNameKey sets the "name_key" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateNameKey() *CompanyUpsert {
+	u.SetExcluded(company.FieldNameKey)
 	return u
 }
 
@@ -806,6 +943,54 @@ func (u *CompanyUpsert) UpdateUpdatedAt() *CompanyUpsert {
 	return u
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (u *CompanyUpsert) SetOutstandingKey(v string) *CompanyUpsert {
+	u.Set(company.FieldOutstandingKey, v)
+	return u
+}
+
+// UpdateOutstandingKey sets the "outstanding_key" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateOutstandingKey() *CompanyUpsert {
+	u.SetExcluded(company.FieldOutstandingKey)
+	return u
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (u *CompanyUpsert) SetCreditLimitKey(v string) *CompanyUpsert {
+	u.Set(company.FieldCreditLimitKey, v)
+	return u
+}
+
+// UpdateCreditLimitKey sets the "credit_limit_key" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateCreditLimitKey() *CompanyUpsert {
+	u.SetExcluded(company.FieldCreditLimitKey)
+	return u
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (u *CompanyUpsert) SetAvailableKey(v string) *CompanyUpsert {
+	u.Set(company.FieldAvailableKey, v)
+	return u
+}
+
+// UpdateAvailableKey sets the "available_key" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateAvailableKey() *CompanyUpsert {
+	u.SetExcluded(company.FieldAvailableKey)
+	return u
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (u *CompanyUpsert) SetUtilizationKey(v string) *CompanyUpsert {
+	u.Set(company.FieldUtilizationKey, v)
+	return u
+}
+
+// UpdateUtilizationKey sets the "utilization_key" field to the value that was provided on create.
+func (u *CompanyUpsert) UpdateUtilizationKey() *CompanyUpsert {
+	u.SetExcluded(company.FieldUtilizationKey)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -871,6 +1056,20 @@ func (u *CompanyUpsertOne) SetName(v string) *CompanyUpsertOne {
 func (u *CompanyUpsertOne) UpdateName() *CompanyUpsertOne {
 	return u.Update(func(s *CompanyUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetNameKey sets the "name_key" field.
+func (u *CompanyUpsertOne) SetNameKey(v string) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetNameKey(v)
+	})
+}
+
+// UpdateNameKey sets the "name_key" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateNameKey() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateNameKey()
 	})
 }
 
@@ -1140,6 +1339,62 @@ func (u *CompanyUpsertOne) UpdateUpdatedAt() *CompanyUpsertOne {
 	})
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (u *CompanyUpsertOne) SetOutstandingKey(v string) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetOutstandingKey(v)
+	})
+}
+
+// UpdateOutstandingKey sets the "outstanding_key" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateOutstandingKey() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateOutstandingKey()
+	})
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (u *CompanyUpsertOne) SetCreditLimitKey(v string) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetCreditLimitKey(v)
+	})
+}
+
+// UpdateCreditLimitKey sets the "credit_limit_key" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateCreditLimitKey() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateCreditLimitKey()
+	})
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (u *CompanyUpsertOne) SetAvailableKey(v string) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetAvailableKey(v)
+	})
+}
+
+// UpdateAvailableKey sets the "available_key" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateAvailableKey() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateAvailableKey()
+	})
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (u *CompanyUpsertOne) SetUtilizationKey(v string) *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetUtilizationKey(v)
+	})
+}
+
+// UpdateUtilizationKey sets the "utilization_key" field to the value that was provided on create.
+func (u *CompanyUpsertOne) UpdateUtilizationKey() *CompanyUpsertOne {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateUtilizationKey()
+	})
+}
+
 // Exec executes the query.
 func (u *CompanyUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
@@ -1372,6 +1627,20 @@ func (u *CompanyUpsertBulk) SetName(v string) *CompanyUpsertBulk {
 func (u *CompanyUpsertBulk) UpdateName() *CompanyUpsertBulk {
 	return u.Update(func(s *CompanyUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetNameKey sets the "name_key" field.
+func (u *CompanyUpsertBulk) SetNameKey(v string) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetNameKey(v)
+	})
+}
+
+// UpdateNameKey sets the "name_key" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateNameKey() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateNameKey()
 	})
 }
 
@@ -1638,6 +1907,62 @@ func (u *CompanyUpsertBulk) SetUpdatedAt(v time.Time) *CompanyUpsertBulk {
 func (u *CompanyUpsertBulk) UpdateUpdatedAt() *CompanyUpsertBulk {
 	return u.Update(func(s *CompanyUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetOutstandingKey sets the "outstanding_key" field.
+func (u *CompanyUpsertBulk) SetOutstandingKey(v string) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetOutstandingKey(v)
+	})
+}
+
+// UpdateOutstandingKey sets the "outstanding_key" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateOutstandingKey() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateOutstandingKey()
+	})
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (u *CompanyUpsertBulk) SetCreditLimitKey(v string) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetCreditLimitKey(v)
+	})
+}
+
+// UpdateCreditLimitKey sets the "credit_limit_key" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateCreditLimitKey() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateCreditLimitKey()
+	})
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (u *CompanyUpsertBulk) SetAvailableKey(v string) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetAvailableKey(v)
+	})
+}
+
+// UpdateAvailableKey sets the "available_key" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateAvailableKey() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateAvailableKey()
+	})
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (u *CompanyUpsertBulk) SetUtilizationKey(v string) *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.SetUtilizationKey(v)
+	})
+}
+
+// UpdateUtilizationKey sets the "utilization_key" field to the value that was provided on create.
+func (u *CompanyUpsertBulk) UpdateUtilizationKey() *CompanyUpsertBulk {
+	return u.Update(func(s *CompanyUpsert) {
+		s.UpdateUtilizationKey()
 	})
 }
 

@@ -45,6 +45,20 @@ func (_u *CompanyUpdate) SetNillableName(v *string) *CompanyUpdate {
 	return _u
 }
 
+// SetNameKey sets the "name_key" field.
+func (_u *CompanyUpdate) SetNameKey(v string) *CompanyUpdate {
+	_u.mutation.SetNameKey(v)
+	return _u
+}
+
+// SetNillableNameKey sets the "name_key" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableNameKey(v *string) *CompanyUpdate {
+	if v != nil {
+		_u.SetNameKey(*v)
+	}
+	return _u
+}
+
 // SetPlatformCompanyGid sets the "platform_company_gid" field.
 func (_u *CompanyUpdate) SetPlatformCompanyGid(v string) *CompanyUpdate {
 	_u.mutation.SetPlatformCompanyGid(v)
@@ -304,6 +318,62 @@ func (_u *CompanyUpdate) SetNillableUpdatedAt(v *time.Time) *CompanyUpdate {
 	return _u
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (_u *CompanyUpdate) SetOutstandingKey(v string) *CompanyUpdate {
+	_u.mutation.SetOutstandingKey(v)
+	return _u
+}
+
+// SetNillableOutstandingKey sets the "outstanding_key" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableOutstandingKey(v *string) *CompanyUpdate {
+	if v != nil {
+		_u.SetOutstandingKey(*v)
+	}
+	return _u
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (_u *CompanyUpdate) SetCreditLimitKey(v string) *CompanyUpdate {
+	_u.mutation.SetCreditLimitKey(v)
+	return _u
+}
+
+// SetNillableCreditLimitKey sets the "credit_limit_key" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableCreditLimitKey(v *string) *CompanyUpdate {
+	if v != nil {
+		_u.SetCreditLimitKey(*v)
+	}
+	return _u
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (_u *CompanyUpdate) SetAvailableKey(v string) *CompanyUpdate {
+	_u.mutation.SetAvailableKey(v)
+	return _u
+}
+
+// SetNillableAvailableKey sets the "available_key" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableAvailableKey(v *string) *CompanyUpdate {
+	if v != nil {
+		_u.SetAvailableKey(*v)
+	}
+	return _u
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (_u *CompanyUpdate) SetUtilizationKey(v string) *CompanyUpdate {
+	_u.mutation.SetUtilizationKey(v)
+	return _u
+}
+
+// SetNillableUtilizationKey sets the "utilization_key" field if the given value is not nil.
+func (_u *CompanyUpdate) SetNillableUtilizationKey(v *string) *CompanyUpdate {
+	if v != nil {
+		_u.SetUtilizationKey(*v)
+	}
+	return _u
+}
+
 // AddLedgerEntryIDs adds the "ledger_entries" edge to the LedgerEntry entity by IDs.
 func (_u *CompanyUpdate) AddLedgerEntryIDs(ids ...string) *CompanyUpdate {
 	_u.mutation.AddLedgerEntryIDs(ids...)
@@ -446,6 +516,9 @@ func (_u *CompanyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(company.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.NameKey(); ok {
+		_spec.SetField(company.FieldNameKey, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.PlatformCompanyGid(); ok {
 		_spec.SetField(company.FieldPlatformCompanyGid, field.TypeString, value)
 	}
@@ -517,6 +590,18 @@ func (_u *CompanyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(company.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.OutstandingKey(); ok {
+		_spec.SetField(company.FieldOutstandingKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CreditLimitKey(); ok {
+		_spec.SetField(company.FieldCreditLimitKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AvailableKey(); ok {
+		_spec.SetField(company.FieldAvailableKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.UtilizationKey(); ok {
+		_spec.SetField(company.FieldUtilizationKey, field.TypeString, value)
 	}
 	if _u.mutation.LedgerEntriesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -638,6 +723,20 @@ func (_u *CompanyUpdateOne) SetName(v string) *CompanyUpdateOne {
 func (_u *CompanyUpdateOne) SetNillableName(v *string) *CompanyUpdateOne {
 	if v != nil {
 		_u.SetName(*v)
+	}
+	return _u
+}
+
+// SetNameKey sets the "name_key" field.
+func (_u *CompanyUpdateOne) SetNameKey(v string) *CompanyUpdateOne {
+	_u.mutation.SetNameKey(v)
+	return _u
+}
+
+// SetNillableNameKey sets the "name_key" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableNameKey(v *string) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetNameKey(*v)
 	}
 	return _u
 }
@@ -901,6 +1000,62 @@ func (_u *CompanyUpdateOne) SetNillableUpdatedAt(v *time.Time) *CompanyUpdateOne
 	return _u
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (_u *CompanyUpdateOne) SetOutstandingKey(v string) *CompanyUpdateOne {
+	_u.mutation.SetOutstandingKey(v)
+	return _u
+}
+
+// SetNillableOutstandingKey sets the "outstanding_key" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableOutstandingKey(v *string) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetOutstandingKey(*v)
+	}
+	return _u
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (_u *CompanyUpdateOne) SetCreditLimitKey(v string) *CompanyUpdateOne {
+	_u.mutation.SetCreditLimitKey(v)
+	return _u
+}
+
+// SetNillableCreditLimitKey sets the "credit_limit_key" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableCreditLimitKey(v *string) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetCreditLimitKey(*v)
+	}
+	return _u
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (_u *CompanyUpdateOne) SetAvailableKey(v string) *CompanyUpdateOne {
+	_u.mutation.SetAvailableKey(v)
+	return _u
+}
+
+// SetNillableAvailableKey sets the "available_key" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableAvailableKey(v *string) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetAvailableKey(*v)
+	}
+	return _u
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (_u *CompanyUpdateOne) SetUtilizationKey(v string) *CompanyUpdateOne {
+	_u.mutation.SetUtilizationKey(v)
+	return _u
+}
+
+// SetNillableUtilizationKey sets the "utilization_key" field if the given value is not nil.
+func (_u *CompanyUpdateOne) SetNillableUtilizationKey(v *string) *CompanyUpdateOne {
+	if v != nil {
+		_u.SetUtilizationKey(*v)
+	}
+	return _u
+}
+
 // AddLedgerEntryIDs adds the "ledger_entries" edge to the LedgerEntry entity by IDs.
 func (_u *CompanyUpdateOne) AddLedgerEntryIDs(ids ...string) *CompanyUpdateOne {
 	_u.mutation.AddLedgerEntryIDs(ids...)
@@ -1073,6 +1228,9 @@ func (_u *CompanyUpdateOne) sqlSave(ctx context.Context) (_node *Company, err er
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(company.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.NameKey(); ok {
+		_spec.SetField(company.FieldNameKey, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.PlatformCompanyGid(); ok {
 		_spec.SetField(company.FieldPlatformCompanyGid, field.TypeString, value)
 	}
@@ -1144,6 +1302,18 @@ func (_u *CompanyUpdateOne) sqlSave(ctx context.Context) (_node *Company, err er
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(company.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.OutstandingKey(); ok {
+		_spec.SetField(company.FieldOutstandingKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CreditLimitKey(); ok {
+		_spec.SetField(company.FieldCreditLimitKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AvailableKey(); ok {
+		_spec.SetField(company.FieldAvailableKey, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.UtilizationKey(); ok {
+		_spec.SetField(company.FieldUtilizationKey, field.TypeString, value)
 	}
 	if _u.mutation.LedgerEntriesCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -30,6 +30,8 @@ type LedgerEntry struct {
 	Kind ledgerentry.Kind `json:"kind,omitempty"`
 	// Amount holds the value of the "amount" field.
 	Amount decimal.Decimal `json:"amount,omitempty"`
+	// BalanceAfter holds the value of the "balance_after" field.
+	BalanceAfter decimal.Decimal `json:"balance_after,omitempty"`
 	// PlatformOrderGid holds the value of the "platform_order_gid" field.
 	PlatformOrderGid *string `json:"platform_order_gid,omitempty"`
 	// Note holds the value of the "note" field.
@@ -82,7 +84,7 @@ func (*LedgerEntry) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case ledgerentry.FieldAmount:
+		case ledgerentry.FieldAmount, ledgerentry.FieldBalanceAfter:
 			values[i] = new(decimal.Decimal)
 		case ledgerentry.FieldSeq:
 			values[i] = new(sql.NullInt64)
@@ -140,6 +142,12 @@ func (_m *LedgerEntry) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field amount", values[i])
 			} else if value != nil {
 				_m.Amount = *value
+			}
+		case ledgerentry.FieldBalanceAfter:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field balance_after", values[i])
+			} else if value != nil {
+				_m.BalanceAfter = *value
 			}
 		case ledgerentry.FieldPlatformOrderGid:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -227,6 +235,9 @@ func (_m *LedgerEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("amount=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Amount))
+	builder.WriteString(", ")
+	builder.WriteString("balance_after=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BalanceAfter))
 	builder.WriteString(", ")
 	if v := _m.PlatformOrderGid; v != nil {
 		builder.WriteString("platform_order_gid=")

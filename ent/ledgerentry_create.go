@@ -56,6 +56,12 @@ func (_c *LedgerEntryCreate) SetAmount(v decimal.Decimal) *LedgerEntryCreate {
 	return _c
 }
 
+// SetBalanceAfter sets the "balance_after" field.
+func (_c *LedgerEntryCreate) SetBalanceAfter(v decimal.Decimal) *LedgerEntryCreate {
+	_c.mutation.SetBalanceAfter(v)
+	return _c
+}
+
 // SetPlatformOrderGid sets the "platform_order_gid" field.
 func (_c *LedgerEntryCreate) SetPlatformOrderGid(v string) *LedgerEntryCreate {
 	_c.mutation.SetPlatformOrderGid(v)
@@ -194,6 +200,9 @@ func (_c *LedgerEntryCreate) check() error {
 	if _, ok := _c.mutation.Amount(); !ok {
 		return &ValidationError{Name: "amount", err: errors.New(`ent: missing required field "LedgerEntry.amount"`)}
 	}
+	if _, ok := _c.mutation.BalanceAfter(); !ok {
+		return &ValidationError{Name: "balance_after", err: errors.New(`ent: missing required field "LedgerEntry.balance_after"`)}
+	}
 	if _, ok := _c.mutation.OccurredAt(); !ok {
 		return &ValidationError{Name: "occurred_at", err: errors.New(`ent: missing required field "LedgerEntry.occurred_at"`)}
 	}
@@ -258,6 +267,10 @@ func (_c *LedgerEntryCreate) createSpec() (*LedgerEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Amount(); ok {
 		_spec.SetField(ledgerentry.FieldAmount, field.TypeOther, value)
 		_node.Amount = value
+	}
+	if value, ok := _c.mutation.BalanceAfter(); ok {
+		_spec.SetField(ledgerentry.FieldBalanceAfter, field.TypeOther, value)
+		_node.BalanceAfter = value
 	}
 	if value, ok := _c.mutation.PlatformOrderGid(); ok {
 		_spec.SetField(ledgerentry.FieldPlatformOrderGid, field.TypeString, value)
@@ -392,6 +405,9 @@ func (u *LedgerEntryUpsertOne) UpdateNewValues() *LedgerEntryUpsertOne {
 		}
 		if _, exists := u.create.mutation.Amount(); exists {
 			s.SetIgnore(ledgerentry.FieldAmount)
+		}
+		if _, exists := u.create.mutation.BalanceAfter(); exists {
+			s.SetIgnore(ledgerentry.FieldBalanceAfter)
 		}
 		if _, exists := u.create.mutation.PlatformOrderGid(); exists {
 			s.SetIgnore(ledgerentry.FieldPlatformOrderGid)
@@ -633,6 +649,9 @@ func (u *LedgerEntryUpsertBulk) UpdateNewValues() *LedgerEntryUpsertBulk {
 			}
 			if _, exists := b.mutation.Amount(); exists {
 				s.SetIgnore(ledgerentry.FieldAmount)
+			}
+			if _, exists := b.mutation.BalanceAfter(); exists {
+				s.SetIgnore(ledgerentry.FieldBalanceAfter)
 			}
 			if _, exists := b.mutation.PlatformOrderGid(); exists {
 				s.SetIgnore(ledgerentry.FieldPlatformOrderGid)

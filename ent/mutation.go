@@ -2648,6 +2648,7 @@ type CompanyMutation struct {
 	typ                    string
 	id                     *string
 	name                   *string
+	name_key               *string
 	platform_company_gid   *string
 	payment_terms_days     *int
 	addpayment_terms_days  *int
@@ -2666,6 +2667,10 @@ type CompanyMutation struct {
 	hold_due_at            *time.Time
 	created_at             *time.Time
 	updated_at             *time.Time
+	outstanding_key        *string
+	credit_limit_key       *string
+	available_key          *string
+	utilization_key        *string
 	clearedFields          map[string]struct{}
 	store                  *string
 	clearedstore           bool
@@ -2854,6 +2859,42 @@ func (m *CompanyMutation) OldName(ctx context.Context) (v string, err error) {
 // ResetName resets all changes to the "name" field.
 func (m *CompanyMutation) ResetName() {
 	m.name = nil
+}
+
+// SetNameKey sets the "name_key" field.
+func (m *CompanyMutation) SetNameKey(s string) {
+	m.name_key = &s
+}
+
+// NameKey returns the value of the "name_key" field in the mutation.
+func (m *CompanyMutation) NameKey() (r string, exists bool) {
+	v := m.name_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNameKey returns the old "name_key" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldNameKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNameKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNameKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNameKey: %w", err)
+	}
+	return oldValue.NameKey, nil
+}
+
+// ResetNameKey resets all changes to the "name_key" field.
+func (m *CompanyMutation) ResetNameKey() {
+	m.name_key = nil
 }
 
 // SetPlatformCompanyGid sets the "platform_company_gid" field.
@@ -3547,6 +3588,150 @@ func (m *CompanyMutation) ResetUpdatedAt() {
 	m.updated_at = nil
 }
 
+// SetOutstandingKey sets the "outstanding_key" field.
+func (m *CompanyMutation) SetOutstandingKey(s string) {
+	m.outstanding_key = &s
+}
+
+// OutstandingKey returns the value of the "outstanding_key" field in the mutation.
+func (m *CompanyMutation) OutstandingKey() (r string, exists bool) {
+	v := m.outstanding_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutstandingKey returns the old "outstanding_key" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldOutstandingKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutstandingKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutstandingKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutstandingKey: %w", err)
+	}
+	return oldValue.OutstandingKey, nil
+}
+
+// ResetOutstandingKey resets all changes to the "outstanding_key" field.
+func (m *CompanyMutation) ResetOutstandingKey() {
+	m.outstanding_key = nil
+}
+
+// SetCreditLimitKey sets the "credit_limit_key" field.
+func (m *CompanyMutation) SetCreditLimitKey(s string) {
+	m.credit_limit_key = &s
+}
+
+// CreditLimitKey returns the value of the "credit_limit_key" field in the mutation.
+func (m *CompanyMutation) CreditLimitKey() (r string, exists bool) {
+	v := m.credit_limit_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreditLimitKey returns the old "credit_limit_key" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldCreditLimitKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreditLimitKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreditLimitKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreditLimitKey: %w", err)
+	}
+	return oldValue.CreditLimitKey, nil
+}
+
+// ResetCreditLimitKey resets all changes to the "credit_limit_key" field.
+func (m *CompanyMutation) ResetCreditLimitKey() {
+	m.credit_limit_key = nil
+}
+
+// SetAvailableKey sets the "available_key" field.
+func (m *CompanyMutation) SetAvailableKey(s string) {
+	m.available_key = &s
+}
+
+// AvailableKey returns the value of the "available_key" field in the mutation.
+func (m *CompanyMutation) AvailableKey() (r string, exists bool) {
+	v := m.available_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAvailableKey returns the old "available_key" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldAvailableKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAvailableKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAvailableKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAvailableKey: %w", err)
+	}
+	return oldValue.AvailableKey, nil
+}
+
+// ResetAvailableKey resets all changes to the "available_key" field.
+func (m *CompanyMutation) ResetAvailableKey() {
+	m.available_key = nil
+}
+
+// SetUtilizationKey sets the "utilization_key" field.
+func (m *CompanyMutation) SetUtilizationKey(s string) {
+	m.utilization_key = &s
+}
+
+// UtilizationKey returns the value of the "utilization_key" field in the mutation.
+func (m *CompanyMutation) UtilizationKey() (r string, exists bool) {
+	v := m.utilization_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUtilizationKey returns the old "utilization_key" field's value of the Company entity.
+// If the Company object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CompanyMutation) OldUtilizationKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUtilizationKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUtilizationKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUtilizationKey: %w", err)
+	}
+	return oldValue.UtilizationKey, nil
+}
+
+// ResetUtilizationKey resets all changes to the "utilization_key" field.
+func (m *CompanyMutation) ResetUtilizationKey() {
+	m.utilization_key = nil
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *CompanyMutation) ClearStore() {
 	m.clearedstore = true
@@ -3716,12 +3901,15 @@ func (m *CompanyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CompanyMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 22)
 	if m.store != nil {
 		fields = append(fields, company.FieldStoreID)
 	}
 	if m.name != nil {
 		fields = append(fields, company.FieldName)
+	}
+	if m.name_key != nil {
+		fields = append(fields, company.FieldNameKey)
 	}
 	if m.platform_company_gid != nil {
 		fields = append(fields, company.FieldPlatformCompanyGid)
@@ -3768,6 +3956,18 @@ func (m *CompanyMutation) Fields() []string {
 	if m.updated_at != nil {
 		fields = append(fields, company.FieldUpdatedAt)
 	}
+	if m.outstanding_key != nil {
+		fields = append(fields, company.FieldOutstandingKey)
+	}
+	if m.credit_limit_key != nil {
+		fields = append(fields, company.FieldCreditLimitKey)
+	}
+	if m.available_key != nil {
+		fields = append(fields, company.FieldAvailableKey)
+	}
+	if m.utilization_key != nil {
+		fields = append(fields, company.FieldUtilizationKey)
+	}
 	return fields
 }
 
@@ -3780,6 +3980,8 @@ func (m *CompanyMutation) Field(name string) (ent.Value, bool) {
 		return m.StoreID()
 	case company.FieldName:
 		return m.Name()
+	case company.FieldNameKey:
+		return m.NameKey()
 	case company.FieldPlatformCompanyGid:
 		return m.PlatformCompanyGid()
 	case company.FieldPaymentTermsDays:
@@ -3810,6 +4012,14 @@ func (m *CompanyMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case company.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case company.FieldOutstandingKey:
+		return m.OutstandingKey()
+	case company.FieldCreditLimitKey:
+		return m.CreditLimitKey()
+	case company.FieldAvailableKey:
+		return m.AvailableKey()
+	case company.FieldUtilizationKey:
+		return m.UtilizationKey()
 	}
 	return nil, false
 }
@@ -3823,6 +4033,8 @@ func (m *CompanyMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldStoreID(ctx)
 	case company.FieldName:
 		return m.OldName(ctx)
+	case company.FieldNameKey:
+		return m.OldNameKey(ctx)
 	case company.FieldPlatformCompanyGid:
 		return m.OldPlatformCompanyGid(ctx)
 	case company.FieldPaymentTermsDays:
@@ -3853,6 +4065,14 @@ func (m *CompanyMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldCreatedAt(ctx)
 	case company.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case company.FieldOutstandingKey:
+		return m.OldOutstandingKey(ctx)
+	case company.FieldCreditLimitKey:
+		return m.OldCreditLimitKey(ctx)
+	case company.FieldAvailableKey:
+		return m.OldAvailableKey(ctx)
+	case company.FieldUtilizationKey:
+		return m.OldUtilizationKey(ctx)
 	}
 	return nil, fmt.Errorf("unknown Company field %s", name)
 }
@@ -3875,6 +4095,13 @@ func (m *CompanyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetName(v)
+		return nil
+	case company.FieldNameKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNameKey(v)
 		return nil
 	case company.FieldPlatformCompanyGid:
 		v, ok := value.(string)
@@ -3980,6 +4207,34 @@ func (m *CompanyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetUpdatedAt(v)
+		return nil
+	case company.FieldOutstandingKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutstandingKey(v)
+		return nil
+	case company.FieldCreditLimitKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreditLimitKey(v)
+		return nil
+	case company.FieldAvailableKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAvailableKey(v)
+		return nil
+	case company.FieldUtilizationKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUtilizationKey(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Company field %s", name)
@@ -4120,6 +4375,9 @@ func (m *CompanyMutation) ResetField(name string) error {
 	case company.FieldName:
 		m.ResetName()
 		return nil
+	case company.FieldNameKey:
+		m.ResetNameKey()
+		return nil
 	case company.FieldPlatformCompanyGid:
 		m.ResetPlatformCompanyGid()
 		return nil
@@ -4164,6 +4422,18 @@ func (m *CompanyMutation) ResetField(name string) error {
 		return nil
 	case company.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case company.FieldOutstandingKey:
+		m.ResetOutstandingKey()
+		return nil
+	case company.FieldCreditLimitKey:
+		m.ResetCreditLimitKey()
+		return nil
+	case company.FieldAvailableKey:
+		m.ResetAvailableKey()
+		return nil
+	case company.FieldUtilizationKey:
+		m.ResetUtilizationKey()
 		return nil
 	}
 	return fmt.Errorf("unknown Company field %s", name)
@@ -6639,6 +6909,7 @@ type LedgerEntryMutation struct {
 	addseq             *int64
 	kind               *ledgerentry.Kind
 	amount             *decimal.Decimal
+	balance_after      *decimal.Decimal
 	platform_order_gid *string
 	note               *string
 	occurred_at        *time.Time
@@ -6957,6 +7228,42 @@ func (m *LedgerEntryMutation) ResetAmount() {
 	m.amount = nil
 }
 
+// SetBalanceAfter sets the "balance_after" field.
+func (m *LedgerEntryMutation) SetBalanceAfter(d decimal.Decimal) {
+	m.balance_after = &d
+}
+
+// BalanceAfter returns the value of the "balance_after" field in the mutation.
+func (m *LedgerEntryMutation) BalanceAfter() (r decimal.Decimal, exists bool) {
+	v := m.balance_after
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBalanceAfter returns the old "balance_after" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldBalanceAfter(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBalanceAfter is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBalanceAfter requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBalanceAfter: %w", err)
+	}
+	return oldValue.BalanceAfter, nil
+}
+
+// ResetBalanceAfter resets all changes to the "balance_after" field.
+func (m *LedgerEntryMutation) ResetBalanceAfter() {
+	m.balance_after = nil
+}
+
 // SetPlatformOrderGid sets the "platform_order_gid" field.
 func (m *LedgerEntryMutation) SetPlatformOrderGid(s string) {
 	m.platform_order_gid = &s
@@ -7215,7 +7522,7 @@ func (m *LedgerEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *LedgerEntryMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.store != nil {
 		fields = append(fields, ledgerentry.FieldStoreID)
 	}
@@ -7230,6 +7537,9 @@ func (m *LedgerEntryMutation) Fields() []string {
 	}
 	if m.amount != nil {
 		fields = append(fields, ledgerentry.FieldAmount)
+	}
+	if m.balance_after != nil {
+		fields = append(fields, ledgerentry.FieldBalanceAfter)
 	}
 	if m.platform_order_gid != nil {
 		fields = append(fields, ledgerentry.FieldPlatformOrderGid)
@@ -7261,6 +7571,8 @@ func (m *LedgerEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.Kind()
 	case ledgerentry.FieldAmount:
 		return m.Amount()
+	case ledgerentry.FieldBalanceAfter:
+		return m.BalanceAfter()
 	case ledgerentry.FieldPlatformOrderGid:
 		return m.PlatformOrderGid()
 	case ledgerentry.FieldNote:
@@ -7288,6 +7600,8 @@ func (m *LedgerEntryMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldKind(ctx)
 	case ledgerentry.FieldAmount:
 		return m.OldAmount(ctx)
+	case ledgerentry.FieldBalanceAfter:
+		return m.OldBalanceAfter(ctx)
 	case ledgerentry.FieldPlatformOrderGid:
 		return m.OldPlatformOrderGid(ctx)
 	case ledgerentry.FieldNote:
@@ -7339,6 +7653,13 @@ func (m *LedgerEntryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAmount(v)
+		return nil
+	case ledgerentry.FieldBalanceAfter:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBalanceAfter(v)
 		return nil
 	case ledgerentry.FieldPlatformOrderGid:
 		v, ok := value.(string)
@@ -7461,6 +7782,9 @@ func (m *LedgerEntryMutation) ResetField(name string) error {
 		return nil
 	case ledgerentry.FieldAmount:
 		m.ResetAmount()
+		return nil
+	case ledgerentry.FieldBalanceAfter:
+		m.ResetBalanceAfter()
 		return nil
 	case ledgerentry.FieldPlatformOrderGid:
 		m.ResetPlatformOrderGid()

@@ -16,7 +16,7 @@ import (
 )
 
 // Connection arguments are checked before execution (contract §14): a page size outside 1 to
-// 250, a cursor this store did not issue for that list, an afterEntry or afterEvent that is no
+// 250, a cursor this store did not issue for that list, a search of the wrong length, an afterEntry or afterEvent that is no
 // entry's or event's ID, an unknown event type or a malformed DateTime refuse the whole request
 // with 400 and no data, as the other limits do, instead of nulling one field and, through its
 // non-null type, every sibling. The values are read after variables are coerced, so an argument
@@ -118,6 +118,9 @@ func (c *argumentChecker) field(f *ast.Field) *gqlerror.Error {
 		}
 		err = c.svc.CheckEventListParams(ep)
 	}
+	if search, ok := args["search"].(string); ok && err == nil {
+		err = credit.CheckCompanySearch(&search)
+	}
 	for _, arg := range def.Arguments {
 		if err == nil && arg.Type.Name() == "DateTime" && args[arg.Name] != nil {
 			_, err = scalar.UnmarshalDateTime(c.ctx, args[arg.Name])
@@ -139,6 +142,10 @@ func graphQLArgument(field, param string) string {
 		return "after"
 	case "type":
 		return "types"
+	case "order":
+		return "orderBy"
+	case "q":
+		return "search"
 	case "after":
 		if field == "events" {
 			return "afterEvent"

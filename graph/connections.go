@@ -20,6 +20,15 @@ func listParams(first *int, after *string) credit.ListParams {
 	return credit.ListParams{Limit: first, Cursor: deref(after)}
 }
 
+// companyOrder turns companies' orderBy into the domain's ordering: the enums' values are the
+// domain's names in capitals (AVAILABLE_CREDIT is available_credit).
+func companyOrder(o *model.CompanyOrder) credit.CompanyOrder {
+	if o == nil {
+		return credit.CompanyOrder{}
+	}
+	return credit.CompanyOrder{Field: o.Field, Desc: o.Direction == "desc"}
+}
+
 func pageInfo[T any](p credit.Page[T]) *model.PageInfo {
 	return &model.PageInfo{HasNextPage: p.HasMore, Cursors: p, Len: len(p.Data)}
 }

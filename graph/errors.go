@@ -29,9 +29,11 @@ var paramNames = map[string]string{
 }
 
 // fieldParamNames are the fields whose arguments name an input differently from paramNames:
-// events' after is afterEvent (the ledger's is afterEntry) and its type filter is types.
+// events' after is afterEvent (the ledger's is afterEntry) and its type filter is types;
+// companies' order is orderBy and its search q is search.
 var fieldParamNames = map[string]map[string]string{
-	"events": {"after": "afterEvent", "type": "types"},
+	"events":    {"after": "afterEvent", "type": "types"},
+	"companies": {"order": "orderBy", "q": "search"},
 }
 
 // graphQLProblem is p with the input at fault under its GraphQL name, in param and where the

@@ -204,6 +204,7 @@ type ComplexityRoot struct {
 
 	LedgerEntry struct {
 		Amount           func(childComplexity int) int
+		BalanceAfter     func(childComplexity int) int
 		Company          func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Kind             func(childComplexity int) int
@@ -252,7 +253,7 @@ type ComplexityRoot struct {
 	Query struct {
 		Application  func(childComplexity int, id string) int
 		Applications func(childComplexity int, first *int, after *string, status *string) int
-		Companies    func(childComplexity int, first *int, after *string, status *string, updatedSince *credit.Timestamp) int
+		Companies    func(childComplexity int, first *int, after *string, status *string, updatedSince *credit.Timestamp, orderBy *model.CompanyOrder, search *string) int
 		Company      func(childComplexity int, id string) int
 		Events       func(childComplexity int, first *int, after *string, afterEvent *string, types []string) int
 		Node         func(childComplexity int, id string) int
@@ -323,7 +324,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Company(ctx context.Context, id string) (*credit.Company, error)
-	Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp) (*model.CompanyConnection, error)
+	Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp, orderBy *model.CompanyOrder, search *string) (*model.CompanyConnection, error)
 	Application(ctx context.Context, id string) (*credit.Application, error)
 	Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error)
 	Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error)
@@ -924,6 +925,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.LedgerEntry.Amount(childComplexity), true
+	case "LedgerEntry.balanceAfter":
+		if e.complexity.LedgerEntry.BalanceAfter == nil {
+			break
+		}
+
+		return e.complexity.LedgerEntry.BalanceAfter(childComplexity), true
 	case "LedgerEntry.company":
 		if e.complexity.LedgerEntry.Company == nil {
 			break
@@ -1116,7 +1123,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.complexity.Query.Companies(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*string), args["updatedSince"].(*credit.Timestamp)), true
+		return e.complexity.Query.Companies(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*string), args["updatedSince"].(*credit.Timestamp), args["orderBy"].(*model.CompanyOrder), args["search"].(*string)), true
 	case "Query.company":
 		if e.complexity.Query.Company == nil {
 			break
@@ -1285,6 +1292,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := executionContext{opCtx, e, 0, 0, make(chan graphql.DeferredResult)}
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCompanyOrder,
 		ec.unmarshalInputCreateAdjustmentInput,
 		ec.unmarshalInputLiftHoldInput,
 		ec.unmarshalInputPlaceHoldInput,
@@ -1462,12 +1470,17 @@ type Query {
   company(id: ID!): Company
 
   """
-  The store's companies, ordered by ` + "`" + `updatedAt` + "`" + ` then ID, ascending. Needs scope read_credit.
-  ` + "`" + `first` + "`" + ` is 1 to 250 (default 50). ` + "`" + `updatedSince` + "`" + ` keeps companies updated at or after that
-  instant, for incremental sync. A key without read_credit gets an empty connection and an
-  ` + "`" + `insufficient_scope` + "`" + ` error for this field; the rest of its query still runs.
+  The store's companies, ordered by ` + "`" + `orderBy` + "`" + ` (default ` + "`" + `updatedAt` + "`" + ` ascending, the sync order),
+  ties broken by ID in the same direction. Needs scope read_credit. ` + "`" + `first` + "`" + ` is 1 to 250
+  (default 50); a cursor continues only the ordering and filters it came from.
+  ` + "`" + `updatedSince` + "`" + ` keeps companies updated at or after that instant, for incremental sync.
+  ` + "`" + `search` + "`" + ` (1 to 100 characters) keeps companies whose name contains it, ignoring case and
+  accents ("cafe" finds "Café Morgenrot"). Only ` + "`" + `UPDATED_AT` + "`" + ` is a sync order: under the others
+  a company whose figure changes while a client pages may move, while one whose figure did not
+  change is never served twice nor skipped. A key without read_credit gets an empty
+  connection and an ` + "`" + `insufficient_scope` + "`" + ` error for this field; the rest of its query still runs.
   """
-  companies(first: Int, after: String, status: CompanyStatus, updatedSince: DateTime): CompanyConnection!
+  companies(first: Int, after: String, status: CompanyStatus, updatedSince: DateTime, orderBy: CompanyOrder, search: String): CompanyConnection!
 
   "A wholesale application by ID. Needs scope read_applications. Null with a ` + "`" + `not_found` + "`" + ` error when the store has no such application."
   application(id: ID!): Application
@@ -1783,6 +1796,12 @@ type LedgerEntry implements Node {
   kind: LedgerEntryKind!
   "The signed amount: positive raises what is outstanding, negative lowers it."
   amount: Money!
+  """
+  The company's ` + "`" + `outstanding` + "`" + ` right after this entry: the sum of its entries up to and
+  including this one (entries are appended in order, under the company's lock). The newest
+  entry's ` + "`" + `balanceAfter` + "`" + ` is the company's ` + "`" + `outstanding` + "`" + `.
+  """
+  balanceAfter: Money!
   "The GID of the order the entry belongs to, such as gid://platform/Order/5001."
   platformOrderGid: String
   "A note, such as an adjustment's reason."
@@ -1997,6 +2016,34 @@ type LiftHoldPayload {
   "The company after the hold was lifted (an overdue hold may have taken a manual hold's place)."
   company: Company!
 }
+
+"An ordering of ` + "`" + `companies` + "`" + `: a figure and a direction; ties go by ID in the same direction."
+input CompanyOrder {
+  field: CompanyOrderField!
+  direction: OrderDirection! = ASC
+}
+
+"What ` + "`" + `companies` + "`" + ` can be ordered by."
+enum CompanyOrderField {
+  "When the company last changed: the sync order."
+  UPDATED_AT
+  "The name, ignoring case and accents."
+  NAME
+  "The outstanding balance."
+  OUTSTANDING
+  "The available credit."
+  AVAILABLE_CREDIT
+  "The credit limit."
+  CREDIT_LIMIT
+  "Outstanding ÷ credit limit; a zero credit limit sorts last in both directions."
+  UTILIZATION
+}
+
+"A direction of an ordering."
+enum OrderDirection {
+  ASC
+  DESC
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2173,6 +2220,16 @@ func (ec *executionContext) field_Query_companies_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["updatedSince"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy", ec.unmarshalOCompanyOrder2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyOrder)
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "search", ec.unmarshalOString2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg5
 	return args, nil
 }
 
@@ -3654,6 +3711,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_ledgerEntry(_ c
 				return ec.fieldContext_LedgerEntry_kind(ctx, field)
 			case "amount":
 				return ec.fieldContext_LedgerEntry_amount(ctx, field)
+			case "balanceAfter":
+				return ec.fieldContext_LedgerEntry_balanceAfter(ctx, field)
 			case "platformOrderGid":
 				return ec.fieldContext_LedgerEntry_platformOrderGid(ctx, field)
 			case "note":
@@ -4653,6 +4712,29 @@ func (ec *executionContext) fieldContext_LedgerEntry_amount(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _LedgerEntry_balanceAfter(ctx context.Context, field graphql.CollectedField, obj *credit.LedgerEntry) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.BalanceAfter) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_LedgerEntry_balanceAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LedgerEntry_platformOrderGid(ctx context.Context, field graphql.CollectedField, obj *credit.LedgerEntry) (ret graphql.Marshaler) {
 	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PlatformOrderGID) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -4839,6 +4921,8 @@ func (ec *executionContext) fieldContext_LedgerEntryEdge_node(_ context.Context,
 				return ec.fieldContext_LedgerEntry_kind(ctx, field)
 			case "amount":
 				return ec.fieldContext_LedgerEntry_amount(ctx, field)
+			case "balanceAfter":
+				return ec.fieldContext_LedgerEntry_balanceAfter(ctx, field)
 			case "platformOrderGid":
 				return ec.fieldContext_LedgerEntry_platformOrderGid(ctx, field)
 			case "note":
@@ -5400,7 +5484,7 @@ func (ec *executionContext) _Query_companies(ctx context.Context, field graphql.
 		ec.fieldContext_Query_companies,
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.resolvers.Query().Companies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string), fc.Args["updatedSince"].(*credit.Timestamp))
+			return ec.resolvers.Query().Companies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string), fc.Args["updatedSince"].(*credit.Timestamp), fc.Args["orderBy"].(*model.CompanyOrder), fc.Args["search"].(*string))
 		},
 		nil,
 		ec.marshalNCompanyConnection2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyConnection,
@@ -7600,6 +7684,44 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCompanyOrder(ctx context.Context, obj any) (model.CompanyOrder, error) {
+	var it model.CompanyOrder
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNCompanyOrderField2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		}
+	}
+
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateAdjustmentInput(ctx context.Context, obj any) (model.CreateAdjustmentInput, error) {
 	var it model.CreateAdjustmentInput
 	asMap := map[string]any{}
@@ -9312,6 +9434,11 @@ func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "balanceAfter":
+			out.Values[i] = ec._LedgerEntry_balanceAfter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "platformOrderGid":
 			out.Values[i] = ec._LedgerEntry_platformOrderGid(ctx, field, obj)
 		case "note":
@@ -10775,6 +10902,22 @@ func (ec *executionContext) marshalNCompanyEdge2ᚕgithubᚗcomᚋcreditdᚋcred
 	return ret
 }
 
+func (ec *executionContext) unmarshalNCompanyOrderField2string(ctx context.Context, v any) (string, error) {
+	res, err := scalar.UnmarshalEnum(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompanyOrderField2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalEnum(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNCompanyStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11211,6 +11354,22 @@ func (ec *executionContext) marshalNLiftHoldPayload2ᚖgithubᚗcomᚋcreditdᚋ
 
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx context.Context, sel ast.SelectionSet, v credit.Money) graphql.Marshaler {
 	return ec._Money(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNOrderDirection2string(ctx context.Context, v any) (string, error) {
+	res, err := scalar.UnmarshalEnum(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderDirection2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalEnum(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -11710,6 +11869,14 @@ func (ec *executionContext) marshalOCompany2ᚖgithubᚗcomᚋcreditdᚋcreditd�
 		return graphql.Null
 	}
 	return ec._Company(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCompanyOrder2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐCompanyOrder(ctx context.Context, v any) (*model.CompanyOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCompanyOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOCompanyStatus2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/graph/model"
 )
 
 // Limits on what one GraphQL request may ask for, checked after parsing and validation and
@@ -44,7 +45,7 @@ const (
 // complexityRoot prices the list fields by the page size they ask for.
 func complexityRoot() ComplexityRoot {
 	var c ComplexityRoot
-	c.Query.Companies = func(child int, first *int, _ *string, _ *string, _ *credit.Timestamp) int {
+	c.Query.Companies = func(child int, first *int, _ *string, _ *string, _ *credit.Timestamp, _ *model.CompanyOrder, _ *string) int {
 		return listCost(child, first)
 	}
 	c.Query.Applications = func(child int, first *int, _ *string, _ *string) int {

@@ -109,7 +109,7 @@ func TestEveryConnectionIsPricedByItsPageSize(t *testing.T) {
 	c := complexityRoot()
 	first := 250
 	costs := map[string]int{
-		"Query.companies":    c.Query.Companies(2, &first, nil, nil, nil),
+		"Query.companies":    c.Query.Companies(2, &first, nil, nil, nil, nil, nil),
 		"Query.applications": c.Query.Applications(2, &first, nil, nil),
 		"Query.events":       c.Query.Events(2, &first, nil, nil, nil),
 		"Company.ledger":     c.Company.Ledger(2, &first, nil, nil),

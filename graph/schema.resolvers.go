@@ -222,11 +222,13 @@ func (r *queryResolver) Company(ctx context.Context, id string) (*credit.Company
 
 // Companies is the companies query. Its companies become one batch for their ledgers and
 // timelines.
-func (r *queryResolver) Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp) (*model.CompanyConnection, error) {
+func (r *queryResolver) Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp, orderBy *model.CompanyOrder, search *string) (*model.CompanyConnection, error) {
 	p, err := r.svc.ListCompanies(ctx, credit.CompanyListParams{
 		ListParams:   listParams(first, after),
 		Status:       deref(status),
 		UpdatedSince: updatedSince,
+		Order:        companyOrder(orderBy),
+		Search:       search,
 	})
 	if refused(ctx, err) {
 		return &model.CompanyConnection{Edges: []model.CompanyEdge{}, PageInfo: &model.PageInfo{}}, nil

@@ -382,10 +382,12 @@ func (r *run) recordPlatformEntry(rng *rand.Rand, c company, amount func(int) st
 
 // checkSnapshot reads every company's balance and ledger in one statement (a consistent
 // snapshot on SQLite and PostgreSQL alike while writers run) and checks the balance, the
-// sequence, and that no API adjustment note (one per Idempotency-Key) appears twice.
+// sequence, that each entry's balance_after is the sum of its company's entries up to it
+// (contract §5, 2026-11-27), and that no API adjustment note (one per Idempotency-Key) appears
+// twice.
 func (r *run) checkSnapshot() error {
 	ctx := context.Background()
-	rows, err := r.env.DB.SQL.QueryContext(ctx, `SELECT c.id, c.outstanding, c.ledger_seq, e.seq, e.amount, e.note
+	rows, err := r.env.DB.SQL.QueryContext(ctx, `SELECT c.id, c.outstanding, c.ledger_seq, e.seq, e.amount, e.balance_after, e.note
 		FROM companies c LEFT JOIN ledger_entries e ON e.company_id = c.id ORDER BY c.id, e.seq`)
 	if err != nil {
 		return err
@@ -402,8 +404,8 @@ func (r *run) checkSnapshot() error {
 		var id, outstanding string
 		var ledgerSeq int64
 		var seq sql.NullInt64
-		var amount, note sql.NullString
-		if err := rows.Scan(&id, &outstanding, &ledgerSeq, &seq, &amount, &note); err != nil {
+		var amount, balanceAfter, note sql.NullString
+		if err := rows.Scan(&id, &outstanding, &ledgerSeq, &seq, &amount, &balanceAfter, &note); err != nil {
 			return err
 		}
 		b := balances[id]
@@ -427,6 +429,13 @@ func (r *run) checkSnapshot() error {
 			return err
 		}
 		b.sum = b.sum.Add(d)
+		after, err := decimal.NewFromString(balanceAfter.String)
+		if err != nil {
+			return err
+		}
+		if !after.Equal(b.sum) {
+			return fmt.Errorf("%s: entry %d has balance_after %s, the ledger's sum up to it is %s", id, b.n, after, b.sum)
+		}
 		if strings.HasPrefix(note.String, "api ") {
 			if notes[note.String] {
 				return fmt.Errorf("%s: %q applied twice", id, note.String)

@@ -10,7 +10,7 @@ import (
 
 // listCompanies serves GET /v1/companies.
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
-	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status", "updated_since")
+	q, err := queryParams(r.URL.RawQuery, "limit", "cursor", "status", "updated_since", "order", "q")
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -31,6 +31,15 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.UpdatedSince = &ts
+	}
+	if v, ok := q["order"]; ok {
+		if p.Order, err = credit.ParseCompanyOrder(v); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+	}
+	if v, ok := q["q"]; ok {
+		p.Search = &v
 	}
 	page, err := a.svc.ListCompanies(r.Context(), p)
 	if err != nil {

@@ -517,10 +517,10 @@ func TestLedgerNewestFirstInAppendOrder(t *testing.T) {
 		t.Fatalf("ledger order %v, want newest appended first", got)
 	}
 	mustJSONEqual(t, r.Body, fmt.Sprintf(`{"data": [
-		{"id": %[1]q, "company_id": %[5]q, "kind": "refund", "amount": {"amount": "-0.50", "currency": "EUR"}, "platform_order_gid": "gid://platform/Order/1", "note": null, "occurred_at": "2026-03-02T09:00:04.000000Z"},
-		{"id": %[2]q, "company_id": %[5]q, "kind": "payment", "amount": {"amount": "-50.00", "currency": "EUR"}, "platform_order_gid": null, "note": null, "occurred_at": "2026-01-15T08:00:00.000000Z"},
-		{"id": %[3]q, "company_id": %[5]q, "kind": "order_placed", "amount": {"amount": "250.50", "currency": "EUR"}, "platform_order_gid": "gid://platform/Order/1", "note": null, "occurred_at": "2026-03-02T09:00:02.000000Z"},
-		{"id": %[4]q, "company_id": %[5]q, "kind": "opening_balance", "amount": {"amount": "100.00", "currency": "EUR"}, "platform_order_gid": null, "note": null, "occurred_at": "2026-03-02T09:00:01.000000Z"}
+		{"id": %[1]q, "company_id": %[5]q, "kind": "refund", "amount": {"amount": "-0.50", "currency": "EUR"}, "balance_after": {"amount": "300.00", "currency": "EUR"}, "platform_order_gid": "gid://platform/Order/1", "note": null, "occurred_at": "2026-03-02T09:00:04.000000Z"},
+		{"id": %[2]q, "company_id": %[5]q, "kind": "payment", "amount": {"amount": "-50.00", "currency": "EUR"}, "balance_after": {"amount": "300.50", "currency": "EUR"}, "platform_order_gid": null, "note": null, "occurred_at": "2026-01-15T08:00:00.000000Z"},
+		{"id": %[3]q, "company_id": %[5]q, "kind": "order_placed", "amount": {"amount": "250.50", "currency": "EUR"}, "balance_after": {"amount": "350.50", "currency": "EUR"}, "platform_order_gid": "gid://platform/Order/1", "note": null, "occurred_at": "2026-03-02T09:00:02.000000Z"},
+		{"id": %[4]q, "company_id": %[5]q, "kind": "opening_balance", "amount": {"amount": "100.00", "currency": "EUR"}, "balance_after": {"amount": "100.00", "currency": "EUR"}, "platform_order_gid": null, "note": null, "occurred_at": "2026-03-02T09:00:01.000000Z"}
 	], "has_more": false, "next_cursor": null}`, e4.ID, e3.ID, e2.ID, e1.ID, co.ID))
 	for _, id := range []string{e1.ID, e2.ID, e3.ID, e4.ID} {
 		if !strings.HasPrefix(id, "le_") {

@@ -238,7 +238,7 @@ func TestCLIPrintsOneJSONObjectPerCommand(t *testing.T) {
 		"--order", "gid://platform/Order/7", "--note", "first order", "--occurred-at", "2026-03-01T10:00:00+01:00")
 	mustKeys(t, "ledger record", rec, "ledger_entry", "company")
 	entry := rec["ledger_entry"].(map[string]any)
-	mustKeys(t, "ledger record's entry", entry, "id", "company_id", "kind", "amount", "platform_order_gid", "note", "occurred_at")
+	mustKeys(t, "ledger record's entry", entry, "id", "company_id", "kind", "amount", "balance_after", "platform_order_gid", "note", "occurred_at")
 	if id, _ := entry["id"].(string); !strings.HasPrefix(id, "le_") || entry["company_id"] != coID || entry["kind"] != "order_placed" || fmt.Sprint(entry["amount"]) != "map[amount:40.125 currency:KWD]" ||
 		entry["platform_order_gid"] != "gid://platform/Order/7" || entry["note"] != "first order" || entry["occurred_at"] != "2026-03-01T09:00:00.000000Z" {
 		t.Errorf("ledger record entry: %v", entry)

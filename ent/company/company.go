@@ -19,6 +19,8 @@ const (
 	FieldStoreID = "store_id"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
+	// FieldNameKey holds the string denoting the name_key field in the database.
+	FieldNameKey = "name_key"
 	// FieldPlatformCompanyGid holds the string denoting the platform_company_gid field in the database.
 	FieldPlatformCompanyGid = "platform_company_gid"
 	// FieldPaymentTermsDays holds the string denoting the payment_terms_days field in the database.
@@ -49,6 +51,14 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
+	// FieldOutstandingKey holds the string denoting the outstanding_key field in the database.
+	FieldOutstandingKey = "outstanding_key"
+	// FieldCreditLimitKey holds the string denoting the credit_limit_key field in the database.
+	FieldCreditLimitKey = "credit_limit_key"
+	// FieldAvailableKey holds the string denoting the available_key field in the database.
+	FieldAvailableKey = "available_key"
+	// FieldUtilizationKey holds the string denoting the utilization_key field in the database.
+	FieldUtilizationKey = "utilization_key"
 	// EdgeStore holds the string denoting the store edge name in mutations.
 	EdgeStore = "store"
 	// EdgeLedgerEntries holds the string denoting the ledger_entries edge name in mutations.
@@ -85,6 +95,7 @@ var Columns = []string{
 	FieldID,
 	FieldStoreID,
 	FieldName,
+	FieldNameKey,
 	FieldPlatformCompanyGid,
 	FieldPaymentTermsDays,
 	FieldCreditLimit,
@@ -100,6 +111,10 @@ var Columns = []string{
 	FieldHoldDueAt,
 	FieldCreatedAt,
 	FieldUpdatedAt,
+	FieldOutstandingKey,
+	FieldCreditLimitKey,
+	FieldAvailableKey,
+	FieldUtilizationKey,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -124,12 +139,22 @@ var (
 	StoreIDValidator func(string) error
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// DefaultNameKey holds the default value on creation for the "name_key" field.
+	DefaultNameKey string
 	// PaymentTermsDaysValidator is a validator for the "payment_terms_days" field. It is called by the builders before save.
 	PaymentTermsDaysValidator func(int) error
 	// DefaultLedgerSeq holds the default value on creation for the "ledger_seq" field.
 	DefaultLedgerSeq int64
 	// DefaultTimelineSeq holds the default value on creation for the "timeline_seq" field.
 	DefaultTimelineSeq int64
+	// DefaultOutstandingKey holds the default value on creation for the "outstanding_key" field.
+	DefaultOutstandingKey string
+	// DefaultCreditLimitKey holds the default value on creation for the "credit_limit_key" field.
+	DefaultCreditLimitKey string
+	// DefaultAvailableKey holds the default value on creation for the "available_key" field.
+	DefaultAvailableKey string
+	// DefaultUtilizationKey holds the default value on creation for the "utilization_key" field.
+	DefaultUtilizationKey string
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -175,6 +200,11 @@ func ByStoreID(opts ...sql.OrderTermOption) OrderOption {
 // ByName orders the results by the name field.
 func ByName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldName, opts...).ToFunc()
+}
+
+// ByNameKey orders the results by the name_key field.
+func ByNameKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNameKey, opts...).ToFunc()
 }
 
 // ByPlatformCompanyGid orders the results by the platform_company_gid field.
@@ -250,6 +280,26 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByUpdatedAt orders the results by the updated_at field.
 func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUpdatedAt, opts...).ToFunc()
+}
+
+// ByOutstandingKey orders the results by the outstanding_key field.
+func ByOutstandingKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOutstandingKey, opts...).ToFunc()
+}
+
+// ByCreditLimitKey orders the results by the credit_limit_key field.
+func ByCreditLimitKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCreditLimitKey, opts...).ToFunc()
+}
+
+// ByAvailableKey orders the results by the available_key field.
+func ByAvailableKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAvailableKey, opts...).ToFunc()
+}
+
+// ByUtilizationKey orders the results by the utilization_key field.
+func ByUtilizationKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUtilizationKey, opts...).ToFunc()
 }
 
 // ByStoreField orders the results by store field.

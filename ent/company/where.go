@@ -76,6 +76,11 @@ func Name(v string) predicate.Company {
 	return predicate.Company(sql.FieldEQ(FieldName, v))
 }
 
+// NameKey applies equality check predicate on the "name_key" field. It's identical to NameKeyEQ.
+func NameKey(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldNameKey, v))
+}
+
 // PlatformCompanyGid applies equality check predicate on the "platform_company_gid" field. It's identical to PlatformCompanyGidEQ.
 func PlatformCompanyGid(v string) predicate.Company {
 	return predicate.Company(sql.FieldEQ(FieldPlatformCompanyGid, v))
@@ -144,6 +149,26 @@ func CreatedAt(v time.Time) predicate.Company {
 // UpdatedAt applies equality check predicate on the "updated_at" field. It's identical to UpdatedAtEQ.
 func UpdatedAt(v time.Time) predicate.Company {
 	return predicate.Company(sql.FieldEQ(FieldUpdatedAt, v))
+}
+
+// OutstandingKey applies equality check predicate on the "outstanding_key" field. It's identical to OutstandingKeyEQ.
+func OutstandingKey(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldOutstandingKey, v))
+}
+
+// CreditLimitKey applies equality check predicate on the "credit_limit_key" field. It's identical to CreditLimitKeyEQ.
+func CreditLimitKey(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldCreditLimitKey, v))
+}
+
+// AvailableKey applies equality check predicate on the "available_key" field. It's identical to AvailableKeyEQ.
+func AvailableKey(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldAvailableKey, v))
+}
+
+// UtilizationKey applies equality check predicate on the "utilization_key" field. It's identical to UtilizationKeyEQ.
+func UtilizationKey(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldUtilizationKey, v))
 }
 
 // StoreIDEQ applies the EQ predicate on the "store_id" field.
@@ -274,6 +299,71 @@ func NameEqualFold(v string) predicate.Company {
 // NameContainsFold applies the ContainsFold predicate on the "name" field.
 func NameContainsFold(v string) predicate.Company {
 	return predicate.Company(sql.FieldContainsFold(FieldName, v))
+}
+
+// NameKeyEQ applies the EQ predicate on the "name_key" field.
+func NameKeyEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldNameKey, v))
+}
+
+// NameKeyNEQ applies the NEQ predicate on the "name_key" field.
+func NameKeyNEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldNameKey, v))
+}
+
+// NameKeyIn applies the In predicate on the "name_key" field.
+func NameKeyIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldNameKey, vs...))
+}
+
+// NameKeyNotIn applies the NotIn predicate on the "name_key" field.
+func NameKeyNotIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldNameKey, vs...))
+}
+
+// NameKeyGT applies the GT predicate on the "name_key" field.
+func NameKeyGT(v string) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldNameKey, v))
+}
+
+// NameKeyGTE applies the GTE predicate on the "name_key" field.
+func NameKeyGTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldNameKey, v))
+}
+
+// NameKeyLT applies the LT predicate on the "name_key" field.
+func NameKeyLT(v string) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldNameKey, v))
+}
+
+// NameKeyLTE applies the LTE predicate on the "name_key" field.
+func NameKeyLTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldNameKey, v))
+}
+
+// NameKeyContains applies the Contains predicate on the "name_key" field.
+func NameKeyContains(v string) predicate.Company {
+	return predicate.Company(sql.FieldContains(FieldNameKey, v))
+}
+
+// NameKeyHasPrefix applies the HasPrefix predicate on the "name_key" field.
+func NameKeyHasPrefix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasPrefix(FieldNameKey, v))
+}
+
+// NameKeyHasSuffix applies the HasSuffix predicate on the "name_key" field.
+func NameKeyHasSuffix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasSuffix(FieldNameKey, v))
+}
+
+// NameKeyEqualFold applies the EqualFold predicate on the "name_key" field.
+func NameKeyEqualFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldEqualFold(FieldNameKey, v))
+}
+
+// NameKeyContainsFold applies the ContainsFold predicate on the "name_key" field.
+func NameKeyContainsFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldContainsFold(FieldNameKey, v))
 }
 
 // PlatformCompanyGidEQ applies the EQ predicate on the "platform_company_gid" field.
@@ -1024,6 +1114,266 @@ func UpdatedAtLT(v time.Time) predicate.Company {
 // UpdatedAtLTE applies the LTE predicate on the "updated_at" field.
 func UpdatedAtLTE(v time.Time) predicate.Company {
 	return predicate.Company(sql.FieldLTE(FieldUpdatedAt, v))
+}
+
+// OutstandingKeyEQ applies the EQ predicate on the "outstanding_key" field.
+func OutstandingKeyEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyNEQ applies the NEQ predicate on the "outstanding_key" field.
+func OutstandingKeyNEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyIn applies the In predicate on the "outstanding_key" field.
+func OutstandingKeyIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldOutstandingKey, vs...))
+}
+
+// OutstandingKeyNotIn applies the NotIn predicate on the "outstanding_key" field.
+func OutstandingKeyNotIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldOutstandingKey, vs...))
+}
+
+// OutstandingKeyGT applies the GT predicate on the "outstanding_key" field.
+func OutstandingKeyGT(v string) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyGTE applies the GTE predicate on the "outstanding_key" field.
+func OutstandingKeyGTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyLT applies the LT predicate on the "outstanding_key" field.
+func OutstandingKeyLT(v string) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyLTE applies the LTE predicate on the "outstanding_key" field.
+func OutstandingKeyLTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyContains applies the Contains predicate on the "outstanding_key" field.
+func OutstandingKeyContains(v string) predicate.Company {
+	return predicate.Company(sql.FieldContains(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyHasPrefix applies the HasPrefix predicate on the "outstanding_key" field.
+func OutstandingKeyHasPrefix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasPrefix(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyHasSuffix applies the HasSuffix predicate on the "outstanding_key" field.
+func OutstandingKeyHasSuffix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasSuffix(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyEqualFold applies the EqualFold predicate on the "outstanding_key" field.
+func OutstandingKeyEqualFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldEqualFold(FieldOutstandingKey, v))
+}
+
+// OutstandingKeyContainsFold applies the ContainsFold predicate on the "outstanding_key" field.
+func OutstandingKeyContainsFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldContainsFold(FieldOutstandingKey, v))
+}
+
+// CreditLimitKeyEQ applies the EQ predicate on the "credit_limit_key" field.
+func CreditLimitKeyEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyNEQ applies the NEQ predicate on the "credit_limit_key" field.
+func CreditLimitKeyNEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyIn applies the In predicate on the "credit_limit_key" field.
+func CreditLimitKeyIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldCreditLimitKey, vs...))
+}
+
+// CreditLimitKeyNotIn applies the NotIn predicate on the "credit_limit_key" field.
+func CreditLimitKeyNotIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldCreditLimitKey, vs...))
+}
+
+// CreditLimitKeyGT applies the GT predicate on the "credit_limit_key" field.
+func CreditLimitKeyGT(v string) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyGTE applies the GTE predicate on the "credit_limit_key" field.
+func CreditLimitKeyGTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyLT applies the LT predicate on the "credit_limit_key" field.
+func CreditLimitKeyLT(v string) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyLTE applies the LTE predicate on the "credit_limit_key" field.
+func CreditLimitKeyLTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyContains applies the Contains predicate on the "credit_limit_key" field.
+func CreditLimitKeyContains(v string) predicate.Company {
+	return predicate.Company(sql.FieldContains(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyHasPrefix applies the HasPrefix predicate on the "credit_limit_key" field.
+func CreditLimitKeyHasPrefix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasPrefix(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyHasSuffix applies the HasSuffix predicate on the "credit_limit_key" field.
+func CreditLimitKeyHasSuffix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasSuffix(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyEqualFold applies the EqualFold predicate on the "credit_limit_key" field.
+func CreditLimitKeyEqualFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldEqualFold(FieldCreditLimitKey, v))
+}
+
+// CreditLimitKeyContainsFold applies the ContainsFold predicate on the "credit_limit_key" field.
+func CreditLimitKeyContainsFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldContainsFold(FieldCreditLimitKey, v))
+}
+
+// AvailableKeyEQ applies the EQ predicate on the "available_key" field.
+func AvailableKeyEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldAvailableKey, v))
+}
+
+// AvailableKeyNEQ applies the NEQ predicate on the "available_key" field.
+func AvailableKeyNEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldAvailableKey, v))
+}
+
+// AvailableKeyIn applies the In predicate on the "available_key" field.
+func AvailableKeyIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldAvailableKey, vs...))
+}
+
+// AvailableKeyNotIn applies the NotIn predicate on the "available_key" field.
+func AvailableKeyNotIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldAvailableKey, vs...))
+}
+
+// AvailableKeyGT applies the GT predicate on the "available_key" field.
+func AvailableKeyGT(v string) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldAvailableKey, v))
+}
+
+// AvailableKeyGTE applies the GTE predicate on the "available_key" field.
+func AvailableKeyGTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldAvailableKey, v))
+}
+
+// AvailableKeyLT applies the LT predicate on the "available_key" field.
+func AvailableKeyLT(v string) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldAvailableKey, v))
+}
+
+// AvailableKeyLTE applies the LTE predicate on the "available_key" field.
+func AvailableKeyLTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldAvailableKey, v))
+}
+
+// AvailableKeyContains applies the Contains predicate on the "available_key" field.
+func AvailableKeyContains(v string) predicate.Company {
+	return predicate.Company(sql.FieldContains(FieldAvailableKey, v))
+}
+
+// AvailableKeyHasPrefix applies the HasPrefix predicate on the "available_key" field.
+func AvailableKeyHasPrefix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasPrefix(FieldAvailableKey, v))
+}
+
+// AvailableKeyHasSuffix applies the HasSuffix predicate on the "available_key" field.
+func AvailableKeyHasSuffix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasSuffix(FieldAvailableKey, v))
+}
+
+// AvailableKeyEqualFold applies the EqualFold predicate on the "available_key" field.
+func AvailableKeyEqualFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldEqualFold(FieldAvailableKey, v))
+}
+
+// AvailableKeyContainsFold applies the ContainsFold predicate on the "available_key" field.
+func AvailableKeyContainsFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldContainsFold(FieldAvailableKey, v))
+}
+
+// UtilizationKeyEQ applies the EQ predicate on the "utilization_key" field.
+func UtilizationKeyEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldEQ(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyNEQ applies the NEQ predicate on the "utilization_key" field.
+func UtilizationKeyNEQ(v string) predicate.Company {
+	return predicate.Company(sql.FieldNEQ(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyIn applies the In predicate on the "utilization_key" field.
+func UtilizationKeyIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldIn(FieldUtilizationKey, vs...))
+}
+
+// UtilizationKeyNotIn applies the NotIn predicate on the "utilization_key" field.
+func UtilizationKeyNotIn(vs ...string) predicate.Company {
+	return predicate.Company(sql.FieldNotIn(FieldUtilizationKey, vs...))
+}
+
+// UtilizationKeyGT applies the GT predicate on the "utilization_key" field.
+func UtilizationKeyGT(v string) predicate.Company {
+	return predicate.Company(sql.FieldGT(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyGTE applies the GTE predicate on the "utilization_key" field.
+func UtilizationKeyGTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldGTE(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyLT applies the LT predicate on the "utilization_key" field.
+func UtilizationKeyLT(v string) predicate.Company {
+	return predicate.Company(sql.FieldLT(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyLTE applies the LTE predicate on the "utilization_key" field.
+func UtilizationKeyLTE(v string) predicate.Company {
+	return predicate.Company(sql.FieldLTE(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyContains applies the Contains predicate on the "utilization_key" field.
+func UtilizationKeyContains(v string) predicate.Company {
+	return predicate.Company(sql.FieldContains(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyHasPrefix applies the HasPrefix predicate on the "utilization_key" field.
+func UtilizationKeyHasPrefix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasPrefix(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyHasSuffix applies the HasSuffix predicate on the "utilization_key" field.
+func UtilizationKeyHasSuffix(v string) predicate.Company {
+	return predicate.Company(sql.FieldHasSuffix(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyEqualFold applies the EqualFold predicate on the "utilization_key" field.
+func UtilizationKeyEqualFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldEqualFold(FieldUtilizationKey, v))
+}
+
+// UtilizationKeyContainsFold applies the ContainsFold predicate on the "utilization_key" field.
+func UtilizationKeyContainsFold(v string) predicate.Company {
+	return predicate.Company(sql.FieldContainsFold(FieldUtilizationKey, v))
 }
 
 // HasStore applies the HasEdge predicate on the "store" edge.

@@ -25,6 +25,8 @@ const (
 	FieldKind = "kind"
 	// FieldAmount holds the string denoting the amount field in the database.
 	FieldAmount = "amount"
+	// FieldBalanceAfter holds the string denoting the balance_after field in the database.
+	FieldBalanceAfter = "balance_after"
 	// FieldPlatformOrderGid holds the string denoting the platform_order_gid field in the database.
 	FieldPlatformOrderGid = "platform_order_gid"
 	// FieldNote holds the string denoting the note field in the database.
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldSeq,
 	FieldKind,
 	FieldAmount,
+	FieldBalanceAfter,
 	FieldPlatformOrderGid,
 	FieldNote,
 	FieldOccurredAt,
@@ -153,6 +156,11 @@ func ByKind(opts ...sql.OrderTermOption) OrderOption {
 // ByAmount orders the results by the amount field.
 func ByAmount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAmount, opts...).ToFunc()
+}
+
+// ByBalanceAfter orders the results by the balance_after field.
+func ByBalanceAfter(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBalanceAfter, opts...).ToFunc()
 }
 
 // ByPlatformOrderGid orders the results by the platform_order_gid field.

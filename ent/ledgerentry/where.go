@@ -86,6 +86,11 @@ func Amount(v decimal.Decimal) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldAmount, v))
 }
 
+// BalanceAfter applies equality check predicate on the "balance_after" field. It's identical to BalanceAfterEQ.
+func BalanceAfter(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldBalanceAfter, v))
+}
+
 // PlatformOrderGid applies equality check predicate on the "platform_order_gid" field. It's identical to PlatformOrderGidEQ.
 func PlatformOrderGid(v string) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldPlatformOrderGid, v))
@@ -334,6 +339,46 @@ func AmountLT(v decimal.Decimal) predicate.LedgerEntry {
 // AmountLTE applies the LTE predicate on the "amount" field.
 func AmountLTE(v decimal.Decimal) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldLTE(FieldAmount, v))
+}
+
+// BalanceAfterEQ applies the EQ predicate on the "balance_after" field.
+func BalanceAfterEQ(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldBalanceAfter, v))
+}
+
+// BalanceAfterNEQ applies the NEQ predicate on the "balance_after" field.
+func BalanceAfterNEQ(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNEQ(FieldBalanceAfter, v))
+}
+
+// BalanceAfterIn applies the In predicate on the "balance_after" field.
+func BalanceAfterIn(vs ...decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIn(FieldBalanceAfter, vs...))
+}
+
+// BalanceAfterNotIn applies the NotIn predicate on the "balance_after" field.
+func BalanceAfterNotIn(vs ...decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotIn(FieldBalanceAfter, vs...))
+}
+
+// BalanceAfterGT applies the GT predicate on the "balance_after" field.
+func BalanceAfterGT(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGT(FieldBalanceAfter, v))
+}
+
+// BalanceAfterGTE applies the GTE predicate on the "balance_after" field.
+func BalanceAfterGTE(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGTE(FieldBalanceAfter, v))
+}
+
+// BalanceAfterLT applies the LT predicate on the "balance_after" field.
+func BalanceAfterLT(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLT(FieldBalanceAfter, v))
+}
+
+// BalanceAfterLTE applies the LTE predicate on the "balance_after" field.
+func BalanceAfterLTE(v decimal.Decimal) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLTE(FieldBalanceAfter, v))
 }
 
 // PlatformOrderGidEQ applies the EQ predicate on the "platform_order_gid" field.

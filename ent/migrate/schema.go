@@ -115,6 +115,7 @@ var (
 	CompaniesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
 		{Name: "name", Type: field.TypeString},
+		{Name: "name_key", Type: field.TypeString, Default: ""},
 		{Name: "platform_company_gid", Type: field.TypeString, Nullable: true},
 		{Name: "payment_terms_days", Type: field.TypeInt},
 		{Name: "credit_limit", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
@@ -130,6 +131,10 @@ var (
 		{Name: "hold_due_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "outstanding_key", Type: field.TypeString, Default: ""},
+		{Name: "credit_limit_key", Type: field.TypeString, Default: ""},
+		{Name: "available_key", Type: field.TypeString, Default: ""},
+		{Name: "utilization_key", Type: field.TypeString, Default: ""},
 		{Name: "store_id", Type: field.TypeString},
 	}
 	// CompaniesTable holds the schema information for the "companies" table.
@@ -140,7 +145,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "companies_stores_store",
-				Columns:    []*schema.Column{CompaniesColumns[17]},
+				Columns:    []*schema.Column{CompaniesColumns[22]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -149,12 +154,37 @@ var (
 			{
 				Name:    "company_store_id_updated_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{CompaniesColumns[17], CompaniesColumns[16], CompaniesColumns[0]},
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[17], CompaniesColumns[0]},
 			},
 			{
 				Name:    "company_store_id_platform_company_gid",
 				Unique:  true,
-				Columns: []*schema.Column{CompaniesColumns[17], CompaniesColumns[2]},
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[3]},
+			},
+			{
+				Name:    "company_store_id_name_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[2], CompaniesColumns[0]},
+			},
+			{
+				Name:    "company_store_id_outstanding_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[18], CompaniesColumns[0]},
+			},
+			{
+				Name:    "company_store_id_credit_limit_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[19], CompaniesColumns[0]},
+			},
+			{
+				Name:    "company_store_id_available_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[20], CompaniesColumns[0]},
+			},
+			{
+				Name:    "company_store_id_utilization_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{CompaniesColumns[22], CompaniesColumns[21], CompaniesColumns[0]},
 			},
 		},
 	}
@@ -282,6 +312,7 @@ var (
 		{Name: "seq", Type: field.TypeInt64},
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"order_placed", "payment", "refund", "cancellation", "adjustment", "opening_balance"}},
 		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
+		{Name: "balance_after", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
 		{Name: "platform_order_gid", Type: field.TypeString, Nullable: true},
 		{Name: "note", Type: field.TypeString, Nullable: true},
 		{Name: "occurred_at", Type: field.TypeTime},
@@ -297,13 +328,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "ledger_entries_companies_ledger_entries",
-				Columns:    []*schema.Column{LedgerEntriesColumns[8]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[9]},
 				RefColumns: []*schema.Column{CompaniesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "ledger_entries_stores_store",
-				Columns:    []*schema.Column{LedgerEntriesColumns[9]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[10]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -312,12 +343,12 @@ var (
 			{
 				Name:    "ledgerentry_company_id_seq",
 				Unique:  true,
-				Columns: []*schema.Column{LedgerEntriesColumns[8], LedgerEntriesColumns[1]},
+				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[1]},
 			},
 			{
 				Name:    "ledgerentry_company_id_platform_order_gid",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[8], LedgerEntriesColumns[4]},
+				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[5]},
 			},
 		},
 	}

@@ -121,8 +121,12 @@ func init() {
 	companyDescName := companyFields[1].Descriptor()
 	// company.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	company.NameValidator = companyDescName.Validators[0].(func(string) error)
+	// companyDescNameKey is the schema descriptor for name_key field.
+	companyDescNameKey := companyFields[2].Descriptor()
+	// company.DefaultNameKey holds the default value on creation for the name_key field.
+	company.DefaultNameKey = companyDescNameKey.Default.(string)
 	// companyDescPaymentTermsDays is the schema descriptor for payment_terms_days field.
-	companyDescPaymentTermsDays := companyFields[3].Descriptor()
+	companyDescPaymentTermsDays := companyFields[4].Descriptor()
 	// company.PaymentTermsDaysValidator is a validator for the "payment_terms_days" field. It is called by the builders before save.
 	company.PaymentTermsDaysValidator = func() func(int) error {
 		validators := companyDescPaymentTermsDays.Validators
@@ -140,13 +144,29 @@ func init() {
 		}
 	}()
 	// companyDescLedgerSeq is the schema descriptor for ledger_seq field.
-	companyDescLedgerSeq := companyFields[6].Descriptor()
+	companyDescLedgerSeq := companyFields[7].Descriptor()
 	// company.DefaultLedgerSeq holds the default value on creation for the ledger_seq field.
 	company.DefaultLedgerSeq = companyDescLedgerSeq.Default.(int64)
 	// companyDescTimelineSeq is the schema descriptor for timeline_seq field.
-	companyDescTimelineSeq := companyFields[8].Descriptor()
+	companyDescTimelineSeq := companyFields[9].Descriptor()
 	// company.DefaultTimelineSeq holds the default value on creation for the timeline_seq field.
 	company.DefaultTimelineSeq = companyDescTimelineSeq.Default.(int64)
+	// companyDescOutstandingKey is the schema descriptor for outstanding_key field.
+	companyDescOutstandingKey := companyFields[18].Descriptor()
+	// company.DefaultOutstandingKey holds the default value on creation for the outstanding_key field.
+	company.DefaultOutstandingKey = companyDescOutstandingKey.Default.(string)
+	// companyDescCreditLimitKey is the schema descriptor for credit_limit_key field.
+	companyDescCreditLimitKey := companyFields[19].Descriptor()
+	// company.DefaultCreditLimitKey holds the default value on creation for the credit_limit_key field.
+	company.DefaultCreditLimitKey = companyDescCreditLimitKey.Default.(string)
+	// companyDescAvailableKey is the schema descriptor for available_key field.
+	companyDescAvailableKey := companyFields[20].Descriptor()
+	// company.DefaultAvailableKey holds the default value on creation for the available_key field.
+	company.DefaultAvailableKey = companyDescAvailableKey.Default.(string)
+	// companyDescUtilizationKey is the schema descriptor for utilization_key field.
+	companyDescUtilizationKey := companyFields[21].Descriptor()
+	// company.DefaultUtilizationKey holds the default value on creation for the utilization_key field.
+	company.DefaultUtilizationKey = companyDescUtilizationKey.Default.(string)
 	// companyDescID is the schema descriptor for id field.
 	companyDescID := companyFields[0].Descriptor()
 	// company.DefaultID holds the default value on creation for the id field.

@@ -19,6 +19,9 @@ func (Company) Fields() []ent.Field {
 	return []ent.Field{
 		idField("co"),
 		field.String("name").NotEmpty(),
+		// NameKey is the name without case and accents (credit.NameKey), kept by the domain at
+		// every write, so that a search is a match on an indexed column (contract §6).
+		field.String("name_key").Default(""),
 		field.String("platform_company_gid").Optional().Nillable(),
 		field.Int("payment_terms_days").Min(1).Max(365),
 		moneyField("credit_limit"),
@@ -41,6 +44,14 @@ func (Company) Fields() []ent.Field {
 		field.Time("hold_due_at").Optional().Nillable(),
 		field.Time("created_at").Immutable(),
 		field.Time("updated_at"),
+		// Sort keys of the orderings of contract §6, kept by the domain whenever the figures
+		// change (credit/orderkeys.go): fixed-width digit strings whose byte order is the
+		// figures' exact order on both databases (SQLite keeps money as TEXT). UtilizationKey is
+		// empty for a zero credit limit, which sorts last in both directions.
+		field.String("outstanding_key").Default(""),
+		field.String("credit_limit_key").Default(""),
+		field.String("available_key").Default(""),
+		field.String("utilization_key").Default(""),
 	}
 }
 
@@ -52,11 +63,20 @@ func (Company) Edges() []ent.Edge {
 	}
 }
 
-// Indexes serve the updated_since sync order and the status filter, and keep a platform
+// Indexes serve the updated_since sync order, the other orderings and the search, and keep a platform
 // company GID to one company of a store (contract §13: the platform's deliveries name it).
 func (Company) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("store_id", "updated_at", "id"),
 		index.Fields("store_id", "platform_company_gid").Unique(),
+		// The orderings of contract §6, each read along its index from the keyset cursor. The
+		// name order is the normalised name's, whose index also serves SQLite's search: its scan
+		// reads the store's names from the index, not the rows (on PostgreSQL a trigram index,
+		// created by migration 0010 where pg_trgm is available, serves the search).
+		index.Fields("store_id", "name_key", "id"),
+		index.Fields("store_id", "outstanding_key", "id"),
+		index.Fields("store_id", "credit_limit_key", "id"),
+		index.Fields("store_id", "available_key", "id"),
+		index.Fields("store_id", "utilization_key", "id"),
 	}
 }

@@ -2,9 +2,12 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
 )
 
 // LedgerEntry is one append-only movement of a company's balance. Entries are never edited
@@ -24,6 +27,14 @@ func (LedgerEntry) Fields() []ent.Field {
 		field.Int64("seq").Immutable(),
 		field.Enum("kind").Values("order_placed", "payment", "refund", "cancellation", "adjustment", "opening_balance").Immutable(),
 		immutableMoneyField("amount"),
+		// BalanceAfter is the company's outstanding right after this entry: written when the
+		// entry is appended under the company's lock, so it is the sum of the entries up to it.
+		// The column's default only lets migration 0009 add it to a filled table (SQLite adds a
+		// NOT NULL column only with one); the migration then writes every row's running sum, and
+		// the service always sets it.
+		field.Other("balance_after", decimal.Decimal{}).Immutable().
+			SchemaType(map[string]string{dialect.SQLite: "TEXT", dialect.Postgres: "numeric"}).
+			Annotations(entsql.Default("0")),
 		field.String("platform_order_gid").Optional().Nillable().Immutable(),
 		field.String("note").Optional().Nillable().Immutable(),
 		field.Time("occurred_at").Immutable(),

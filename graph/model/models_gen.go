@@ -18,6 +18,12 @@ type CompanyConnection struct {
 	PageInfo *PageInfo     `json:"pageInfo"`
 }
 
+// An ordering of `companies`: a figure and a direction; ties go by ID in the same direction.
+type CompanyOrder struct {
+	Field     string `json:"field"`
+	Direction string `json:"direction"`
+}
+
 type CreateAdjustmentInput struct {
 	// The company's ID.
 	CompanyID string `json:"companyId"`

@@ -343,6 +343,54 @@ func (e VatStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListCompaniesParamsOrder.
+const (
+	AvailableCredit      ListCompaniesParamsOrder = "available_credit"
+	CreditLimit          ListCompaniesParamsOrder = "credit_limit"
+	MinusAvailableCredit ListCompaniesParamsOrder = "-available_credit"
+	MinusCreditLimit     ListCompaniesParamsOrder = "-credit_limit"
+	MinusName            ListCompaniesParamsOrder = "-name"
+	MinusOutstanding     ListCompaniesParamsOrder = "-outstanding"
+	MinusUpdatedAt       ListCompaniesParamsOrder = "-updated_at"
+	MinusUtilization     ListCompaniesParamsOrder = "-utilization"
+	Name                 ListCompaniesParamsOrder = "name"
+	Outstanding          ListCompaniesParamsOrder = "outstanding"
+	UpdatedAt            ListCompaniesParamsOrder = "updated_at"
+	Utilization          ListCompaniesParamsOrder = "utilization"
+)
+
+// Valid indicates whether the value is a known member of the ListCompaniesParamsOrder enum.
+func (e ListCompaniesParamsOrder) Valid() bool {
+	switch e {
+	case AvailableCredit:
+		return true
+	case CreditLimit:
+		return true
+	case MinusAvailableCredit:
+		return true
+	case MinusCreditLimit:
+		return true
+	case MinusName:
+		return true
+	case MinusOutstanding:
+		return true
+	case MinusUpdatedAt:
+		return true
+	case MinusUtilization:
+		return true
+	case Name:
+		return true
+	case Outstanding:
+		return true
+	case UpdatedAt:
+		return true
+	case Utilization:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListCompaniesParamsStatus.
 const (
 	ListCompaniesParamsStatusApproved ListCompaniesParamsStatus = "approved"
@@ -759,6 +807,11 @@ type LedgerEntry struct {
 	// Amount Signed by the entry's effect on `outstanding`.
 	Amount Money `json:"amount"`
 
+	// BalanceAfter The company's `outstanding` right after this entry: the sum of its entries up to and
+	// including this one. Entries are appended in order under the company's lock, so it is
+	// exact; the newest entry's `balance_after` is the company's `outstanding`.
+	BalanceAfter Money `json:"balance_after"`
+
 	// CompanyId The company whose ledger holds the entry (whose balance it moved).
 	//
 	// Examples: co_BIJKkAw5lJhYcbdl0L0VI8
@@ -996,6 +1049,17 @@ type ListCompaniesParams struct {
 	// with `400 invalid_parameter`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
+	// Order The ordering: `updated_at` (the default), `name` (ignoring case and accents),
+	// `outstanding`, `available_credit`, `credit_limit` or `utilization` (outstanding ÷
+	// credit limit; a zero credit limit sorts last in both directions), ascending, or
+	// descending with a leading `-` (`-outstanding`: largest balances first). Another value
+	// is 400 `invalid_parameter` (param `order`).
+	Order *ListCompaniesParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Q Keep companies whose name contains this text, ignoring case and accents (`cafe` finds
+	// `Café Morgenrot`); 1 to 100 characters.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
 	// Status Keep only companies in this status.
 	Status *ListCompaniesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
@@ -1012,6 +1076,9 @@ type ListCompaniesParams struct {
 	// sent, separated by commas; `*` matches any.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
+
+// ListCompaniesParamsOrder defines parameters for ListCompanies.
+type ListCompaniesParamsOrder string
 
 // ListCompaniesParamsStatus defines parameters for ListCompanies.
 type ListCompaniesParamsStatus string
@@ -1488,10 +1555,16 @@ type ClientInterface interface {
 
 	// ListCompanies List companies
 	//
-	// Lists the store's companies ordered by `updated_at`, then `id`, ascending. For an
-	// incremental sync pass `updated_since`; resume from the largest `updated_at` seen minus
-	// 60 seconds. A company updated while a client pages through may appear again later
-	// with its new state.
+	// Lists the store's companies, by default ordered by `updated_at`, then `id`, ascending:
+	// the sync order. For an incremental sync pass `updated_since`; resume from the largest
+	// `updated_at` seen minus 60 seconds. A company updated while a client pages through may
+	// appear again later with its new state.
+	//
+	// `order` chooses another ordering (ties go by `id` in the same direction), and `q`
+	// searches names ignoring case and accents. Only `updated_at` is a sync order: under the
+	// others a company whose sort key changes while a client pages may move, while an item
+	// whose key did not change is never served twice nor skipped. A cursor continues only the
+	// ordering and filters it was issued for.
 	//
 	// Corresponds with GET /v1/companies (the `ListCompanies` operationId).
 	ListCompanies(ctx context.Context, params *ListCompaniesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1661,10 +1734,16 @@ func (c *Client) GetApplication(ctx context.Context, id string, params *GetAppli
 
 // ListCompanies List companies
 //
-// Lists the store's companies ordered by `updated_at`, then `id`, ascending. For an
-// incremental sync pass `updated_since`; resume from the largest `updated_at` seen minus
-// 60 seconds. A company updated while a client pages through may appear again later
-// with its new state.
+// Lists the store's companies, by default ordered by `updated_at`, then `id`, ascending:
+// the sync order. For an incremental sync pass `updated_since`; resume from the largest
+// `updated_at` seen minus 60 seconds. A company updated while a client pages through may
+// appear again later with its new state.
+//
+// `order` chooses another ordering (ties go by `id` in the same direction), and `q`
+// searches names ignoring case and accents. Only `updated_at` is a sync order: under the
+// others a company whose sort key changes while a client pages may move, while an item
+// whose key did not change is never served twice nor skipped. A cursor continues only the
+// ordering and filters it was issued for.
 //
 // Corresponds with GET /v1/companies (the `ListCompanies` operationId).
 func (c *Client) ListCompanies(ctx context.Context, params *ListCompaniesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2144,6 +2223,30 @@ func NewListCompaniesRequest(server string, params *ListCompaniesParams) (*http.
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -2991,10 +3094,16 @@ type ClientWithResponsesInterface interface {
 
 	// ListCompaniesWithResponse List companies
 	//
-	// Lists the store's companies ordered by `updated_at`, then `id`, ascending. For an
-	// incremental sync pass `updated_since`; resume from the largest `updated_at` seen minus
-	// 60 seconds. A company updated while a client pages through may appear again later
-	// with its new state.
+	// Lists the store's companies, by default ordered by `updated_at`, then `id`, ascending:
+	// the sync order. For an incremental sync pass `updated_since`; resume from the largest
+	// `updated_at` seen minus 60 seconds. A company updated while a client pages through may
+	// appear again later with its new state.
+	//
+	// `order` chooses another ordering (ties go by `id` in the same direction), and `q`
+	// searches names ignoring case and accents. Only `updated_at` is a sync order: under the
+	// others a company whose sort key changes while a client pages may move, while an item
+	// whose key did not change is never served twice nor skipped. A cursor continues only the
+	// ordering and filters it was issued for.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5382,10 +5491,16 @@ func (c *ClientWithResponses) GetApplicationWithResponse(ctx context.Context, id
 
 // ListCompaniesWithResponse List companies
 //
-// Lists the store's companies ordered by `updated_at`, then `id`, ascending. For an
-// incremental sync pass `updated_since`; resume from the largest `updated_at` seen minus
-// 60 seconds. A company updated while a client pages through may appear again later
-// with its new state.
+// Lists the store's companies, by default ordered by `updated_at`, then `id`, ascending:
+// the sync order. For an incremental sync pass `updated_since`; resume from the largest
+// `updated_at` seen minus 60 seconds. A company updated while a client pages through may
+// appear again later with its new state.
+//
+// `order` chooses another ordering (ties go by `id` in the same direction), and `q`
+// searches names ignoring case and accents. Only `updated_at` is a sync order: under the
+// others a company whose sort key changes while a client pages may move, while an item
+// whose key did not change is never served twice nor skipped. A cursor continues only the
+// ordering and filters it was issued for.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1,0 +1,206 @@
+package credit
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/predicate"
+)
+
+// The orderings of the company list and its search (contract §6, 2026-11-27). Every ordering
+// is a keyset: the list is read along (key, ID) from the last item's, the key being updated_at
+// or one of the stored keys of orderkeys.go, so a page is one indexed range read and an item
+// whose key did not change is never served twice nor skipped, whatever is written meanwhile.
+
+// Company orderings, as REST's order parameter names them (GraphQL's CompanyOrderField in
+// capitals).
+const (
+	OrderUpdatedAt       = "updated_at"
+	OrderName            = "name"
+	OrderOutstanding     = "outstanding"
+	OrderAvailableCredit = "available_credit"
+	OrderCreditLimit     = "credit_limit"
+	OrderUtilization     = "utilization"
+)
+
+// companyOrderColumns are the stored key of each ordering but updated_at's.
+var companyOrderColumns = map[string]string{
+	OrderName:            company.FieldNameKey,
+	OrderOutstanding:     company.FieldOutstandingKey,
+	OrderAvailableCredit: company.FieldAvailableKey,
+	OrderCreditLimit:     company.FieldCreditLimitKey,
+	OrderUtilization:     company.FieldUtilizationKey,
+}
+
+// CompanyOrder is an ordering of the company list: a field and a direction. The zero value is
+// the default, updated_at ascending (the sync order).
+type CompanyOrder struct {
+	// Field is one of the Order* constants; "" is OrderUpdatedAt.
+	Field string
+	// Desc orders descending; ties then go by ID descending too.
+	Desc bool
+}
+
+// ParseCompanyOrder reads REST's order parameter: a field, descending with a leading "-".
+//
+// Errors: invalid_parameter (param "order").
+func ParseCompanyOrder(s string) (CompanyOrder, error) {
+	o := CompanyOrder{Field: strings.TrimPrefix(s, "-"), Desc: strings.HasPrefix(s, "-")}
+	if o.Field == "" {
+		o.Field = "?" // an empty order is not the default's name
+	}
+	if err := o.check(); err != nil {
+		return CompanyOrder{}, err
+	}
+	return o, nil
+}
+
+// check refuses an unknown field.
+//
+// Errors: invalid_parameter (param "order").
+func (o CompanyOrder) check() error {
+	if o.Field == "" || o.Field == OrderUpdatedAt || companyOrderColumns[o.Field] != "" {
+		return nil
+	}
+	return ParamErrorf(CodeInvalidParameter, "order",
+		"order must be one of updated_at, name, outstanding, available_credit, credit_limit, utilization, each with a leading - for descending")
+}
+
+// String is the ordering as REST's order parameter writes it.
+func (o CompanyOrder) String() string {
+	f := o.Field
+	if f == "" {
+		f = OrderUpdatedAt
+	}
+	if o.Desc {
+		return "-" + f
+	}
+	return f
+}
+
+// isDefault reports whether o is the sync order, whose cursors name no ordering (they are the
+// cursors issued before there were others).
+func (o CompanyOrder) isDefault() bool { return o.String() == OrderUpdatedAt }
+
+// maxCompanySearch bounds the API's search (contract §6).
+const maxCompanySearch = 100
+
+// CheckCompanySearch checks a search's length, before any list is read (GraphQL refuses the
+// request for it).
+//
+// Errors: invalid_parameter (param "q").
+func CheckCompanySearch(q *string) error {
+	if q == nil {
+		return nil
+	}
+	if n := utf8.RuneCountInString(*q); n < 1 || n > maxCompanySearch {
+		return ParamErrorf(CodeInvalidParameter, "q", "q must be 1 to %d characters", maxCompanySearch)
+	}
+	return nil
+}
+
+// companyKeyset orders q by o and, for a cursor, keeps the companies after its position. It
+// returns the position of a company as a cursor's payload.
+func companyKeyset(q *ent.CompanyQuery, o CompanyOrder, list string, c *cursorPayload) func(*ent.Company) cursorPayload {
+	dir := sql.Asc
+	if o.Desc {
+		dir = sql.Desc
+	}
+	column := companyOrderColumns[o.Field]
+	if column == "" {
+		if c != nil {
+			t := time.UnixMicro(c.Time).UTC()
+			if o.Desc {
+				q.Where(company.Or(company.UpdatedAtLT(t), company.And(company.UpdatedAtEQ(t), company.IDLT(c.ID))))
+			} else {
+				q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
+			}
+		}
+		q.Order(orderBy(company.FieldUpdatedAt, dir), orderBy(company.FieldID, dir))
+		return func(e *ent.Company) cursorPayload {
+			return cursorPayload{List: list, Time: e.UpdatedAt.UnixMicro(), ID: e.ID}
+		}
+	}
+	// A zero credit limit has the empty utilisation key, below every other: last when
+	// descending as it is, and put last first when ascending.
+	emptyLast := o.Field == OrderUtilization && !o.Desc
+	if c != nil {
+		q.Where(afterKey(column, c.Key, c.ID, o.Desc, emptyLast))
+	}
+	if emptyLast {
+		q.Order(func(s *sql.Selector) { s.OrderExpr(sql.Expr(s.C(column) + " = ''")) })
+	}
+	q.Order(orderBy(column, dir), orderBy(company.FieldID, dir))
+	return func(e *ent.Company) cursorPayload {
+		return cursorPayload{List: list, Key: companyKey(e, column), ID: e.ID}
+	}
+}
+
+// orderBy orders by a column in a direction.
+func orderBy(column string, dir func(string) string) func(*sql.Selector) {
+	return func(s *sql.Selector) { s.OrderBy(dir(s.C(column))) }
+}
+
+// afterKey keeps the companies after (key, id) in the order of column then ID, descending with
+// desc; with emptyLast the empty key comes after all others (ascending utilisation).
+func afterKey(column, key, id string, desc, emptyLast bool) func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		col, idCol := s.C(column), s.C(company.FieldID)
+		beyond, idBeyond := sql.GT(col, key), sql.GT(idCol, id)
+		if desc {
+			beyond, idBeyond = sql.LT(col, key), sql.LT(idCol, id)
+		}
+		after := sql.Or(beyond, sql.And(sql.EQ(col, key), idBeyond))
+		if emptyLast {
+			if key == "" {
+				after = sql.And(sql.EQ(col, ""), idBeyond)
+			} else {
+				after = sql.Or(sql.And(sql.NEQ(col, ""), after), sql.EQ(col, ""))
+			}
+		}
+		s.Where(after)
+	}
+}
+
+// companyKey is the stored key of column that a keyed read (readKeyedCompanies) returned.
+func companyKey(c *ent.Company, column string) string {
+	switch column {
+	case company.FieldNameKey:
+		return c.NameKey
+	case company.FieldOutstandingKey:
+		return c.OutstandingKey
+	case company.FieldCreditLimitKey:
+		return c.CreditLimitKey
+	case company.FieldAvailableKey:
+		return c.AvailableKey
+	default:
+		return c.UtilizationKey
+	}
+}
+
+// nameSearch keeps the companies whose normalised name contains key (NameKey of the search),
+// read through an index on both databases. On PostgreSQL the condition is the column's LIKE,
+// which the trigram index of migration 0010 serves. SQLite has no index for a LIKE '%…%', and
+// would read every row of the store along the ordering's index to test its name; instead the
+// matching rows are found first by a scan of the store's part of the (store_id, name_key, id)
+// index, which holds the names (no row is read for a name that does not match), and then read
+// by rowid. The subquery names the viewer's store only to choose that index's range: the
+// outer query keeps the data layer's own store filter.
+func nameSearch(storeID, key string) predicate.Company {
+	return func(s *sql.Selector) {
+		if s.Dialect() != dialect.SQLite {
+			s.Where(sql.Contains(s.C(company.FieldNameKey), key))
+			return
+		}
+		names := sql.Table(company.Table).As("names")
+		matching := sql.Select(names.C("rowid")).From(names).
+			Where(sql.And(sql.EQ(names.C(company.FieldStoreID), storeID), sql.Contains(names.C(company.FieldNameKey), key)))
+		s.Where(sql.In(s.C("rowid"), matching))
+	}
+}
