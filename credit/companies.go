@@ -11,7 +11,6 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
-	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/predicate"
@@ -532,7 +531,7 @@ func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, 
 		SetCreatedAt(now).
 		SetUpdatedAt(now).
 		Save(ctx)
-	if database.ViolatedIndex(err) == companyGIDIndex {
+	if s.db.ViolatedIndex(err) == companyGIDIndex {
 		// Contract §13: the platform's deliveries name a company by this GID, so it names
 		// one; the index decides, also against a transaction that committed meanwhile.
 		return nil, errCompanyGIDTaken(*gid)

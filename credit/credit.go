@@ -44,6 +44,10 @@ type Storage interface {
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends, where the database needs row locks to serialise writers.
 	ForUpdate(s *sql.Selector)
+	// ViolatedIndex names the unique index (as ent/schema names it) that err, a failed
+	// write's error, violated, or "" when it is no unique violation: uniqueness is decided by
+	// the index and each violation mapped by name, never checked by a read before the write.
+	ViolatedIndex(err error) string
 	// LocksRows reports whether ForUpdate locks rows: true where writers run concurrently
 	// (PostgreSQL), false where they take turns anyway (SQLite).
 	LocksRows() bool

@@ -12,7 +12,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/platformconnection"
@@ -115,7 +114,7 @@ func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string
 	})
 	// The unique indexes decide, not a read before the INSERT that a concurrent connect could
 	// outdate: a store has one shop, and a shop names one store.
-	switch database.ViolatedIndex(err) {
+	switch s.db.ViolatedIndex(err) {
 	case "platformconnection_store_id":
 		return PlatformConnection{}, errPlatformConnected(v.StoreID)
 	case "platformconnection_shop_domain":

@@ -11,6 +11,9 @@ import (
 	"github.com/creditd/creditd/ent/migrate"
 )
 
+// ViolatedIndex is the package's ViolatedIndex, for credit.Storage.
+func (db *DB) ViolatedIndex(err error) string { return ViolatedIndex(err) }
+
 // ViolatedIndex names the unique index that err violated (its name in ent/schema's indexes,
 // such as "platformconnection_shop_domain"), or "" when err is not a unique violation or names
 // no index of the schema. It lets the domain say which uniqueness a failed INSERT ran into,
