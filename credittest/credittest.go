@@ -104,7 +104,10 @@ func RequireSQLite(tb testing.TB) {
 // Env is one running creditd: database, service, HTTP server.
 type Env struct {
 	// DBPath is the SQLite file, or "" on PostgreSQL.
-	DBPath  string
+	DBPath string
+	// DSN opens the same database (the SQLite file, or the PostgreSQL schema's URL), for a
+	// second instance.
+	DSN     string
 	DB      *database.DB
 	Service *credit.Service
 	Clock   *Clock
@@ -164,7 +167,7 @@ func New(tb testing.TB, opts ...Options) *Env {
 	}
 	h := server.New(cfg)
 	ts := httptest.NewServer(h)
-	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
+	env := &Env{DBPath: path, DSN: dsn, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
 	tb.Cleanup(func() {
 		ts.Close()
 		db.Close()
