@@ -40,6 +40,9 @@ const (
 	closeRateLimited     = 4429
 )
 
+// sendBuffer is a WebSocket's socket send buffer (the kernel doubles it for its bookkeeping).
+const sendBuffer = 32 << 10
+
 // Defaults of StreamOptions.
 const (
 	DefaultKeepAlive    = 15 * time.Second
@@ -99,7 +102,7 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(time.Time{})
 	sw := &sseWriter{ResponseWriter: w, rc: rc, timeout: h.streamOpts.WriteTimeout, cancel: cancel, svc: h.svc}
 	st := &stream{sse: sw}
-	ctx = context.WithValue(ctx, streamKey{}, st)
+	ctx = graphql.StartOperationTrace(context.WithValue(ctx, streamKey{}, st))
 	transport.SSE{KeepAlivePingInterval: h.streamOpts.KeepAlive}.Do(sw, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
 }
 
@@ -183,6 +186,11 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	// The server's request deadlines end with the request; the stream sets its own.
 	_ = c.SetDeadline(time.Time{})
+	if tc, ok := c.(*net.TCPConn); ok {
+		// The send buffer is bounded: a client that stops reading fills it, and its next
+		// write's deadline cuts it off, instead of the kernel buffering megabytes for it.
+		_ = tc.SetWriteBuffer(sendBuffer)
+	}
 	w.conn.Conn = c
 	return w.conn, rw, nil
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -152,5 +153,201 @@ func TestSubscriptionBadKey(t *testing.T) {
 	c.Send(t, credittest.WSMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":"Bearer ck_nope"}`)})
 	if m := c.Read(t, 5*time.Second); m != nil || c.Closed == nil || c.Closed.Code != 4401 {
 		t.Fatalf("message %+v, close %v", m, c.Closed)
+	}
+}
+
+// TestSubscriptionEndsAtRevocation: once a revocation returned, the stream sends no event (not
+// even the key.revoked event written with it, nor events written after it) and ends with an
+// error message coded unauthenticated, then the close 4401.
+func TestSubscriptionEndsAtRevocation(t *testing.T) {
+	f := newSubsFixture(t)
+	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	time.Sleep(200 * time.Millisecond)
+	f.adjust(t, f.env.Server.URL, "before")
+	credittest.NextEvent(t, c.Read(t, 2*time.Second))
+	if err := f.env.Service.RevokeKey(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
+		t.Fatal(err)
+	}
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "2.00", Note: "after"})
+	m := c.Read(t, 5*time.Second)
+	if m == nil || m.Type != "error" || m.ID != "1" || strings.Join(credittest.ErrorCodes(m), ",") != "unauthenticated" {
+		t.Fatalf("after the revocation: %+v (close %v)", m, c.Closed)
+	}
+	if m := c.Read(t, 5*time.Second); m != nil || c.Closed == nil || c.Closed.Code != 4401 {
+		t.Fatalf("after the error: %+v, close %v", m, c.Closed)
+	}
+	if got := f.env.Service.SubscriptionStats().CutOff["unauthenticated"]; got != 1 {
+		t.Fatalf("cut off for unauthenticated: %d", got)
+	}
+}
+
+// TestSubscriptionSSE: over Server-Sent Events an event arrives as a next event; after a
+// revocation the stream's last next carries the unauthenticated error, then complete.
+func TestSubscriptionSSE(t *testing.T) {
+	f := newSubsFixture(t)
+	body := `{"query":"subscription { events { id type } }"}`
+	req, _ := http.NewRequest(http.MethodPost, f.env.Server.URL+"/graphql", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := make(chan string, 16)
+	go func() {
+		defer close(events)
+		r := bufio.NewReader(resp.Body)
+		var cur strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\n" {
+				if cur.Len() > 0 {
+					events <- cur.String()
+				}
+				cur.Reset()
+				continue
+			}
+			if !strings.HasPrefix(line, ":") {
+				cur.WriteString(line)
+			}
+		}
+	}()
+	next := func() string {
+		select {
+		case e := <-events:
+			return e
+		case <-time.After(5 * time.Second):
+			return "(nothing)"
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	f.adjust(t, f.env.Server.URL, "live")
+	feed := f.feedIDs(t)
+	if e := next(); !strings.HasPrefix(e, "event: next\n") || !strings.Contains(e, feed[len(feed)-1]) {
+		t.Fatalf("first event %q, feed %v", e, feed)
+	}
+	if err := f.env.Service.RevokeKey(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(); !strings.HasPrefix(e, "event: next\n") || !strings.Contains(e, `"code":"unauthenticated"`) || strings.Contains(e, `"id":"ev_`) {
+		t.Fatalf("after the revocation %q", e)
+	}
+	if e := next(); e != "event: complete\n" {
+		t.Fatalf("last event %q", e)
+	}
+}
+
+// TestSubscriptionLimitPerStore: 50 subscriptions of a store may be open on an instance; the
+// 51st is refused with rate_limited, and one may open again once one ended.
+func TestSubscriptionLimitPerStore(t *testing.T) {
+	f := newSubsFixture(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 1000 }})
+	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	for i := 1; i <= credit.MaxSubscriptionsPerStore; i++ {
+		c.Subscribe(t, fmt.Sprint(i), credittest.EventsSubscription, nil)
+	}
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
+	c.Subscribe(t, "51", credittest.EventsSubscription, nil)
+	m := c.Read(t, 5*time.Second)
+	if m == nil || m.ID != "51" || strings.Join(credittest.ErrorCodes(m), ",") != "rate_limited" {
+		t.Fatalf("51st subscription: %+v", m)
+	}
+	if m := c.Read(t, 5*time.Second); m == nil || m.ID != "51" || m.Type != "complete" {
+		t.Fatalf("51st subscription's end: %+v", m)
+	}
+	c.Send(t, credittest.WSMessage{Type: "complete", ID: "1"})
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore-1 })
+	c.Subscribe(t, "52", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
+	// Another store's key is not limited by this store's subscriptions.
+	st2 := f.env.MustStore(t, "Other", "EUR")
+	key2 := f.env.MustKey(t, st2, "other", credit.ScopeReadCredit)
+	c2 := credittest.MustDialWS(t, f.env.Server.URL, key2, credittest.WSOptions{})
+	c2.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore+1 })
+}
+
+// TestSubscriptionRateLimitCounting: starting a subscription counts one request of the store's
+// limit; connection_init and the messages sent do not.
+func TestSubscriptionRateLimitCounting(t *testing.T) {
+	f := newSubsFixture(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 3 }})
+	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
+	for i := range 5 {
+		f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "1.00", Note: fmt.Sprint("n", i)})
+		credittest.NextEvent(t, c.Read(t, 5*time.Second))
+	}
+	// 1 of 3 spent by the subscription: two requests pass, the third is refused.
+	for i, want := range []int{200, 200, 429} {
+		if got := f.env.Get(t, f.key, "/v1/companies").Status; got != want {
+			t.Fatalf("request %d after the subscription: %d, want %d", i+1, got, want)
+		}
+	}
+	c.Subscribe(t, "2", credittest.EventsSubscription, nil)
+	if m := c.Read(t, 5*time.Second); m == nil || m.ID != "2" || strings.Join(credittest.ErrorCodes(m), ",") != "rate_limited" {
+		t.Fatalf("a subscription over the limit: %+v", m)
+	}
+}
+
+// TestSubscriptionSlowConsumer: a subscriber that does not read is cut off once its bounded
+// send buffer is full and a write waits past the timeout; another subscriber of the store gets
+// every event meanwhile, and the metrics count the cut.
+func TestSubscriptionSlowConsumer(t *testing.T) {
+	f := newSubsFixture(t, credittest.Options{ServerConfig: func(c *server.Config) { c.StreamWriteTimeout = 300 * time.Millisecond }})
+	slow := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{ReadBuffer: 4096})
+	slow.Subscribe(t, "1", `subscription { events { id type occurredAt data } }`, nil)
+	fast := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	fast.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 2 })
+	note := strings.Repeat("n", 490)
+	const n = 300
+	got := make(chan int)
+	go func() {
+		count := 0
+		for count < n {
+			m := fast.Read(t, 20*time.Second)
+			if m == nil || m.Type != "next" {
+				break
+			}
+			count++
+		}
+		got <- count
+	}()
+	for i := range n {
+		f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "1.00", Note: fmt.Sprint(i, note)})
+	}
+	if count := <-got; count != n {
+		t.Fatalf("the reading subscriber got %d of %d events", count, n)
+	}
+	waitFor(t, func() bool {
+		st := f.env.Service.SubscriptionStats()
+		return st.CutOff["slow_consumer"] == 1 && st.Open == 1
+	})
+	metrics := f.env.Get(t, "", "/metrics").Body
+	for _, want := range []string{`creditd_subscriptions_cut_off_total{reason="slow_consumer"} 1`, "creditd_subscriptions_open 1"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Fatalf("metrics without %q", want)
+		}
+	}
+}
+
+// waitFor waits up to 10 s for cond.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
