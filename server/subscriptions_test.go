@@ -351,3 +351,25 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSubscriptionEndsAtGraceEnd: a stream opened with a secret that is then rotated keeps
+// running through the grace (the rotation's event reaches it) and ends with unauthenticated
+// once the grace is over, before any later event is sent.
+func TestSubscriptionEndsAtGraceEnd(t *testing.T) {
+	f := newSubsFixture(t)
+	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
+	if _, err := f.env.Service.RotateKey(f.env.StaffOf(t, f.keyID), f.keyID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ev := credittest.NextEvent(t, c.Read(t, 5*time.Second)); ev.Type != credit.EventTypeKeyRotated {
+		t.Fatalf("during the grace: %+v", ev)
+	}
+	f.env.Clock.Advance(time.Hour + time.Second)
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "2.00", Note: "after the grace"})
+	m := c.Read(t, 5*time.Second)
+	if m == nil || m.Type != "error" || strings.Join(credittest.ErrorCodes(m), ",") != "unauthenticated" {
+		t.Fatalf("after the grace: %+v (close %v)", m, c.Closed)
+	}
+}
