@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
 )
 
 // The streaming side of /graphql (contract §16): subscriptions over gqlgen's own WebSocket
@@ -95,6 +97,16 @@ func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request) {
 // ServeSSE serves a subscription over Server-Sent Events: a POST of /graphql that accepts
 // text/event-stream, authenticated and counted by the HTTP middleware.
 func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
+	// The body follows the rules of every request body, as on POST /graphql.
+	body, err := httpapi.ReadBody(w, r)
+	if err == nil {
+		err = checkEnvelope(body)
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	rc := http.NewResponseController(w)
@@ -166,10 +178,18 @@ func (f freshLoaders) DispatchError(ctx context.Context, list gqlerror.List) *gr
 }
 
 func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	next, ctx := f.exec.DispatchOperation(withLoaders(ctx, newLoaders(f.h.svc)), oc)
+	next, inner := f.exec.DispatchOperation(withLoaders(ctx, newLoaders(f.h.svc)), oc)
+	if inner == nil {
+		// An operation middleware refused the operation (onlySubscriptions) without calling the
+		// next one, which leaves no context; the transport still needs one.
+		inner = ctx
+	}
 	return func(ctx context.Context) *graphql.Response {
+		if ctx == nil {
+			ctx = inner
+		}
 		return next(withLoaders(ctx, newLoaders(f.h.svc)))
-	}, ctx
+	}, inner
 }
 
 // hijackWriter hands gorilla/websocket the connection below the response, wrapped in a

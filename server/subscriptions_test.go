@@ -373,3 +373,39 @@ func TestSubscriptionEndsAtGraceEnd(t *testing.T) {
 		t.Fatalf("after the grace: %+v (close %v)", m, c.Closed)
 	}
 }
+
+// TestSubscriptionRefusals: bad arguments are refused at the start with the contract's codes,
+// under their GraphQL names; a WebSocket runs subscriptions only; a subscription sent as a
+// plain POST is refused rather than left hanging.
+func TestSubscriptionRefusals(t *testing.T) {
+	f := newSubsFixture(t)
+	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	for i, tc := range []struct {
+		query     string
+		variables map[string]any
+		code      string
+		param     string
+	}{
+		{credittest.EventsSubscription, map[string]any{"after": "ev_unknown"}, "invalid_parameter", "afterEvent"},
+		{credittest.EventsSubscription, map[string]any{"types": []string{"nope"}}, "invalid_parameter", "types"},
+		{`query { companies(first: 1) { edges { node { id } } } }`, nil, "invalid_request", ""},
+	} {
+		id := fmt.Sprint(i + 1)
+		c.Subscribe(t, id, tc.query, tc.variables)
+		m := c.Read(t, 5*time.Second)
+		if m == nil || m.ID != id || strings.Join(credittest.ErrorCodes(m), ",") != tc.code ||
+			(tc.param != "" && !strings.Contains(string(m.Payload), `"param":"`+tc.param+`"`)) {
+			t.Fatalf("%s %v: %+v", tc.query, tc.variables, m)
+		}
+		if m := c.Read(t, 5*time.Second); m == nil || m.ID != id || m.Type != "complete" {
+			t.Fatalf("after the refusal: %+v", m)
+		}
+	}
+	r := f.env.Do(t, credittest.Request{Method: http.MethodPost, Path: "/graphql", Key: f.key, Body: map[string]any{"query": "subscription { events { id } }"}})
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"code":"invalid_request"`) {
+		t.Fatalf("a subscription over plain POST: %d %s", r.Status, r.Body)
+	}
+	if got := f.env.Service.SubscriptionStats().Open; got != 0 {
+		t.Fatalf("%d subscriptions open after refusals", got)
+	}
+}
