@@ -170,7 +170,9 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 				var m struct {
 					Type    string
 					Payload struct {
-						Data struct{ Events struct{ OccurredAt time.Time } }
+						Data struct {
+							Events struct{ OccurredAt time.Time }
+						}
 					}
 				}
 				if json.Unmarshal(raw, &m) != nil {
