@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -407,5 +408,44 @@ func TestSubscriptionRefusals(t *testing.T) {
 	}
 	if got := f.env.Service.SubscriptionStats().Open; got != 0 {
 		t.Fatalf("%d subscriptions open after refusals", got)
+	}
+}
+
+// TestSubscriptionCompletedOnShutdown: when the server shuts down, each stream is completed
+// (WebSocket: complete; SSE: the complete event), so its client resumes elsewhere.
+func TestSubscriptionCompletedOnShutdown(t *testing.T) {
+	f := newSubsFixture(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := server.New(server.Config{Service: f.env.Service, DB: f.env.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	base := "http://" + l.Addr().String()
+	c := credittest.MustDialWS(t, base, f.key, credittest.WSOptions{})
+	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"subscription { events { id } }"}`))
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 2 })
+	cancel()
+	if m := c.Read(t, 5*time.Second); m == nil || m.ID != "1" || m.Type != "complete" {
+		t.Fatalf("WebSocket at shutdown: %+v (close %v)", m, c.Closed)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.HasSuffix(string(body), "event: complete\n\n") {
+		t.Fatalf("SSE at shutdown: %q", body)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("serve: %v", err)
 	}
 }
