@@ -449,3 +449,21 @@ func TestSubscriptionCompletedOnShutdown(t *testing.T) {
 		t.Fatalf("serve: %v", err)
 	}
 }
+
+// TestSubscriptionKeyInHandshakeHeader: outside browsers the key may come in the handshake's
+// Authorization header, with an empty connection_init.
+func TestSubscriptionKeyInHandshakeHeader(t *testing.T) {
+	f := newSubsFixture(t)
+	c, _, err := credittest.DialWS(t, f.env.Server.URL, credittest.WSOptions{Header: http.Header{"Authorization": {"Bearer " + f.key}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Send(t, credittest.WSMessage{Type: "connection_init"})
+	if m := c.Read(t, 5*time.Second); m == nil || m.Type != "connection_ack" {
+		t.Fatalf("connection_init without payload: %+v (close %v)", m, c.Closed)
+	}
+	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
+	f.adjust(t, f.env.Server.URL, "header")
+	credittest.NextEvent(t, c.Read(t, 5*time.Second))
+}

@@ -272,6 +272,18 @@ func TestSubscriptionResumesAcrossRestarts(t *testing.T) {
 				}
 			}()
 
+			// The restarts begin once the subscriber holds part of the stream.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				mu.Lock()
+				n := len(got)
+				mu.Unlock()
+				if n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the subscriber received nothing in 30 s")
+				}
+			}
 			time.Sleep(1500 * time.Millisecond)
 			a.stop(syscall.SIGTERM) // graceful: streams are completed
 			a.start()
