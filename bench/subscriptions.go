@@ -54,8 +54,36 @@ type SubscriptionResult struct {
 	// writes' own work included).
 	CPUPerMessage time.Duration `json:"cpu_per_message"`
 	// MemoryPerSubscription is the growth of creditd's resident set from no subscriber to all
-	// of them open and idle, over their number.
-	MemoryPerSubscription int64 `json:"memory_per_subscription"`
+	// of them open and idle, over their number; HeapPerSubscription and GoroutinesPerSubscription
+	// the growth of its Go heap in use and of its goroutines (from /metrics), which say where
+	// the memory goes.
+	MemoryPerSubscription     int64   `json:"memory_per_subscription"`
+	HeapPerSubscription       int64   `json:"heap_per_subscription"`
+	GoroutinesPerSubscription float64 `json:"goroutines_per_subscription"`
+}
+
+// goMetrics reads go_goroutines and go_memstats_heap_inuse_bytes from creditd's /metrics.
+func goMetrics(ctx context.Context, base string) (goroutines, heap float64, err error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "go_goroutines %g", &v); err == nil {
+			goroutines = v
+		}
+		if _, err := fmt.Sscanf(line, "go_memstats_heap_inuse_bytes %g", &v); err == nil {
+			heap = v
+		}
+	}
+	return goroutines, heap, nil
 }
 
 // RunSubscriptions starts `creditd serve` on a fresh database, opens cfg.Subscribers
@@ -123,6 +151,10 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 	base := "http://" + p.Addr
 	time.Sleep(time.Second)
 	before, err := p.ReadMemory()
+	if err != nil {
+		return nil, err
+	}
+	goroutinesBefore, heapBefore, err := goMetrics(ctx, base)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +232,12 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 		return nil, err
 	}
 	res.MemoryPerSubscription = (after.RSS - before.RSS) / int64(cfg.Subscribers)
+	goroutinesAfter, heapAfter, err := goMetrics(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	res.HeapPerSubscription = int64(heapAfter-heapBefore) / int64(cfg.Subscribers)
+	res.GoroutinesPerSubscription = (goroutinesAfter - goroutinesBefore) / float64(cfg.Subscribers)
 
 	logf("writing %d events a second for %s", cfg.Rate, cfg.Duration)
 	cpuBefore, err := p.CPUTime()
@@ -269,10 +307,11 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 
 // WriteMarkdown writes the result as a table for BENCHMARKS.md.
 func (r *SubscriptionResult) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "| subscribers (stores) | events written | messages delivered / expected | commit→client p50 | p99 | max | CPU per message | memory per subscription |\n")
+	fmt.Fprintf(w, "| subscribers (stores) | events written | messages delivered / expected | commit→client p50 | p99 | max | CPU per message | memory per subscription (RSS; Go heap; goroutines) |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(w, "| %d (%d) | %d | %d / %d | %.1f ms | %.1f ms | %.1f ms | %.1f µs | %.1f KB |\n",
+	fmt.Fprintf(w, "| %d (%d) | %d | %d / %d | %.1f ms | %.1f ms | %.1f ms | %.1f µs | %.1f KB; %.1f KB; %.1f |\n",
 		r.Subscribers, r.Stores, r.Written, r.Delivered, r.Expected,
 		float64(r.P50)/float64(time.Millisecond), float64(r.P99)/float64(time.Millisecond), float64(r.Max)/float64(time.Millisecond),
-		float64(r.CPUPerMessage)/float64(time.Microsecond), float64(r.MemoryPerSubscription)/1024)
+		float64(r.CPUPerMessage)/float64(time.Microsecond), float64(r.MemoryPerSubscription)/1024,
+		float64(r.HeapPerSubscription)/1024, r.GoroutinesPerSubscription)
 }
