@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// feedChannel is the PostgreSQL channel of migration 0009's triggers.
+// feedChannel is the PostgreSQL channel of migration 0011's triggers.
 const feedChannel = "creditd_feed"
 
 // DefaultFeedPoll is how often WatchFeed looks at a SQLite file for commits of other
@@ -28,7 +28,7 @@ const DefaultFeedPoll = 25 * time.Millisecond
 // read from the tables.
 //
 // PostgreSQL: a connection of the pool LISTENs on creditd_feed, whose notifications the
-// triggers of migration 0009 send from the writing transactions (delivered on commit); the
+// triggers of migration 0011 send from the writing transactions (delivered on commit); the
 // payload names the store. It holds that connection while it runs and reconnects after a
 // second when it is lost.
 //
