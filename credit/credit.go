@@ -105,6 +105,9 @@ type Service struct {
 
 	// keys remembers authentications until a key changes (see Authenticate).
 	keys keyCache
+
+	// feed holds the process's live subscriptions to the event feed (see SubscribeEvents).
+	feed feedHub
 }
 
 // New returns the Service over db. It is the one constructor: the server, the command line,

@@ -148,10 +148,13 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 	if !wellFormedSecret(secret) {
 		return nil, errUnauthenticated
 	}
-	k, err := s.authenticate(ctx, hashSecret(secret))
+	hash := hashSecret(secret)
+	k, err := s.authenticate(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
+	// A subscription keeps checking this key for as long as it runs (see EventSubscription.Confirm).
+	ctx = context.WithValue(ctx, authenticatedKey{}, streamKey{hash: hash, keyID: k.keyID, changes: k.changes, until: k.until})
 	return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
 }
 

@@ -105,7 +105,10 @@ func RequireSQLite(tb testing.TB) {
 // needs (NewService). Env adds the server in front of it.
 type ServiceEnv struct {
 	// DBPath is the SQLite file, or "" on PostgreSQL.
-	DBPath  string
+	DBPath string
+	// DSN opens the same database (the SQLite file, or the PostgreSQL schema's URL), for a
+	// second instance.
+	DSN     string
 	DB      *database.DB
 	Service *credit.Service
 	Clock   *Clock
@@ -167,7 +170,7 @@ func NewService(tb testing.TB, opts ...Options) *ServiceEnv {
 	if o.ServiceOptions != nil {
 		o.ServiceOptions(&so)
 	}
-	return &ServiceEnv{DBPath: path, DB: db, Service: credit.New(db, so), Clock: clock}
+	return &ServiceEnv{DBPath: path, DSN: dsn, DB: db, Service: credit.New(db, so), Clock: clock}
 }
 
 // New starts creditd, the service of NewService behind its HTTP server.

@@ -45,6 +45,10 @@ type DB struct {
 	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
 	// writes that wait together commit together (group commit, see groupcommit.go).
 	commits groupCommit
+
+	// connector opens SQLite connections of their own, outside the pool: the feed watcher's
+	// (see WatchFeed). Nil on PostgreSQL.
+	connector driver.Connector
 }
 
 // newDB wraps an opened handle.
@@ -111,7 +115,8 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		// Should the file vanish after the check, SQLite still refuses to create it.
 		params += "&mode=rw"
 	}
-	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}})
+	connector := cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}}
+	raw := sql.OpenDB(connector)
 	// Keep every connection open: database/sql keeps only two idle ones by default, so under
 	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
 	// pragmas and a cold page cache each time. Reads run on the CPU, so more connections than
@@ -123,7 +128,9 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return newDB(raw, dialect.SQLite), nil
+	db := newDB(raw, dialect.SQLite)
+	db.connector = connector
+	return db, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
@@ -246,7 +253,7 @@ func IsUnavailable(err error) bool {
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/creditd/creditd/credit"
@@ -106,6 +107,16 @@ func TestGraphQLExamplesRun(t *testing.T) {
 					t.Fatalf("no test value for $%s", m[1])
 				}
 				vars[m[1]] = v
+			}
+			if strings.HasPrefix(q, "subscription") {
+				// Subscriptions run over a WebSocket: the example must deliver an event.
+				c := credittest.MustDialWS(t, env.Server.URL, dashboard, credittest.WSOptions{})
+				c.Subscribe(t, "1", q, vars)
+				m := c.Read(t, 10*time.Second)
+				if m == nil || m.Type != "next" || strings.Contains(string(m.Payload), `"errors"`) {
+					t.Fatalf("subscription example: %+v", m)
+				}
+				return
 			}
 			req := credittest.Request{Method: "POST", Path: "/graphql", Key: dashboard, Body: map[string]any{"query": q, "variables": vars}}
 			if strings.HasPrefix(q, "mutation") {

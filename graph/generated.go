@@ -47,6 +47,7 @@ type ResolverRoot interface {
 	LedgerEntry() LedgerEntryResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -272,6 +273,10 @@ type ComplexityRoot struct {
 		PreviousCreditLimit func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Events func(childComplexity int, afterEvent *string, types []string) int
+	}
+
 	TimelineEvent struct {
 		Actor      func(childComplexity int) int
 		Data       func(childComplexity int) int
@@ -329,6 +334,9 @@ type QueryResolver interface {
 	Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error)
 	Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error)
 	Receivables(ctx context.Context) (*credit.Receivables, error)
+}
+type SubscriptionResolver interface {
+	Events(ctx context.Context, afterEvent *string, types []string) (<-chan *credit.Event, error)
 }
 
 type executableSchema struct {
@@ -1202,6 +1210,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.SetCreditLimitPayload.PreviousCreditLimit(childComplexity), true
 
+	case "Subscription.events":
+		if e.complexity.Subscription.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Subscription.Events(childComplexity, args["afterEvent"].(*string), args["types"].([]string)), true
+
 	case "TimelineEvent.actor":
 		if e.complexity.TimelineEvent.Actor == nil {
 			break
@@ -1347,6 +1367,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1413,6 +1450,7 @@ accepts multipart/mixed, else in the one response.
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 """
@@ -1509,6 +1547,25 @@ type Query {
   cost does not grow with the number of companies or invoices: the database sums them.
   """
   receivables: Receivables!
+}
+
+"""
+Live updates (contract §16), over GraphQL over WebSocket (subprotocol ` + "`" + `graphql-transport-ws` + "`" + `,
+the key in ` + "`" + `connection_init` + "`" + `'s payload as ` + "`" + `{"Authorization": "Bearer ck_..."}` + "`" + ` or in the
+request header) or over Server-Sent Events (` + "`" + `graphql-sse` + "`" + `, distinct connections mode, the
+` + "`" + `Authorization` + "`" + ` header) on ` + "`" + `/graphql` + "`" + `. Starting a subscription counts one request of the
+store's rate limit; its messages do not. At most 50 are open per store and instance.
+"""
+type Subscription {
+  """
+  Every event the key may read (the scopes of ` + "`" + `Query.events` + "`" + `), in feed order: after
+  ` + "`" + `afterEvent` + "`" + ` (replayed from the feed, then live), or from the moment of subscribing. Never
+  skips nor repeats an event: not at the switch from replay to live, not across instances, not
+  across a reconnection that resumes with the last event received as ` + "`" + `afterEvent` + "`" + `. ` + "`" + `types` + "`" + `
+  keeps only those types. Ends with an ` + "`" + `unauthenticated` + "`" + ` error once the key is revoked or its
+  secret's grace ends; no event is sent after that returned.
+  """
+  events(afterEvent: ID, types: [String!]): Event!
 }
 
 """
@@ -2278,6 +2335,22 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "afterEvent", ec.unmarshalOID2ᚖstring)
+	if err != nil {
+		return nil, err
+	}
+	args["afterEvent"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "types", ec.unmarshalOString2ᚕstringᚄ)
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg1
 	return args, nil
 }
 
@@ -5991,6 +6064,61 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_previousCreditLim
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_events(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Subscription_events,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Subscription().Events(ctx, fc.Args["afterEvent"].(*string), fc.Args["types"].([]string))
+		},
+		nil,
+		ec.marshalNEvent2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEvent,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Event_id(ctx, field)
+			case "type":
+				return ec.fieldContext_Event_type(ctx, field)
+			case "occurredAt":
+				return ec.fieldContext_Event_occurredAt(ctx, field)
+			case "data":
+				return ec.fieldContext_Event_data(ctx, field)
+			case "object":
+				return ec.fieldContext_Event_object(ctx, field)
+			case "company":
+				return ec.fieldContext_Event_company(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10125,6 +10253,26 @@ func (ec *executionContext) _SetCreditLimitPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		ec.Errorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "events":
+		return ec._Subscription_events(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var timelineEventImplementors = []string{"TimelineEvent", "Node"}
 
 func (ec *executionContext) _TimelineEvent(ctx context.Context, sel ast.SelectionSet, obj *credit.TimelineEvent) graphql.Marshaler {
@@ -10999,6 +11147,10 @@ func (ec *executionContext) marshalNDecimal2string(ctx context.Context, sel ast.
 		}
 	}
 	return scalar.Plain(ctx, res)
+}
+
+func (ec *executionContext) marshalNEvent2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEvent(ctx context.Context, sel ast.SelectionSet, v credit.Event) graphql.Marshaler {
+	return ec._Event(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEvent(ctx context.Context, sel ast.SelectionSet, v *credit.Event) graphql.Marshaler {

@@ -283,6 +283,11 @@ func (r *queryResolver) Receivables(ctx context.Context) (*credit.Receivables, e
 	return found(r.svc.Receivables(ctx))
 }
 
+// Events is the events subscription.
+func (r *subscriptionResolver) Events(ctx context.Context, afterEvent *string, types []string) (<-chan *credit.Event, error) {
+	return r.subscribeEvents(ctx, afterEvent, types)
+}
+
 func (r *Resolver) Application() ApplicationResolver { return &applicationResolver{r} }
 
 func (r *Resolver) Company() CompanyResolver { return &companyResolver{r} }
@@ -295,9 +300,12 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 type applicationResolver struct{ *Resolver }
 type companyResolver struct{ *Resolver }
 type eventResolver struct{ *Resolver }
 type ledgerEntryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
+type subscriptionResolver struct{ *Resolver }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -66,6 +67,9 @@ const (
 	// gqlAggregate is a figure over the caller's store that takes no ID: it answers without
 	// errors and shows nothing of another store.
 	gqlAggregate gqlCase = "aggregate"
+	// gqlSubscription is a subscription (over a WebSocket) whose ID argument is a position in
+	// the caller's feed: another store's ID is refused like an unknown one.
+	gqlSubscription gqlCase = "subscription"
 )
 
 // graphqlIsolationCases lists every root field and every other field with an ID argument.
@@ -82,6 +86,7 @@ var graphqlIsolationCases = map[string]gqlCase{
 	"Mutation.placeHold":        gqlMutation,
 	"Mutation.liftHold":         gqlMutation,
 	"Company.ledger":            gqlNested,
+	"Subscription.events":       gqlSubscription,
 }
 
 // unknownLike returns an ID of the same kind as id that no store has.
@@ -509,7 +514,7 @@ func (m *matrix) graphqlMatrix() int {
 		def  *ast.FieldDefinition
 	}
 	var fields []field
-	for _, root := range []*ast.Definition{s.Query, s.Mutation} {
+	for _, root := range []*ast.Definition{s.Query, s.Mutation, s.Subscription} {
 		if root == nil {
 			continue
 		}
@@ -528,7 +533,7 @@ func (m *matrix) graphqlMatrix() int {
 		}
 	}) {
 		def := s.Types[name]
-		if def.Kind != ast.Object || def == s.Query || def == s.Mutation || strings.HasPrefix(name, "__") {
+		if def.Kind != ast.Object || def == s.Query || def == s.Mutation || def == s.Subscription || strings.HasPrefix(name, "__") {
 			continue
 		}
 		for _, f := range def.Fields {
@@ -581,6 +586,8 @@ func (m *matrix) graphqlMatrix() int {
 						}
 					}
 				}
+			case gqlSubscription:
+				m.subscriptionIsolation(i, me, f.name)
 			case gqlAggregate:
 				x, g := m.gql(me.key, gqlCall(t, s, f.op, f.def, ""))
 				m.checkNoLeak(i, f.name, x)
@@ -642,4 +649,46 @@ func (m *matrix) graphqlMatrix() int {
 		}
 	}
 	return m.calls - start
+}
+
+// subscriptionIsolation subscribes to the events of store i over a WebSocket: after one of its
+// own events the replay shows nothing of another store, and after another store's ID (of any
+// kind) the answer is the one an unknown ID gets, invalid_parameter.
+func (m *matrix) subscriptionIsolation(i int, me canaryStore, name string) {
+	t := m.t
+	subscribe := func(after string) *credittest.WSMessage {
+		t.Helper()
+		m.calls++
+		c := credittest.MustDialWS(t, m.env.Server.URL, me.key, credittest.WSOptions{})
+		defer c.Close()
+		c.Subscribe(t, "1", credittest.EventsSubscription, map[string]any{"after": after})
+		msg := c.Read(t, 10*time.Second)
+		if msg == nil {
+			t.Fatalf("store %d: %s(afterEvent: %s): no answer", i, name, after)
+		}
+		return msg
+	}
+	own := subscribe(me.feedEvents[0])
+	if own.Type != "next" || len(credittest.ErrorCodes(own)) > 0 {
+		t.Errorf("store %d: %s after its own event: %+v", i, name, own)
+	}
+	if found := leaks(own.Payload, m.others(i)...); len(found) > 0 {
+		t.Errorf("store %d: %s after its own event carries %v", i, name, found)
+	}
+	for _, other := range m.others(i) {
+		for _, id := range other.allIDs() {
+			unknown := unknownLike(id)
+			what := fmt.Sprintf("%s(afterEvent: store %d's %s)", name, other.n, id)
+			f, u := subscribe(id), subscribe(unknown)
+			if found := leaks(f.Payload, m.others(i)...); len(found) > 0 {
+				t.Errorf("store %d: %s carries %v", i, what, found)
+			}
+			if got, want := strings.ReplaceAll(string(f.Payload), id, "<id>"), strings.ReplaceAll(string(u.Payload), unknown, "<id>"); got != want {
+				t.Errorf("store %d: %s answers differently from an unknown ID:\nforeign %s\nunknown %s", i, what, got, want)
+			}
+			if c := credittest.ErrorCodes(f); len(c) != 1 || c[0] != string(credit.CodeInvalidParameter) {
+				t.Errorf("store %d: %s: %+v, want invalid_parameter", i, what, f)
+			}
+		}
+	}
 }

@@ -88,12 +88,15 @@ func (a *authFailures) fail(r *http.Request) (d ratelimit.Decision, limited bool
 	return d, true
 }
 
-// errAuthFailuresLimited is the 429 of the failed-authentication limit, with Retry-After set.
+// errAuthFailuresLimited is the 429 of the failed-authentication limit, with Retry-After set
+// on w (nil: a stream whose response has begun).
 // It names that limit, not the store's: the request's key was never valid, so no store's
 // allowance is in question.
 func errAuthFailuresLimited(w http.ResponseWriter, d ratelimit.Decision) error {
 	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	if w != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	return credit.Errorf(httpapi.CodeRateLimited, "too many failed authentications from this address: the failed-authentication limit is %d a minute; retry after %d s (a request with a valid API key is not limited by it)", d.Limit, secs)
 }
 

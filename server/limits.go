@@ -53,12 +53,13 @@ func setRateHeaders(w http.ResponseWriter, d ratelimit.Decision) {
 	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
 }
 
+// errRateLimited is the 429 of the store's limit, with Retry-After set on w (nil: a stream
+// whose response has begun).
 func errRateLimited(w http.ResponseWriter, d ratelimit.Decision) error {
-	secs := int(math.Ceil(d.RetryAfter.Seconds()))
-	if secs < 1 {
-		secs = 1
+	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
+	if w != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	return credit.Errorf(httpapi.CodeRateLimited, "too many requests for this store: at most %d a minute; retry after %d s", d.Limit, secs)
 }
 

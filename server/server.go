@@ -18,6 +18,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/graph"
 	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/openapi"
 	"github.com/creditd/creditd/ratelimit"
@@ -52,6 +53,13 @@ type Config struct {
 	CORSOrigins []string
 	// PlatformRateLimit is the platform door's requests per minute per store; zero means 600.
 	PlatformRateLimit int
+	// StreamKeepAlive is the keep-alive interval of subscription streams; zero means
+	// graph.DefaultKeepAlive.
+	StreamKeepAlive time.Duration
+	// StreamWriteTimeout is how long a write to a subscription stream may wait for its client
+	// to read before the client is cut off as a slow consumer; zero means
+	// graph.DefaultWriteTimeout.
+	StreamWriteTimeout time.Duration
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -65,6 +73,11 @@ type Server struct {
 	limiter         ratelimit.Limiter
 	authFailures    *authFailures
 	platformLimiter ratelimit.Limiter
+
+	// graph serves GraphQL, its subscription streams too.
+	graph              *graph.Handler
+	streamKeepAlive    time.Duration
+	streamWriteTimeout time.Duration
 }
 
 // New builds the server's handler.
@@ -77,7 +90,7 @@ func New(cfg Config) *Server {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Server{svc: cfg.Service, db: cfg.DB, log: log}
+	s := &Server{svc: cfg.Service, db: cfg.DB, log: log, streamKeepAlive: cfg.StreamKeepAlive, streamWriteTimeout: cfg.StreamWriteTimeout}
 	var authLimiter ratelimit.Limiter
 	s.limiter, authLimiter = newLimiters(cfg, now)
 	s.platformLimiter = newPlatformLimiter(cfg, now)
@@ -87,6 +100,7 @@ func New(cfg Config) *Server {
 	s.authFailures = newAuthFailures(authLimiter, now, reg)
 	reg.MustRegister(cfg.Collectors...)
 	reg.MustRegister(newInboxCollector(cfg.Service))
+	reg.MustRegister(newSubscriptionCollector(cfg.Service))
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
@@ -115,8 +129,10 @@ func New(cfg Config) *Server {
 	// Outside in: a request id for everything; gzip for every body; logs and metrics; CORS, whose
 	// preflights are answered here, before authentication and the rate limit. The client address
 	// (behind --trusted-proxy, the one the proxies report) is resolved first, for the access log
-	// and the per-address limits alike.
-	s.handler = httpapi.WithClientAddress(cfg.TrustedProxies, httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux)))))))
+	// and the per-address limits alike. Subscription streams branch off before compression and
+	// the request metrics (see streams).
+	s.handler = httpapi.WithClientAddress(cfg.TrustedProxies, httpapi.WithRequestID(streams(s.streamHandler(s.graph, cfg.CORSOrigins),
+		compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux))))))))
 	return s
 }
 
@@ -254,5 +270,10 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // Serve serves on l until ctx is cancelled, then shuts down gracefully, letting requests in
-// flight finish for up to 10 seconds.
-func (s *Server) Serve(ctx context.Context, l net.Listener) error { return httpapi.Serve(ctx, l, s) }
+// flight finish for up to 10 seconds. Subscription streams are completed at once, so their
+// clients resume on another instance with afterEvent (contract §16).
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	stop := context.AfterFunc(ctx, s.svc.EndSubscriptions)
+	defer stop()
+	return httpapi.Serve(ctx, l, s)
+}

@@ -9,6 +9,10 @@
 //
 //	go run ./cmd/creditbench [--db PATH|postgres://...] [--duration 10s] [--concurrency 8] [--profile]
 //
+// `creditbench subscriptions [--subscribers 1000] [--rate 200] [--duration 10s] [--db URL]`
+// runs issue 30's scenario instead: live subscriptions on one instance under a steady write
+// load (commit-to-client latency, CPU per delivered message, memory per open subscription).
+//
 // With --webhook it runs only the adjustments scenario, without and then with one webhook
 // endpoint subscribed to ledger_entry.created, and compares the two (issue 12).
 //
@@ -51,6 +55,9 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return bench.ServeBaseline(ctx, *addr, *dir, os.Stdout)
+	}
+	if len(args) > 0 && args[0] == "subscriptions" {
+		return runSubscriptions(ctx, args[1:])
 	}
 
 	fs := flag.NewFlagSet("creditbench", flag.ContinueOnError)
@@ -142,6 +149,48 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// runSubscriptions is `creditbench subscriptions`: issue 30's scenario (see
+// bench.RunSubscriptions and BENCHMARKS.md).
+func runSubscriptions(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("subscriptions", flag.ContinueOnError)
+	work := fs.String("work", filepath.Join(os.TempDir(), "creditbench"), "directory for the database, the log and the creditd binary")
+	db := fs.String("db", "", "a postgres:// URL to run on PostgreSQL (a scratch schema, dropped afterwards); default a fresh SQLite file in --work")
+	creditd := fs.String("creditd", "", "creditd binary (default: built from ./cmd/creditd into <work>)")
+	subscribers := fs.Int("subscribers", 1000, "subscriptions open on the one instance, 50 per store")
+	rate := fs.Int("rate", 200, "events written per second, spread over the stores")
+	duration := fs.Duration("duration", 10*time.Second, "length of the load")
+	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*work, 0o755); err != nil {
+		return err
+	}
+	if *creditd == "" {
+		*creditd = filepath.Join(*work, "creditd")
+		fmt.Fprintln(os.Stderr, "building ./cmd/creditd")
+		build := exec.CommandContext(ctx, "go", "build", "-o", *creditd, "./cmd/creditd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build creditd (run from the repository root, or pass --creditd): %w", err)
+		}
+	}
+	res, err := bench.RunSubscriptions(ctx, bench.SubscriptionConfig{
+		Creditd: *creditd, WorkDir: *work, DB: *db, Subscribers: *subscribers, Rate: *rate, Duration: *duration, Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s.\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Printf("Command: creditbench subscriptions %s\n\n", strings.Join(args, " "))
+	res.WriteMarkdown(os.Stdout)
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		return os.WriteFile(*jsonOut, b, 0o644)
+	}
+	return nil
 }
 
 // onTmpfs reports whether dir is on a memory file system.

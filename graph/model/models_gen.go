@@ -86,6 +86,14 @@ type SetCreditLimitInput struct {
 	Currency *string `json:"currency,omitempty"`
 }
 
+// Live updates (contract §16), over GraphQL over WebSocket (subprotocol `graphql-transport-ws`,
+// the key in `connection_init`'s payload as `{"Authorization": "Bearer ck_..."}` or in the
+// request header) or over Server-Sent Events (`graphql-sse`, distinct connections mode, the
+// `Authorization` header) on `/graphql`. Starting a subscription counts one request of the
+// store's rate limit; its messages do not. At most 50 are open per store and instance.
+type Subscription struct {
+}
+
 // A page of timeline events.
 type TimelineEventConnection struct {
 	Edges    []TimelineEventEdge `json:"edges"`

@@ -345,3 +345,51 @@ func docsListingScript(name string) string {
   return names.includes(` + jsString(name) + `) ? docs.innerText : false;
 })()`
 }
+
+// TestPlaygroundRunsSubscription runs a subscription from the playground: the page opens a
+// WebSocket to /graphql (graphql-transport-ws, the key from the Headers tab in
+// connection_init), and an event written afterwards appears in the result pane.
+func TestPlaygroundRunsSubscription(t *testing.T) {
+	env := credittest.New(t)
+	store := env.MustStore(t, "Demo Wholesale", "EUR")
+	key := env.MustKey(t, store, "playground", credit.ScopeReadCredit)
+	company := env.MustCompany(t, store, "Alpenblick Hotels AG", "25000.00")
+	ctx, log := startChromium(t)
+	const subscription = `subscription Live { events(types: ["ledger_entry.created"]) { id type data } }`
+	var result string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(playground.Link(env.Server.URL, key)),
+		waitUntil(`location.hash === "" && document.querySelector(`+jsString(headersEditor)+`) !== null`, 10*time.Second),
+		chromedp.WaitVisible(`.graphiql-execute-button`, chromedp.ByQuery),
+		chromedp.Click(`[aria-label="Show Documentation Explorer"]`, chromedp.ByQuery),
+		chromedp.Poll(docsListingScript("Company"), nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate(`document.querySelector(".graphiql-query-editor .CodeMirror").CodeMirror.setValue(`+jsString(subscription)+`)`, nil),
+		// GraphiQL reads the operation's name from the editor after a pause.
+		chromedp.Sleep(time.Second),
+		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery),
+		waitUntil(`document.querySelector(".graphiql-execute-button") !== null`, 5*time.Second),
+	)
+	if err != nil {
+		log.fatal(ctx, t, err, "before the event")
+	}
+	// The subscription is open on the server before the event is written.
+	deadline := time.Now().Add(10 * time.Second)
+	for env.Service.SubscriptionStats().Open != 1 {
+		if time.Now().After(deadline) {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`(document.querySelector(".result-window") || {}).innerText || ""`, &text))
+			log.check(t, env.Server.URL, key)
+			t.Fatalf("the playground opened no subscription; result pane: %s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	entry := env.MustRecord(t, credit.LedgerEntryInput{CompanyID: company.ID, Kind: credit.KindOrderPlaced, Amount: "4800.00", OrderGID: "gid://platform/Order/5001"})
+	if err := chromedp.Run(ctx, chromedp.Poll(resultContainingScript(entry.ID), &result, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		log.fatal(ctx, t, err, "result: %s", result)
+	}
+	log.close(ctx, t)
+	if !strings.Contains(result, "ledger_entry.created") {
+		t.Errorf("the result lacks the event's type:\n%s", result)
+	}
+	log.check(t, env.Server.URL, key)
+}

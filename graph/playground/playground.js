@@ -10,6 +10,9 @@
 // editor. Until then the `schema` prop is null, which tells GraphiQL not to introspect at all,
 // rather than failing with the placeholder and showing "Error fetching schema".
 //
+// A subscription runs too (the Subscription type): over a WebSocket to /graphql, with the
+// key from the Headers tab in connection_init, each event appearing as it happens.
+//
 // A link may carry a key in its fragment (/playground#key=ck_...; see Link in playground.go).
 // Browsers never send the fragment to the server, so the key stays out of its logs; the page
 // moves it into the Headers tab and removes it from the address bar.
@@ -108,14 +111,32 @@
   }
 
   var root = document.getElementById("graphiql");
-  var baseFetcher = GraphiQL.createFetcher({ url: root.getAttribute("data-endpoint") });
+  var endpoint = root.getAttribute("data-endpoint");
+  var wsEndpoint = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + endpoint;
+  var wsClient = null;
 
   // authorizedFetcher returns a new fetcher for each key; its identity is what tells GraphiQL
   // to introspect again. GraphiQL takes the headers from its editor, but the introspection it
   // starts while mounting can run before the editor exists and then carries no headers at all;
   // only that request gets the key here, so a query run without an Authorization header still
   // goes out without one.
+  //
+  // Subscriptions run over a WebSocket (graphql-transport-ws, with graphql-ws's client): a
+  // browser cannot set headers on one, so the key goes in connection_init's payload. Each key
+  // gets its own client, which connects when a subscription starts; the previous one closes.
   function authorizedFetcher(authorization) {
+    if (wsClient) {
+      wsClient.dispose();
+      wsClient = null;
+    }
+    if (authorization && window.graphqlWs) {
+      wsClient = graphqlWs.createClient({
+        url: wsEndpoint,
+        connectionParams: { Authorization: authorization },
+        retryAttempts: 0
+      });
+    }
+    var baseFetcher = GraphiQL.createFetcher({ url: endpoint, wsClient: wsClient || undefined });
     return function (params, opts) {
       if (authorization && params.operationName === "IntrospectionQuery" && !(opts && opts.headers)) {
         opts = Object.assign({}, opts, { headers: { Authorization: authorization } });

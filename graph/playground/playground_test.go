@@ -27,6 +27,7 @@ func TestPlaygroundServed(t *testing.T) {
 	}
 	for _, asset := range []struct{ path, contentType string }{
 		{"/playground/assets/graphiql.min.js", "text/javascript"},
+		{"/playground/assets/graphql-ws.min.js", "text/javascript"},
 		{"/playground/assets/graphiql.min.css", "text/css"},
 		{"/playground/assets/react.production.min.js", "text/javascript"},
 		{"/playground/assets/react-dom.production.min.js", "text/javascript"},

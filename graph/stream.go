@@ -1,0 +1,359 @@
+package graph
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
+)
+
+// The streaming side of /graphql (contract §16): subscriptions over gqlgen's own WebSocket
+// (graphql-transport-ws) and Server-Sent Events (graphql-sse, distinct connections)
+// transports. What gqlgen does not offer is added around it, at the byte level, without
+// changing its protocol handling:
+//
+//   - the end of a stream whose key stopped working: on a WebSocket the operation's error
+//     message and then the close with code 4401 (gqlgen closes with 1000; the connection
+//     below it rewrites that close frame), over SSE a last next message with the error before
+//     gqlgen's complete;
+//   - a bounded wait for a slow reader: each write has a deadline (StreamOptions.WriteTimeout);
+//     a client that does not read until its socket's buffer is full is cut off
+//     (slow_consumer) and the connection closed, so it holds no goroutine or memory, and
+//     other subscribers never wait for it (each has its own goroutines; none shares a buffer).
+
+// WebSocket close codes of graphql-transport-ws that creditd sends.
+const (
+	closeUnauthenticated = 4401
+	closeRateLimited     = 4429
+)
+
+// sendBuffer is a WebSocket's socket send buffer (the kernel doubles it for its bookkeeping).
+const sendBuffer = 32 << 10
+
+// Defaults of StreamOptions.
+const (
+	DefaultKeepAlive    = 15 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+)
+
+// StreamOptions configure the subscription transports.
+type StreamOptions struct {
+	// Authenticate resolves the Authorization value of a WebSocket's connection_init payload
+	// (else of its handshake) into the viewer's context, by the rules of the HTTP API's
+	// authentication (server: the failed-authentication limit too). Nil refuses every
+	// WebSocket.
+	Authenticate func(ctx context.Context, r *http.Request, authorization string) (context.Context, error)
+	// Charge counts the start of a subscription on a WebSocket as one request of the store's
+	// rate limit, returning rate_limited when it is spent. An SSE subscription is its own HTTP
+	// request, counted by the HTTP middleware. Nil charges nothing.
+	Charge func(ctx context.Context) error
+	// KeepAlive is the interval of pings (WebSocket; a client that answers none within two is
+	// disconnected) and of comment lines (SSE). Zero means DefaultKeepAlive.
+	KeepAlive time.Duration
+	// WriteTimeout is how long one write may wait for the client to read before it is cut
+	// off as a slow consumer. Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+}
+
+// stream is the state of one streaming connection: a WebSocket (ws set) or one SSE request
+// (sse set).
+type stream struct {
+	charge func(ctx context.Context) error
+	ws     *wsConn
+	sse    *sseWriter
+}
+
+type streamKey struct{}
+
+func streamFrom(ctx context.Context) *stream {
+	st, _ := ctx.Value(streamKey{}).(*stream)
+	return st
+}
+
+// ServeWebSocket serves a WebSocket handshake on /graphql. The caller has checked the
+// handshake's Origin; the key is checked in connection_init.
+func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request) {
+	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout}
+	st := &stream{charge: h.streamOpts.Charge, ws: conn}
+	ctx := context.WithValue(r.Context(), streamKey{}, st)
+	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
+}
+
+// ServeSSE serves a subscription over Server-Sent Events: a POST of /graphql that accepts
+// text/event-stream, authenticated and counted by the HTTP middleware.
+func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
+	// The body follows the rules of every request body, as on POST /graphql.
+	body, err := httpapi.ReadBody(w, r)
+	if err == nil {
+		_, _, err = checkEnvelope(body)
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	rc := http.NewResponseController(w)
+	// The server's read timeout would end the stream: nothing more is read from the client.
+	_ = rc.SetReadDeadline(time.Time{})
+	sw := &sseWriter{ResponseWriter: w, rc: rc, timeout: h.streamOpts.WriteTimeout, cancel: cancel, svc: h.svc}
+	st := &stream{sse: sw}
+	ctx = graphql.StartOperationTrace(context.WithValue(ctx, streamKey{}, st))
+	transport.SSE{KeepAlivePingInterval: h.streamOpts.KeepAlive}.Do(sw, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
+}
+
+// websocket is gqlgen's WebSocket transport for one handshake.
+func (h *Handler) websocket(r *http.Request) transport.Websocket {
+	auth := h.streamOpts.Authenticate
+	return transport.Websocket{
+		Upgrader: websocket.Upgrader{
+			// The caller checked the Origin (contract §16).
+			CheckOrigin: func(*http.Request) bool { return true },
+			// Buffers only while writing, so an idle subscriber holds none.
+			WriteBufferPool: &sync.Pool{},
+		},
+		InitTimeout:      10 * time.Second,
+		PingPongInterval: h.streamOpts.KeepAlive,
+		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			st := streamFrom(ctx)
+			authorization := payload.Authorization()
+			if authorization == "" {
+				authorization = r.Header.Get("Authorization")
+			}
+			if auth == nil {
+				st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+				return nil, nil, credit.ErrUnauthenticated()
+			}
+			ctx, err := auth(ctx, r, authorization)
+			if err != nil {
+				if credit.CodeOf(err) == credit.CodeUnauthenticated {
+					st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+				} else {
+					st.ws.closeWith(closeRateLimited, string(credit.CodeOf(err)))
+				}
+				return nil, nil, err
+			}
+			ctx, cancel := context.WithCancel(ctx)
+			st.ws.setCancel(cancel)
+			return ctx, nil, nil
+		},
+	}
+}
+
+// freshLoaders gives each message of a subscription loaders of its own: a loader caches what
+// it read for its request, and a stream's messages must show the records as they are when
+// each is sent.
+type freshLoaders struct {
+	h    *Handler
+	exec graphql.GraphExecutor
+}
+
+func (f freshLoaders) executor(exec graphql.GraphExecutor) graphql.GraphExecutor {
+	f.exec = exec
+	return f
+}
+
+func (f freshLoaders) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	return f.exec.CreateOperationContext(ctx, params)
+}
+
+func (f freshLoaders) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	return f.exec.DispatchError(ctx, list)
+}
+
+func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	next, inner := f.exec.DispatchOperation(withLoaders(ctx, newLoaders(f.h.svc)), oc)
+	if inner == nil {
+		// An operation middleware refused the operation (onlySubscriptions) without calling the
+		// next one, which leaves no context; the transport still needs one.
+		inner = ctx
+	}
+	return func(ctx context.Context) *graphql.Response {
+		if ctx == nil {
+			ctx = inner
+		}
+		return next(withLoaders(ctx, newLoaders(f.h.svc)))
+	}, inner
+}
+
+// hijackWriter hands gorilla/websocket the connection below the response, wrapped in a
+// wsConn.
+type hijackWriter struct {
+	http.ResponseWriter
+	conn *wsConn
+}
+
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The server's request deadlines end with the request; the stream sets its own.
+	_ = c.SetDeadline(time.Time{})
+	if tc, ok := c.(*net.TCPConn); ok {
+		// The send buffer is bounded: a client that stops reading fills it, and its next
+		// write's deadline cuts it off, instead of the kernel buffering megabytes for it.
+		_ = tc.SetWriteBuffer(sendBuffer)
+	}
+	w.conn.Conn = c
+	return w.conn, rw, nil
+}
+
+func (w *hijackWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wsConn is a WebSocket's TCP connection: each write has a deadline (a slow consumer is cut
+// off), and the close frame gqlgen writes is replaced by one with the code and reason set by
+// closeWith.
+type wsConn struct {
+	net.Conn
+	svc     *credit.Service
+	timeout time.Duration
+
+	mu     sync.Mutex
+	code   int
+	reason string
+	cancel context.CancelFunc
+
+	cut atomic.Bool
+}
+
+// closeWith sets the code and reason of the connection's close.
+func (c *wsConn) closeWith(code int, reason string) {
+	c.mu.Lock()
+	c.code, c.reason = code, reason
+	c.mu.Unlock()
+}
+
+func (c *wsConn) setCancel(cancel context.CancelFunc) {
+	c.mu.Lock()
+	c.cancel = cancel
+	c.mu.Unlock()
+}
+
+// cancelConn closes the connection through gqlgen (its context's end), with the close set by
+// closeWith.
+func (c *wsConn) cancelConn() {
+	c.mu.Lock()
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (c *wsConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	code, reason := c.code, c.reason
+	c.mu.Unlock()
+	if code != 0 && isCloseFrame(b) {
+		frame := append([]byte{0x88, byte(2 + len(reason)), byte(code >> 8), byte(code)}, reason...)
+		if _, err := c.write(frame); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	return c.write(b)
+}
+
+func (c *wsConn) write(b []byte) (int, error) {
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
+	n, err := c.Conn.Write(b)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() && c.cut.CompareAndSwap(false, true) {
+		c.svc.NoteCutOff("slow_consumer")
+		_ = c.Conn.Close()
+	}
+	return n, err
+}
+
+// isCloseFrame reports whether b is one whole unmasked close frame with a short payload, as
+// gorilla/websocket writes it in one call.
+func isCloseFrame(b []byte) bool {
+	return len(b) >= 2 && b[0] == 0x88 && b[1] < 126 && int(b[1]) == len(b)-2
+}
+
+// sseWriter is an SSE response: each write and flush has a deadline (a slow consumer is cut
+// off and the request's context ended), and a last message set by final is written before
+// gqlgen's complete.
+type sseWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	cancel  context.CancelFunc
+	svc     *credit.Service
+
+	mu     sync.Mutex
+	last   []byte
+	broken bool
+}
+
+var sseComplete = []byte("event: complete\n\n")
+
+var errStreamBroken = errors.New("stream cut off")
+
+// final sets the last message: a next holding err.
+func (w *sseWriter) final(err *gqlerror.Error) {
+	body, _ := json.Marshal(graphql.Response{Errors: gqlerror.List{err}})
+	w.mu.Lock()
+	w.last = append(append([]byte("event: next\ndata: "), body...), "\n\n"...)
+	w.mu.Unlock()
+}
+
+func (w *sseWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken {
+		return 0, errStreamBroken
+	}
+	out := b
+	if w.last != nil && bytes.Equal(b, sseComplete) {
+		out = append(w.last, b...)
+		w.last = nil
+	}
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		w.cutOff(err)
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (w *sseWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken {
+		return
+	}
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	if err := w.rc.Flush(); err != nil {
+		w.cutOff(err)
+	}
+}
+
+// cutOff ends a stream whose write failed; w.mu is held.
+func (w *sseWriter) cutOff(err error) {
+	w.broken = true
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		w.svc.NoteCutOff("slow_consumer")
+	}
+	w.cancel()
+}
+
+func (w *sseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
