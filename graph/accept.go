@@ -97,3 +97,21 @@ func acceptsMultipart(r *http.Request) bool {
 	}
 	return false
 }
+
+// PrefersEventStream reports whether r's Accept prefers text/event-stream to every other answer
+// /graphql gives (GraphQL's JSON types, multipart/mixed): a graphql-sse client's request, which
+// accepts text/event-stream alone, is a subscription stream; urql's queries, whose Accept
+// lists text/event-stream after the JSON types, are not.
+func PrefersEventStream(r *http.Request) bool {
+	header := r.Header.Values("Accept")
+	sse := acceptance(header, "text/event-stream")
+	if sse.q <= 0 {
+		return false
+	}
+	for _, other := range []string{mediaGraphQLResponse, mediaJSON, "multipart/mixed"} {
+		if !sse.better(acceptance(header, other)) {
+			return false
+		}
+	}
+	return true
+}

@@ -25,7 +25,7 @@ func isStream(r *http.Request) bool {
 	if r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		return true
 	}
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return r.Method == http.MethodPost && graph.PrefersEventStream(r)
 }
 
 // streams routes subscription streams to stream, everything else to next.
