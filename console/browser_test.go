@@ -222,7 +222,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	var agingAfter string
 	run("read the aging", chromedp.Text(`#store-aging tbody`, &agingAfter, chromedp.ByQuery))
-	if !strings.Contains(storeAging, "2,950.00 EUR") || strings.Contains(agingAfter, "2,950.00 EUR") || agingAfter == storeAging {
+	if !strings.Contains(storeAging, "2,950.00") || strings.Contains(agingAfter, "2,950.00") || agingAfter == storeAging {
 		t.Errorf("the store's aging did not move with the payment: before %q, after %q", storeAging, agingAfter)
 	}
 

@@ -136,6 +136,8 @@ type companyBody struct {
 	// invoices, oldest first.
 	Aging    credit.Aging
 	Invoices credit.Page[credit.Invoice]
+	// NotInvoiced is what the aging leaves of the outstanding balance (amended §15).
+	NotInvoiced credit.Money
 	// InvoicesFirst is true on the first page of open invoices; NextInvoices links the next.
 	InvoicesFirst bool
 	NextInvoices  string
@@ -191,7 +193,7 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 		c.fail(w, r, v, err)
 		return
 	}
-	body := companyBody{Company: co, Aging: agings[co.ID], Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
+	body := companyBody{Company: co, Aging: agings[co.ID], NotInvoiced: credit.NotInvoiced(co.Outstanding, agings[co.ID]), Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
 		LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
 	if invoices.NextCursor != nil {
 		body.NextInvoices = buildQuery("invoices", *invoices.NextCursor)

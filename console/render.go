@@ -56,6 +56,7 @@ type pages struct{ byName map[string]*template.Template }
 
 var templateFuncs = template.FuncMap{
 	"money":      formatMoney,
+	"amount":     formatAmount,
 	"when":       formatTime,
 	"day":        formatDay,
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
@@ -236,7 +237,10 @@ func sentence(msg string) string {
 }
 
 // formatMoney shows an amount with its currency, its integer digits grouped by threes.
-func formatMoney(m credit.Money) string {
+func formatMoney(m credit.Money) string { return formatAmount(m) + " " + m.Currency }
+
+// formatAmount is formatMoney without the currency, for a table's cells whose heading names it.
+func formatAmount(m credit.Money) string {
 	amount := m.Amount
 	sign := ""
 	if strings.HasPrefix(amount, "-") {
@@ -253,7 +257,7 @@ func formatMoney(m credit.Money) string {
 	if hasFrac {
 		b.WriteString("." + frac)
 	}
-	return sign + b.String() + " " + m.Currency
+	return sign + b.String()
 }
 
 func formatTime(t credit.Timestamp) string {

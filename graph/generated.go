@@ -103,6 +103,7 @@ type ComplexityRoot struct {
 		Invoices           func(childComplexity int, first *int, after *string, status *string) int
 		Ledger             func(childComplexity int, first *int, after *string, afterEntry *string) int
 		Name               func(childComplexity int) int
+		NotInvoiced        func(childComplexity int) int
 		Outstanding        func(childComplexity int) int
 		PaymentTerms       func(childComplexity int) int
 		PlatformCompanyGID func(childComplexity int) int
@@ -248,6 +249,7 @@ type ComplexityRoot struct {
 	Receivables struct {
 		Aging            func(childComplexity int) int
 		CompaniesOverdue func(childComplexity int) int
+		NotInvoiced      func(childComplexity int) int
 		Outstanding      func(childComplexity int) int
 		Overdue          func(childComplexity int) int
 	}
@@ -291,6 +293,7 @@ type CompanyResolver interface {
 	Timeline(ctx context.Context, obj *credit.Company, first *int, after *string) (*model.TimelineEventConnection, error)
 	Invoices(ctx context.Context, obj *credit.Company, first *int, after *string, status *string) (*model.InvoiceConnection, error)
 	Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error)
+	NotInvoiced(ctx context.Context, obj *credit.Company) (*credit.Money, error)
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
@@ -536,6 +539,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Company.Name(childComplexity), true
+	case "Company.notInvoiced":
+		if e.complexity.Company.NotInvoiced == nil {
+			break
+		}
+
+		return e.complexity.Company.NotInvoiced(childComplexity), true
 	case "Company.outstanding":
 		if e.complexity.Company.Outstanding == nil {
 			break
@@ -1087,6 +1096,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Receivables.CompaniesOverdue(childComplexity), true
+	case "Receivables.notInvoiced":
+		if e.complexity.Receivables.NotInvoiced == nil {
+			break
+		}
+
+		return e.complexity.Receivables.NotInvoiced(childComplexity), true
 	case "Receivables.outstanding":
 		if e.complexity.Receivables.Outstanding == nil {
 			break
@@ -1421,6 +1436,12 @@ type Receivables {
   aging: Aging!
   "The sum of the companies' outstanding balances (credit balances and unapplied payments included)."
   outstanding: Money!
+  """
+  The part of ` + "`" + `outstanding` + "`" + ` on no open invoice: opening balances, adjustments, and payments or
+  credits not allocated to an open invoice (negative for a credit balance). ` + "`" + `aging.total` + "`" + ` +
+  ` + "`" + `notInvoiced` + "`" + ` = ` + "`" + `outstanding` + "`" + `.
+  """
+  notInvoiced: Money!
   "The open amount past due: every bucket of ` + "`" + `aging` + "`" + ` but ` + "`" + `current` + "`" + `."
   overdue: Money!
   "How many companies have an open invoice past due."
@@ -1613,6 +1634,12 @@ type Company implements Node {
   invoices(first: Int, after: String, status: InvoiceStatus): InvoiceConnection!
   "The aging of the company's open invoices."
   aging: Aging!
+  """
+  The part of ` + "`" + `outstanding` + "`" + ` on no open invoice: opening balances, adjustments, and payments or
+  credits not allocated to an open invoice (negative for a credit balance). ` + "`" + `aging.total` + "`" + ` +
+  ` + "`" + `notInvoiced` + "`" + ` = ` + "`" + `outstanding` + "`" + `.
+  """
+  notInvoiced: Money!
 }
 
 "Whether a hold was placed by hand or automatically for an overdue invoice."
@@ -3083,6 +3110,41 @@ func (ec *executionContext) fieldContext_Company_aging(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Company_notInvoiced(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_notInvoiced,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Company().NotInvoiced(ctx, obj)
+		},
+		nil,
+		ec.marshalNMoney2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_notInvoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompanyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CompanyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3238,6 +3300,8 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -3393,6 +3457,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4219,6 +4285,8 @@ func (ec *executionContext) fieldContext_LedgerEntry_company(_ context.Context, 
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4517,6 +4585,8 @@ func (ec *executionContext) fieldContext_LiftHoldPayload_company(_ context.Conte
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4886,6 +4956,8 @@ func (ec *executionContext) fieldContext_PlaceHoldPayload_company(_ context.Cont
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4987,6 +5059,8 @@ func (ec *executionContext) fieldContext_Query_company(ctx context.Context, fiel
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5229,6 +5303,8 @@ func (ec *executionContext) fieldContext_Query_receivables(_ context.Context, fi
 				return ec.fieldContext_Receivables_aging(ctx, field)
 			case "outstanding":
 				return ec.fieldContext_Receivables_outstanding(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Receivables_notInvoiced(ctx, field)
 			case "overdue":
 				return ec.fieldContext_Receivables_overdue(ctx, field)
 			case "companiesOverdue":
@@ -5402,6 +5478,29 @@ func (ec *executionContext) fieldContext_Receivables_outstanding(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Receivables_notInvoiced(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.NotInvoiced) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Receivables_notInvoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Receivables_overdue(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
 	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Overdue) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -5494,6 +5593,8 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_company(_ context
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -8012,6 +8113,42 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "notInvoiced":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_notInvoiced(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9330,6 +9467,11 @@ func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "notInvoiced":
+			out.Values[i] = ec._Receivables_notInvoiced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "overdue":
 			out.Values[i] = ec._Receivables_overdue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -10590,6 +10732,16 @@ func (ec *executionContext) marshalNLiftHoldPayload2ᚖgithubᚗcomᚋcreditdᚋ
 
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx context.Context, sel ast.SelectionSet, v credit.Money) graphql.Marshaler {
 	return ec._Money(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx context.Context, sel ast.SelectionSet, v *credit.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
