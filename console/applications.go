@@ -93,12 +93,17 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 	id := r.PathValue("id")
 	to := r.PostForm.Get("status")
 	in := credit.StatusChange{ApplicationID: id, Status: to}
+	var err error
 	if to == credit.AppApproved {
 		in.CreditLimit = strings.TrimSpace(r.PostForm.Get("credit_limit"))
-		in.PaymentTerms = strings.TrimSpace(r.PostForm.Get("payment_terms"))
 		in.PlatformCompanyGID = strings.TrimSpace(r.PostForm.Get("platform_company_gid"))
+		in.PaymentTerms, err = formTerms(r.PostForm.Get("payment_terms"), r.PostForm.Get("payment_terms_days"))
 	}
-	a, co, err := c.svc.SetApplicationStatus(v.ctx, in)
+	var a credit.Application
+	var co *credit.Company
+	if err == nil {
+		a, co, err = c.svc.SetApplicationStatus(v.ctx, in)
+	}
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Code == credit.CodeNotFound || p.Status >= 500 {
@@ -113,7 +118,11 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 		return
 	}
 	if co != nil {
-		c.done(w, r, v, companyPath(co.ID), "Application approved: "+co.Name+" is a company with a credit limit of "+formatMoney(co.CreditLimit)+" on "+formatTerms(co.PaymentTerms)+".")
+		msg := "Application approved: " + co.Name + " is a company with a credit limit of " + formatMoney(co.CreditLimit) + " on " + formatTerms(co.PaymentTerms) + "."
+		if co.PlatformCompanyGID == nil {
+			msg += " It has no platform company GID yet: set it below, or the platform's deliveries for it fail."
+		}
+		c.done(w, r, v, companyPath(co.ID), msg)
 		return
 	}
 	c.done(w, r, v, "/applications/"+url.PathEscape(a.ID), "The application is now "+strings.ToLower(humanLabel(a.Status))+".")

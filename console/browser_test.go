@@ -214,7 +214,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(`#entry-amount`, "2950.00", chromedp.ByID),
 		chromedp.SendKeys(`#entry-order`, "gid://platform/Order/5003", chromedp.ByID),
 		chromedp.Click(`#record-entry`, chromedp.ByID),
-		bodyText("Payment of −2,950.00 EUR recorded"),
+		bodyText("Payment of 2,950.00 EUR recorded"),
 		bodyText("No open invoice."),
 		bodyText("No hold"),
 		chromedp.Click(`a[href="/receivables"]`, chromedp.ByQuery),

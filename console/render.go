@@ -68,6 +68,7 @@ var templateFuncs = template.FuncMap{
 	"join":       strings.Join,
 	"pathEscape": url.PathEscape,
 	"query":      buildQuery,
+	"termsField": termsField,
 }
 
 func mustParsePages() *pages {
@@ -306,6 +307,8 @@ func formatActor(a credit.Actor) string {
 		return a.Label + " (API key)"
 	case "system":
 		return "System"
+	case "platform":
+		return "Commerce platform"
 	}
 	return a.Label
 }

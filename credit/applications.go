@@ -50,6 +50,8 @@ type Application struct {
 	VAT          VAT       `json:"vat"`
 	Contact      Contact   `json:"contact"`
 	SubmittedAt  Timestamp `json:"submitted_at"`
+	// CompanyID is the company an approval created, for the console's link; not in the JSON.
+	CompanyID *string `json:"-"`
 }
 
 // VAT is an application's VAT number and the result of checking it against a registry.
@@ -81,6 +83,7 @@ func applicationView(a *ent.Application) Application {
 		},
 		Contact:     Contact{Name: a.ContactName, Email: a.ContactEmail, Redacted: a.ContactRedacted},
 		SubmittedAt: At(a.SubmittedAt),
+		CompanyID:   a.CompanyID,
 	}
 }
 
@@ -298,6 +301,15 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 			view := companyView(c, st)
 			created = &view
 			update.SetCompanyID(c.ID)
+			// The company's timeline starts with its approval, under the approver's name.
+			if err := s.recordEvent(ctx, tx, c, EventApplicationApproved, map[string]any{
+				"application_id":       a.ID,
+				"credit_limit":         view.CreditLimit,
+				"payment_terms":        view.PaymentTerms,
+				"platform_company_gid": gid,
+			}); err != nil {
+				return err
+			}
 		}
 		a, err = update.Save(ctx)
 		if err != nil {
@@ -314,6 +326,26 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		return err
 	})
 	return out, created, err
+}
+
+// ApplicationOfCompany returns the ID of the application whose approval created the company,
+// "" when it was created otherwise: the way back from a company to its application.
+//
+// Errors: insufficient_scope (not staff), not_found (company).
+func (s *Service) ApplicationOfCompany(ctx context.Context, companyID string) (string, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return "", err
+	}
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
+	if err != nil {
+		return "", err
+	}
+	ids, err := client.Application.Query().Where(application.CompanyID(c.ID)).Limit(1).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return "", err
+	}
+	return ids[0], nil
 }
 
 // ErasePerson carries out a data-protection erasure of the person with this email in the staff

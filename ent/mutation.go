@@ -6643,6 +6643,8 @@ type LedgerEntryMutation struct {
 	note               *string
 	occurred_at        *time.Time
 	created_at         *time.Time
+	recorded_by_type   *string
+	recorded_by_label  *string
 	clearedFields      map[string]struct{}
 	store              *string
 	clearedstore       bool
@@ -7127,6 +7129,104 @@ func (m *LedgerEntryMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetRecordedByType sets the "recorded_by_type" field.
+func (m *LedgerEntryMutation) SetRecordedByType(s string) {
+	m.recorded_by_type = &s
+}
+
+// RecordedByType returns the value of the "recorded_by_type" field in the mutation.
+func (m *LedgerEntryMutation) RecordedByType() (r string, exists bool) {
+	v := m.recorded_by_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedByType returns the old "recorded_by_type" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldRecordedByType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedByType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedByType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedByType: %w", err)
+	}
+	return oldValue.RecordedByType, nil
+}
+
+// ClearRecordedByType clears the value of the "recorded_by_type" field.
+func (m *LedgerEntryMutation) ClearRecordedByType() {
+	m.recorded_by_type = nil
+	m.clearedFields[ledgerentry.FieldRecordedByType] = struct{}{}
+}
+
+// RecordedByTypeCleared returns if the "recorded_by_type" field was cleared in this mutation.
+func (m *LedgerEntryMutation) RecordedByTypeCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldRecordedByType]
+	return ok
+}
+
+// ResetRecordedByType resets all changes to the "recorded_by_type" field.
+func (m *LedgerEntryMutation) ResetRecordedByType() {
+	m.recorded_by_type = nil
+	delete(m.clearedFields, ledgerentry.FieldRecordedByType)
+}
+
+// SetRecordedByLabel sets the "recorded_by_label" field.
+func (m *LedgerEntryMutation) SetRecordedByLabel(s string) {
+	m.recorded_by_label = &s
+}
+
+// RecordedByLabel returns the value of the "recorded_by_label" field in the mutation.
+func (m *LedgerEntryMutation) RecordedByLabel() (r string, exists bool) {
+	v := m.recorded_by_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedByLabel returns the old "recorded_by_label" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldRecordedByLabel(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedByLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedByLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedByLabel: %w", err)
+	}
+	return oldValue.RecordedByLabel, nil
+}
+
+// ClearRecordedByLabel clears the value of the "recorded_by_label" field.
+func (m *LedgerEntryMutation) ClearRecordedByLabel() {
+	m.recorded_by_label = nil
+	m.clearedFields[ledgerentry.FieldRecordedByLabel] = struct{}{}
+}
+
+// RecordedByLabelCleared returns if the "recorded_by_label" field was cleared in this mutation.
+func (m *LedgerEntryMutation) RecordedByLabelCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldRecordedByLabel]
+	return ok
+}
+
+// ResetRecordedByLabel resets all changes to the "recorded_by_label" field.
+func (m *LedgerEntryMutation) ResetRecordedByLabel() {
+	m.recorded_by_label = nil
+	delete(m.clearedFields, ledgerentry.FieldRecordedByLabel)
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *LedgerEntryMutation) ClearStore() {
 	m.clearedstore = true
@@ -7215,7 +7315,7 @@ func (m *LedgerEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *LedgerEntryMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.store != nil {
 		fields = append(fields, ledgerentry.FieldStoreID)
 	}
@@ -7243,6 +7343,12 @@ func (m *LedgerEntryMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, ledgerentry.FieldCreatedAt)
 	}
+	if m.recorded_by_type != nil {
+		fields = append(fields, ledgerentry.FieldRecordedByType)
+	}
+	if m.recorded_by_label != nil {
+		fields = append(fields, ledgerentry.FieldRecordedByLabel)
+	}
 	return fields
 }
 
@@ -7269,6 +7375,10 @@ func (m *LedgerEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.OccurredAt()
 	case ledgerentry.FieldCreatedAt:
 		return m.CreatedAt()
+	case ledgerentry.FieldRecordedByType:
+		return m.RecordedByType()
+	case ledgerentry.FieldRecordedByLabel:
+		return m.RecordedByLabel()
 	}
 	return nil, false
 }
@@ -7296,6 +7406,10 @@ func (m *LedgerEntryMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldOccurredAt(ctx)
 	case ledgerentry.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case ledgerentry.FieldRecordedByType:
+		return m.OldRecordedByType(ctx)
+	case ledgerentry.FieldRecordedByLabel:
+		return m.OldRecordedByLabel(ctx)
 	}
 	return nil, fmt.Errorf("unknown LedgerEntry field %s", name)
 }
@@ -7368,6 +7482,20 @@ func (m *LedgerEntryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case ledgerentry.FieldRecordedByType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedByType(v)
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedByLabel(v)
+		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry field %s", name)
 }
@@ -7419,6 +7547,12 @@ func (m *LedgerEntryMutation) ClearedFields() []string {
 	if m.FieldCleared(ledgerentry.FieldNote) {
 		fields = append(fields, ledgerentry.FieldNote)
 	}
+	if m.FieldCleared(ledgerentry.FieldRecordedByType) {
+		fields = append(fields, ledgerentry.FieldRecordedByType)
+	}
+	if m.FieldCleared(ledgerentry.FieldRecordedByLabel) {
+		fields = append(fields, ledgerentry.FieldRecordedByLabel)
+	}
 	return fields
 }
 
@@ -7438,6 +7572,12 @@ func (m *LedgerEntryMutation) ClearField(name string) error {
 		return nil
 	case ledgerentry.FieldNote:
 		m.ClearNote()
+		return nil
+	case ledgerentry.FieldRecordedByType:
+		m.ClearRecordedByType()
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		m.ClearRecordedByLabel()
 		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry nullable field %s", name)
@@ -7473,6 +7613,12 @@ func (m *LedgerEntryMutation) ResetField(name string) error {
 		return nil
 	case ledgerentry.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case ledgerentry.FieldRecordedByType:
+		m.ResetRecordedByType()
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		m.ResetRecordedByLabel()
 		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry field %s", name)

@@ -286,6 +286,8 @@ var (
 		{Name: "note", Type: field.TypeString, Nullable: true},
 		{Name: "occurred_at", Type: field.TypeTime},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "recorded_by_type", Type: field.TypeString, Nullable: true},
+		{Name: "recorded_by_label", Type: field.TypeString, Nullable: true},
 		{Name: "company_id", Type: field.TypeString},
 		{Name: "store_id", Type: field.TypeString},
 	}
@@ -297,13 +299,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "ledger_entries_companies_ledger_entries",
-				Columns:    []*schema.Column{LedgerEntriesColumns[8]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[10]},
 				RefColumns: []*schema.Column{CompaniesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "ledger_entries_stores_store",
-				Columns:    []*schema.Column{LedgerEntriesColumns[9]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[11]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -312,12 +314,12 @@ var (
 			{
 				Name:    "ledgerentry_company_id_seq",
 				Unique:  true,
-				Columns: []*schema.Column{LedgerEntriesColumns[8], LedgerEntriesColumns[1]},
+				Columns: []*schema.Column{LedgerEntriesColumns[10], LedgerEntriesColumns[1]},
 			},
 			{
 				Name:    "ledgerentry_company_id_platform_order_gid",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[8], LedgerEntriesColumns[4]},
+				Columns: []*schema.Column{LedgerEntriesColumns[10], LedgerEntriesColumns[4]},
 			},
 		},
 	}
