@@ -69,7 +69,7 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 
 	// The platform's payment for the customer fails until the GID is set.
 	failed := connectAndFail(t, e.Env, store, "demo-wholesale.myplatform.com", "wh-payment-7001")
-	b.get("/companies/" + huberID).wantNoText(t, `id="retry-`+failed+`"`)
+	b.get("/companies/"+huberID).wantNoText(t, `id="retry-`+failed+`"`)
 	// Another company's GID is refused beside the field, and nothing is written.
 	before, _ := e.Service.ListTimeline(credittest.Staff(store), huberID, credit.ListParams{})
 	taken := b.post("/companies/"+huberID+"/platform-company-gid", url.Values{"platform_company_gid": {"gid://platform/Company/42"}})
