@@ -122,9 +122,7 @@ func New(cfg Config) *Console {
 	handle("GET /login", http.HandlerFunc(c.loginPage))
 	handle("POST /login", http.HandlerFunc(c.login))
 	handle("POST /logout", c.staffOnly(c.logout))
-	handle("GET /{$}", c.staffOnly(func(w http.ResponseWriter, r *http.Request, v *visit) {
-		http.Redirect(w, r, "/companies", http.StatusSeeOther)
-	}))
+	handle("GET /{$}", c.staffOnly(c.overview))
 
 	handle("GET /companies", c.staffOnly(c.companies))
 	handle("GET /companies/{id}", c.staffOnly(c.company))
