@@ -84,7 +84,7 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	set := b.follow(b.post("/companies/"+huberID+"/platform-company-gid", url.Values{"platform_company_gid": {unknownCompanyGID}}))
 	set.wantText(t, "Bergbäckerei Huber's platform company GID is "+unknownCompanyGID+". 1 failed platform delivery for it can now be retried below.",
 		`id="retry-`+failed+`"`, "120.00 EUR").wantNoText(t, `id="no-gid"`)
-	if m := timelineRow("Platform company gid changed").FindStringSubmatch(section(set.Body, "timeline-title")); m == nil || m[2] != "Anna Berg" || !strings.Contains(m[3], unknownCompanyGID) {
+	if m := timelineRow("Platform company GID changed").FindStringSubmatch(section(set.Body, "timeline-title")); m == nil || m[2] != "Anna Berg" || !strings.Contains(m[3], unknownCompanyGID) {
 		t.Errorf("the GID change is not on the timeline under Anna Berg: %v", m)
 	}
 	retried := b.post("/platform/deliveries/"+failed+"/retry", url.Values{"company": {huberID}})

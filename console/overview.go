@@ -124,8 +124,9 @@ type lineChart struct {
 }
 
 type tick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string
 }
 
 func newLineChart(days []credit.DayBalance, currency string) lineChart {
@@ -150,7 +151,11 @@ func newLineChart(days []credit.DayBalance, currency string) lineChart {
 		x := chartLeft + float64(i)*step
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 		if i%30 == (len(days)-1)%30 {
-			ch.Ticks = append(ch.Ticks, tick{X: x, Label: d.Day.Format("2 Jan")})
+			anchor := "middle"
+			if i == len(days)-1 {
+				anchor = "end" // today's label stays inside the chart
+			}
+			ch.Ticks = append(ch.Ticks, tick{X: x, Label: d.Day.Format("2 Jan"), Anchor: anchor})
 		}
 	}
 	ch.Points = strings.Join(pts, " ")

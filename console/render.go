@@ -152,6 +152,16 @@ func (c *Console) done(w http.ResponseWriter, r *http.Request, v *visit, to, not
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
+// failedNotice marks a notice that reports a failure (a webhook test that did not arrive), so
+// that the layout shows it as an alert rather than as a success.
+const failedNotice = "\x00failed:"
+
+// NoticeFailed reports whether the page's notice reports a failure; NoticeText is its text.
+func (p *page) NoticeFailed() bool { return strings.HasPrefix(p.Notice, failedNotice) }
+
+// NoticeText is the notice without its mark.
+func (p *page) NoticeText() string { return strings.TrimPrefix(p.Notice, failedNotice) }
+
 // takeNotice returns the session's waiting notice and clears it, so it shows once.
 func (c *Console) takeNotice(r *http.Request, v *visit) string {
 	if v.session.Notice == nil {
@@ -333,14 +343,18 @@ func humanLabel(code string) string {
 		return ""
 	}
 	words := strings.ReplaceAll(code, "_", " ")
+	words = strings.ReplaceAll(words+" ", " gid ", " GID ")[:len(words)]
 	return strings.ToUpper(words[:1]) + words[1:]
 }
 
 // detailNames are the names people read for the members of timeline events' data.
 var detailNames = map[string]string{
-	"platform_order_gid": "Invoice of order",
-	"due_at":             "Was due",
-	"credit_limit":       "Credit limit",
+	"platform_order_gid":            "Invoice of order",
+	"due_at":                        "Was due",
+	"credit_limit":                  "Credit limit",
+	"application_id":                "Application",
+	"platform_company_gid":          "Platform company GID",
+	"previous_platform_company_gid": "Previous GID",
 }
 
 // eventDetail renders a timeline event's data as "name: value" pairs for people: amounts with
@@ -375,8 +389,11 @@ func eventDetail(data map[string]any) string {
 			text = *val
 		case string:
 			text = readableTimes(val)
-			if k == "kind" {
+			switch k {
+			case "kind":
 				text = strings.ToLower(humanLabel(val))
+			case "payment_terms":
+				text = formatTerms(val)
 			}
 		}
 		name := detailNames[k]
