@@ -65,6 +65,10 @@ func TestOverview(t *testing.T) {
 			t.Errorf("outstanding at the end of %s: %s, want %s", d.Day.Format(time.DateOnly), d.Outstanding, want)
 		}
 	}
+	// An on-hold company's available credit is not shown as usable.
+	b.get("/companies/"+kessler.ID).wantText(t, `id="available-on-hold"`, "not usable while on hold").
+		wantNoText(t, `<dt>Available credit</dt><dd class="strong">`)
+	b.get("/companies").wantText(t, "7,600.00 (on hold)")
 	if strings.Contains(p.Body, "<script>") {
 		t.Error("the overview has an inline script")
 	}
