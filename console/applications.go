@@ -93,17 +93,26 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 	id := r.PathValue("id")
 	to := r.PostForm.Get("status")
 	in := credit.StatusChange{ApplicationID: id, Status: to}
-	var err error
-	if to == credit.AppApproved {
-		in.CreditLimit = strings.TrimSpace(r.PostForm.Get("credit_limit"))
-		in.PlatformCompanyGID = strings.TrimSpace(r.PostForm.Get("platform_company_gid"))
-		in.PaymentTerms, err = formTerms(r.PostForm.Get("payment_terms"), r.PostForm.Get("payment_terms_days"))
-	}
 	var a credit.Application
 	var co *credit.Company
-	if err == nil {
-		a, co, err = c.svc.SetApplicationStatus(v.ctx, in)
+	if to == credit.AppApproved {
+		in.CreditLimit = v.amount(r.PostForm.Get("credit_limit"))
+		in.PlatformCompanyGID = strings.TrimSpace(r.PostForm.Get("platform_company_gid"))
+		terms, termsErr := formTerms(r.PostForm.Get("payment_terms"), r.PostForm.Get("payment_terms_days"))
+		in.PaymentTerms = terms
+		// Every field's refusal at once, beside its field; the domain checks them again.
+		errs := credit.ApprovalErrors(in.CreditLimit, in.PaymentTerms, in.PlatformCompanyGID, v.store.Currency)
+		if termsErr != nil {
+			errs = slices.DeleteFunc(errs, func(err error) bool { return httpapi.Describe(err).Param == "payment_terms" })
+			errs = append(errs, termsErr)
+		}
+		if len(errs) > 0 {
+			f, status := v.refusedFields(r.PostForm, errs, "credit_limit", "payment_terms", "platform_company_gid")
+			c.showApplication(w, r, v, status, "", map[string]*form{to: f})
+			return
+		}
 	}
+	a, co, err := c.svc.SetApplicationStatus(v.ctx, in)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Code == credit.CodeNotFound || p.Status >= 500 {

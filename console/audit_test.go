@@ -57,7 +57,7 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	b.get("/applications/" + app.ID)
 	b.follow(b.post("/applications/"+app.ID+"/status", url.Values{"status": {credit.AppInReview}}))
 	refused := b.post("/applications/"+app.ID+"/status", url.Values{"status": {credit.AppApproved}, "credit_limit": {"6000.00"}, "payment_terms": {"other"}, "payment_terms_days": {"x"}})
-	refused.wantStatus(t, http.StatusUnprocessableEntity).wantText(t, "Enter the days to pay, a whole number from 1 to 365.", `value="6000.00"`)
+	refused.wantStatus(t, http.StatusUnprocessableEntity).wantText(t, "The days to pay must be a whole number from 1 to 365.", `value="6000.00"`)
 	approved := b.post("/applications/"+app.ID+"/status", url.Values{"status": {credit.AppApproved}, "credit_limit": {"6000.00"}, "payment_terms": {"other"}, "payment_terms_days": {"21"}})
 	co := b.follow(approved)
 	co.wantText(t, "on Net 21.", "It has no platform company GID yet", `id="no-gid"`, `id="company-application"`)

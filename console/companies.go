@@ -294,7 +294,7 @@ func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visi
 	id := r.PathValue("id")
 	res, err := c.svc.SetCreditLimit(v.ctx, credit.CreditLimitInput{
 		CompanyID: id,
-		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Reason:    optional(r.PostForm, "reason"),
 	})
 	if err != nil {
@@ -311,7 +311,7 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 	note := r.PostForm.Get("note")
 	res, err := c.svc.CreateAdjustment(v.ctx, credit.AdjustmentInput{
 		CompanyID: id,
-		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Note:      &note,
 	})
 	if err != nil {
@@ -326,7 +326,7 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	kind := r.PostForm.Get("kind")
-	amount, err := credit.SignedByKind(kind, r.PostForm.Get("amount"))
+	amount, err := credit.SignedByKind(kind, v.amount(r.PostForm.Get("amount")))
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "entry", err, "amount")
 		return

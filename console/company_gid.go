@@ -55,3 +55,29 @@ func retryBack(r *http.Request) string {
 	}
 	return "/platform" + buildQuery("status", r.PostForm.Get("status"))
 }
+
+// companyForm takes the company page's forms at the page's own address, by the form's name, so
+// that a refused form shown again leaves the browser on the company's page.
+func (c *Console) companyForm(w http.ResponseWriter, r *http.Request, v *visit) {
+	switch r.PostForm.Get("form") {
+	case "hold":
+		c.placeHold(w, r, v)
+	case "lift":
+		c.liftHold(w, r, v)
+	case "limit":
+		c.setCreditLimit(w, r, v)
+	case "adjust":
+		c.createAdjustment(w, r, v)
+	case "entry":
+		c.recordLedgerEntry(w, r, v)
+	case "gid":
+		c.setCompanyGID(w, r, v)
+	default:
+		// Another store's company or an unknown one is not found, whatever the form.
+		if _, err := c.svc.GetCompany(v.ctx, r.PathValue("id")); err != nil {
+			c.fail(w, r, v, err)
+			return
+		}
+		c.problem(w, r, v, http.StatusBadRequest, "This form is not one of the company page's.")
+	}
+}

@@ -138,6 +138,10 @@ func New(cfg Config) *Console {
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
 	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
+	// The page's own address takes its forms too, so that a refused form, shown again with its
+	// errors, leaves the browser on an address it can reload (forms name their action).
+	handle("POST /applications/{id}", c.staffOnly(c.setApplicationStatus))
+	handle("POST /companies/{id}", c.staffOnly(c.companyForm))
 
 	handle("GET /settings/api", c.staffOnly(c.apiSettings))
 	handle("POST /settings/api/keys", c.staffOnly(c.createKey))

@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"errors"
 	"net/mail"
 	"slices"
 	"strings"
@@ -326,6 +327,37 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		return err
 	})
 	return out, created, err
+}
+
+// ApprovalErrors checks the terms an approval would create the company with, each field on
+// its own, and returns every refusal at once (credit_limit, payment_terms,
+// platform_company_gid), in that order, so that a form can show each beside its field. A GID
+// another company has is SetApplicationStatus's to find. Nothing is written.
+func ApprovalErrors(creditLimit, paymentTerms, gid, currency string) []error {
+	var errs []error
+	if creditLimit == "" {
+		errs = append(errs, ParamErrorf(CodeValidationFailed, "credit_limit", "approving needs the new company's credit limit"))
+	} else if _, err := parseCreditLimit(creditLimit, currency); err != nil {
+		errs = append(errs, renameParam(err, "credit_limit"))
+	}
+	if _, err := ParsePaymentTerms(paymentTerms, "payment_terms"); err != nil {
+		errs = append(errs, err)
+	}
+	if gid != "" && !companyGIDPattern.MatchString(gid) {
+		errs = append(errs, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123"))
+	}
+	return errs
+}
+
+// renameParam returns err naming param instead of the parameter it named.
+func renameParam(err error, param string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Param = param
+		return &c
+	}
+	return err
 }
 
 // ApplicationOfCompany returns the ID of the application whose approval created the company,

@@ -11296,6 +11296,7 @@ type StoreMutation struct {
 	currency          *string
 	buffer_percent    *int
 	addbuffer_percent *int
+	locale            *string
 	cursor_secret     *[]byte
 	created_at        *time.Time
 	event_seq         *int64
@@ -11538,6 +11539,42 @@ func (m *StoreMutation) ResetBufferPercent() {
 	m.addbuffer_percent = nil
 }
 
+// SetLocale sets the "locale" field.
+func (m *StoreMutation) SetLocale(s string) {
+	m.locale = &s
+}
+
+// Locale returns the value of the "locale" field in the mutation.
+func (m *StoreMutation) Locale() (r string, exists bool) {
+	v := m.locale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLocale returns the old "locale" field's value of the Store entity.
+// If the Store object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreMutation) OldLocale(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLocale is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLocale requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLocale: %w", err)
+	}
+	return oldValue.Locale, nil
+}
+
+// ResetLocale resets all changes to the "locale" field.
+func (m *StoreMutation) ResetLocale() {
+	m.locale = nil
+}
+
 // SetCursorSecret sets the "cursor_secret" field.
 func (m *StoreMutation) SetCursorSecret(b []byte) {
 	m.cursor_secret = &b
@@ -11700,7 +11737,7 @@ func (m *StoreMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StoreMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.name != nil {
 		fields = append(fields, store.FieldName)
 	}
@@ -11709,6 +11746,9 @@ func (m *StoreMutation) Fields() []string {
 	}
 	if m.buffer_percent != nil {
 		fields = append(fields, store.FieldBufferPercent)
+	}
+	if m.locale != nil {
+		fields = append(fields, store.FieldLocale)
 	}
 	if m.cursor_secret != nil {
 		fields = append(fields, store.FieldCursorSecret)
@@ -11733,6 +11773,8 @@ func (m *StoreMutation) Field(name string) (ent.Value, bool) {
 		return m.Currency()
 	case store.FieldBufferPercent:
 		return m.BufferPercent()
+	case store.FieldLocale:
+		return m.Locale()
 	case store.FieldCursorSecret:
 		return m.CursorSecret()
 	case store.FieldCreatedAt:
@@ -11754,6 +11796,8 @@ func (m *StoreMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCurrency(ctx)
 	case store.FieldBufferPercent:
 		return m.OldBufferPercent(ctx)
+	case store.FieldLocale:
+		return m.OldLocale(ctx)
 	case store.FieldCursorSecret:
 		return m.OldCursorSecret(ctx)
 	case store.FieldCreatedAt:
@@ -11789,6 +11833,13 @@ func (m *StoreMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetBufferPercent(v)
+		return nil
+	case store.FieldLocale:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLocale(v)
 		return nil
 	case store.FieldCursorSecret:
 		v, ok := value.([]byte)
@@ -11895,6 +11946,9 @@ func (m *StoreMutation) ResetField(name string) error {
 		return nil
 	case store.FieldBufferPercent:
 		m.ResetBufferPercent()
+		return nil
+	case store.FieldLocale:
+		m.ResetLocale()
 		return nil
 	case store.FieldCursorSecret:
 		m.ResetCursorSecret()

@@ -34,6 +34,7 @@ func storeCreateCommand() command {
 		name := fs.String("name", "", "store name (required)")
 		currency := fs.String("currency", "", "ISO 4217 currency of all the store's amounts (required)")
 		buffer := fs.Int("buffer-percent", credit.DefaultBufferPercent, "safety buffer, percent of each credit limit (0-50)")
+		locale := fs.String("locale", credit.DefaultLocale, "how the store's staff write numbers in the console (en: 10,000.00; de: 10.000,00); set once")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -41,7 +42,7 @@ func storeCreateCommand() command {
 			if err := required("name", *name, "currency", *currency); err != nil {
 				return err
 			}
-			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer)
+			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer, *locale)
 			if err != nil {
 				return err
 			}

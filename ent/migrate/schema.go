@@ -483,6 +483,7 @@ var (
 		{Name: "name", Type: field.TypeString},
 		{Name: "currency", Type: field.TypeString},
 		{Name: "buffer_percent", Type: field.TypeInt, Default: 5},
+		{Name: "locale", Type: field.TypeString, Default: "en"},
 		{Name: "cursor_secret", Type: field.TypeBytes},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "event_seq", Type: field.TypeInt64, Default: 0},

@@ -357,8 +357,12 @@ func init() {
 			return nil
 		}
 	}()
+	// storeDescLocale is the schema descriptor for locale field.
+	storeDescLocale := storeFields[4].Descriptor()
+	// store.DefaultLocale holds the default value on creation for the locale field.
+	store.DefaultLocale = storeDescLocale.Default.(string)
 	// storeDescEventSeq is the schema descriptor for event_seq field.
-	storeDescEventSeq := storeFields[6].Descriptor()
+	storeDescEventSeq := storeFields[7].Descriptor()
 	// store.DefaultEventSeq holds the default value on creation for the event_seq field.
 	store.DefaultEventSeq = storeDescEventSeq.Default.(int64)
 	// storeDescID is the schema descriptor for id field.
