@@ -29,7 +29,7 @@ func TestFormsInPeoplesTerms(t *testing.T) {
 	if _, _, err := e.Service.SetApplicationStatus(credittest.Staff(st.ID), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
-	page := b.get("/applications/" + app.ID).wantText(t, `action="/applications/`+app.ID+`" class="step step-approve"`,
+	page := b.get("/applications/"+app.ID).wantText(t, `action="/applications/`+app.ID+`" class="step step-approve"`,
 		`<option value="NET_7">Net 7</option>`, `<option value="NET_30" selected>Net 30</option>`, `<option value="other">Other…</option>`)
 	_ = page
 

@@ -19,9 +19,9 @@ func TestParseLocalAmount(t *testing.T) {
 		{"-1.234.567,89", "de", "EUR", "-1234567.89"},
 		{"10,000.00", "en", "USD", "10000.00"},
 		{"10'000.00", "de-CH", "CHF", "10000.00"},
-		{"10.000,00", "en", "EUR", "10.000,00"},  // a decimal-point store does not read it
-		{"10,000.00", "de", "EUR", "10,000.00"},  // nor a decimal-comma store this
-		{"1.50,0", "de", "EUR", "1.50,0"},        // no grouping rule reads it
+		{"10.000,00", "en", "EUR", "10.000,00"}, // a decimal-point store does not read it
+		{"10,000.00", "de", "EUR", "10,000.00"}, // nor a decimal-comma store this
+		{"1.50,0", "de", "EUR", "1.50,0"},       // no grouping rule reads it
 		{" 2950 ", "de", "EUR", "2950"},
 		{"−25,00", "de", "EUR", "-25.00"},
 	} {

@@ -160,4 +160,3 @@ func (s *Service) Overview(ctx context.Context) (Overview, error) {
 	}
 	return out, nil
 }
-

@@ -21,10 +21,10 @@ import (
 
 // StoreInfo describes a store.
 type StoreInfo struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	Currency      string    `json:"currency"`
-	BufferPercent int       `json:"buffer_percent"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Currency      string `json:"currency"`
+	BufferPercent int    `json:"buffer_percent"`
 	// Locale is how the store's staff write numbers (see ParseLocalAmount).
 	Locale    string    `json:"locale"`
 	CreatedAt Timestamp `json:"created_at"`
