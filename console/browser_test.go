@@ -276,6 +276,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 
+	run("the companies with the store's totals",
+		chromedp.Click(`a[href="/companies"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#companies-totals`, chromedp.ByID),
+		bodyText("Alpenblick Hotels AG"),
+		shot("companies"),
+	)
+
 	run("place and lift a hold",
 		chromedp.Navigate(f.URL+"/companies/"+alpen.ID),
 		chromedp.WaitVisible(`#place-hold`, chromedp.ByID),
