@@ -186,7 +186,7 @@ func TestApplicationPages(t *testing.T) {
 		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, "An application cannot go from needs_info to approved: from needs_info it can go to in_review.")
 	b.follow(b.post(path+"/status", url.Values{"status": {"in_review"}}))
 	b.post(path+"/status", url.Values{"status": {"approved"}, "credit_limit": {"5000"}, "payment_terms": {"NET_400"}}).
-		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="approve-terms-error">Payment_terms must be between NET_1 and NET_365.`, `value="5000"`)
+		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="approve-terms-error">The days to pay must be a whole number from 1 to 365.`, `value="5000"`)
 	b.post(path+"/status", url.Values{"status": {"approved"}, "credit_limit": {"lots"}, "payment_terms": {"NET_30"}}).
 		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="approve-limit-error">`)
 	approved := b.post(path+"/status", url.Values{"status": {"approved"}, "credit_limit": {"5000"}, "payment_terms": {"NET_14"}})
