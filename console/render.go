@@ -154,7 +154,7 @@ func (c *Console) done(w http.ResponseWriter, r *http.Request, v *visit, to, not
 
 // failedNotice marks a notice that reports a failure (a webhook test that did not arrive), so
 // that the layout shows it as an alert rather than as a success.
-const failedNotice = "\x00failed:"
+const failedNotice = "\u2063failed\u2063" // invisible separators: PostgreSQL text may not hold NUL
 
 // NoticeFailed reports whether the page's notice reports a failure; NoticeText is its text.
 func (p *page) NoticeFailed() bool { return strings.HasPrefix(p.Notice, failedNotice) }
