@@ -59,6 +59,8 @@ type applicationBody struct {
 	// Error is the refusal of a transition the page does not offer (the application moved on
 	// meanwhile, or the form was not the console's).
 	Error string
+	// History is the application's status changes, newest first, with who made each.
+	History []credit.ApplicationChange
 }
 
 // application shows an application with its contact and the transitions it allows.
@@ -72,7 +74,12 @@ func (c *Console) showApplication(w http.ResponseWriter, r *http.Request, v *vis
 		c.fail(w, r, v, err)
 		return
 	}
-	body := applicationBody{Application: a, Next: credit.NextApplicationStatuses(a.Status), Forms: forms}
+	history, err := c.svc.ApplicationHistory(v.ctx, a.ID)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	body := applicationBody{Application: a, Next: credit.NextApplicationStatuses(a.Status), Forms: forms, History: history}
 	for to, f := range forms {
 		if !slices.Contains(body.Next, to) {
 			body.Error = f.FormError()

@@ -65,7 +65,10 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	if m := timelineRow("Application approved").FindStringSubmatch(section(co.Body, "timeline-title")); m == nil || m[2] != "Anna Berg" || !strings.Contains(m[3], app.ID) {
 		t.Errorf("the new company's timeline lacks the approval under Anna Berg: %v\n%s", m, section(co.Body, "timeline-title"))
 	}
-	b.get("/applications/"+app.ID).wantText(t, `<a href="/companies/`+huberID+`">the company it created</a>`)
+	// The application's history names who moved it, and links the company its approval created.
+	b.get("/applications/"+app.ID).wantText(t, `<a href="/companies/`+huberID+`">the company it created</a>`,
+		`<td>In review → Approved · <a href="/companies/`+huberID+`">company created</a></td><td><span class="actor actor-staff">Anna Berg</span></td>`,
+		`<td>Submitted → In review</td><td><span class="actor actor-staff">Anna Berg</span></td>`)
 
 	// The platform's payment for the customer fails until the GID is set.
 	failed := connectAndFail(t, e.Env, store, "demo-wholesale.myplatform.com", "wh-payment-7001")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ids"
 )
 
@@ -316,6 +317,22 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		if err != nil {
 			return err
 		}
+		// The application's history, under the actor's name, numbered after its changes so
+		// far: the update above holds the application's row, so two changes take turns.
+		seq, err := tx.ApplicationChange.Query().Where(applicationchange.ApplicationID(a.ID)).Count(ctx)
+		if err != nil {
+			return err
+		}
+		actor := actorOf(ctx)
+		change := tx.ApplicationChange.Create().SetStoreID(a.StoreID).SetApplicationID(a.ID).SetSeq(seq + 1).
+			SetFromStatus(from).SetToStatus(in.Status).SetActorType(actor.Type).SetActorLabel(actor.Label).
+			SetOccurredAt(s.Now())
+		if created != nil {
+			change.SetCompanyID(created.ID)
+		}
+		if err := change.Exec(ctx); err != nil {
+			return err
+		}
 		out = applicationView(a)
 		// The events last: they lock the store's row until commit.
 		if created != nil {
@@ -327,6 +344,44 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		return err
 	})
 	return out, created, err
+}
+
+// ApplicationChange is one status change of an application and who made it.
+type ApplicationChange struct {
+	From, To   string
+	CompanyID  *string
+	Actor      Actor
+	OccurredAt Timestamp
+}
+
+// ApplicationHistory returns an application's status changes, newest first, with who made each.
+//
+// Errors: insufficient_scope (not staff), not_found.
+func (s *Service) ApplicationHistory(ctx context.Context, id string) ([]ApplicationChange, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	if !ids.HasPrefix(id, "app") {
+		return nil, errNotFound("application")
+	}
+	if exists, err := client.Application.Query().Where(application.ID(id)).Exist(ctx); err != nil || !exists {
+		if err == nil {
+			err = errNotFound("application")
+		}
+		return nil, err
+	}
+	rows, err := client.ApplicationChange.Query().Where(applicationchange.ApplicationID(id)).
+		Order(ent.Desc(applicationchange.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ApplicationChange, len(rows))
+	for i, r := range rows {
+		out[i] = ApplicationChange{From: r.FromStatus, To: r.ToStatus, CompanyID: r.CompanyID,
+			Actor: Actor{Type: r.ActorType, Label: r.ActorLabel}, OccurredAt: At(r.OccurredAt)}
+	}
+	return out, nil
 }
 
 // ApprovalErrors checks the terms an approval would create the company with, each field on

@@ -53,6 +53,11 @@ func TestCompanySetGIDAndStaffNames(t *testing.T) {
 	if strings.Join(events, ", ") != strings.Join(want, ", ") {
 		t.Errorf("timeline %v, want %v", events, want)
 	}
+	history, err := svc.ApplicationHistory(ctx, app)
+	if err != nil || len(history) != 2 || history[0].To != credit.AppApproved || history[0].CompanyID == nil || *history[0].CompanyID != co ||
+		history[0].Actor.Label != "Olga" || history[1].From != credit.AppSubmitted || history[1].Actor.Label != "Olga" {
+		t.Errorf("application history %+v %v", history, err)
+	}
 	ledger, err := svc.ListLedger(ctx, co, credit.LedgerListParams{})
 	if err != nil {
 		t.Fatal(err)

@@ -111,6 +111,40 @@ var (
 			},
 		},
 	}
+	// ApplicationChangesColumns holds the columns for the "application_changes" table.
+	ApplicationChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "application_id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "from_status", Type: field.TypeString},
+		{Name: "to_status", Type: field.TypeString},
+		{Name: "company_id", Type: field.TypeString, Nullable: true},
+		{Name: "actor_type", Type: field.TypeString},
+		{Name: "actor_label", Type: field.TypeString},
+		{Name: "occurred_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// ApplicationChangesTable holds the schema information for the "application_changes" table.
+	ApplicationChangesTable = &schema.Table{
+		Name:       "application_changes",
+		Columns:    ApplicationChangesColumns,
+		PrimaryKey: []*schema.Column{ApplicationChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "application_changes_stores_store",
+				Columns:    []*schema.Column{ApplicationChangesColumns[9]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "applicationchange_application_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{ApplicationChangesColumns[1], ApplicationChangesColumns[2]},
+			},
+		},
+	}
 	// CompaniesColumns holds the columns for the "companies" table.
 	CompaniesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -657,6 +691,7 @@ var (
 		APIKeysTable,
 		APIKeySecretsTable,
 		ApplicationsTable,
+		ApplicationChangesTable,
 		CompaniesTable,
 		EventsTable,
 		IdempotencyRecordsTable,
@@ -679,6 +714,7 @@ func init() {
 	APIKeySecretsTable.ForeignKeys[0].RefTable = APIKeysTable
 	APIKeySecretsTable.ForeignKeys[1].RefTable = StoresTable
 	ApplicationsTable.ForeignKeys[0].RefTable = StoresTable
+	ApplicationChangesTable.ForeignKeys[0].RefTable = StoresTable
 	CompaniesTable.ForeignKeys[0].RefTable = StoresTable
 	EventsTable.ForeignKeys[0].RefTable = StoresTable
 	IdempotencyRecordsTable.ForeignKeys[0].RefTable = StoresTable
