@@ -59,6 +59,8 @@ type applicationBody struct {
 	// Error is the refusal of a transition the page does not offer (the application moved on
 	// meanwhile, or the form was not the console's).
 	Error string
+	// History is the application's status changes, newest first, with who made each.
+	History []credit.ApplicationChange
 }
 
 // application shows an application with its contact and the transitions it allows.
@@ -72,7 +74,12 @@ func (c *Console) showApplication(w http.ResponseWriter, r *http.Request, v *vis
 		c.fail(w, r, v, err)
 		return
 	}
-	body := applicationBody{Application: a, Next: credit.NextApplicationStatuses(a.Status), Forms: forms}
+	history, err := c.svc.ApplicationHistory(v.ctx, a.ID)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	body := applicationBody{Application: a, Next: credit.NextApplicationStatuses(a.Status), Forms: forms, History: history}
 	for to, f := range forms {
 		if !slices.Contains(body.Next, to) {
 			body.Error = f.FormError()
@@ -93,10 +100,24 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 	id := r.PathValue("id")
 	to := r.PostForm.Get("status")
 	in := credit.StatusChange{ApplicationID: id, Status: to}
+	var a credit.Application
+	var co *credit.Company
 	if to == credit.AppApproved {
-		in.CreditLimit = strings.TrimSpace(r.PostForm.Get("credit_limit"))
-		in.PaymentTerms = strings.TrimSpace(r.PostForm.Get("payment_terms"))
+		in.CreditLimit = v.amount(r.PostForm.Get("credit_limit"))
 		in.PlatformCompanyGID = strings.TrimSpace(r.PostForm.Get("platform_company_gid"))
+		terms, termsErr := formTerms(r.PostForm.Get("payment_terms"), r.PostForm.Get("payment_terms_days"))
+		in.PaymentTerms = terms
+		// Every field's refusal at once, beside its field; the domain checks them again.
+		errs := credit.ApprovalErrors(in.CreditLimit, in.PaymentTerms, in.PlatformCompanyGID, v.store.Currency)
+		if termsErr != nil {
+			errs = slices.DeleteFunc(errs, func(err error) bool { return httpapi.Describe(err).Param == "payment_terms" })
+			errs = append(errs, termsErr)
+		}
+		if len(errs) > 0 {
+			f, status := v.refusedFields(r.PostForm, errs, "credit_limit", "payment_terms", "platform_company_gid")
+			c.showApplication(w, r, v, status, "", map[string]*form{to: f})
+			return
+		}
 	}
 	a, co, err := c.svc.SetApplicationStatus(v.ctx, in)
 	if err != nil {
@@ -113,7 +134,11 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 		return
 	}
 	if co != nil {
-		c.done(w, r, v, companyPath(co.ID), "Application approved: "+co.Name+" is a company with a credit limit of "+formatMoney(co.CreditLimit)+" on "+formatTerms(co.PaymentTerms)+".")
+		msg := "Application approved: " + co.Name + " is a company with a credit limit of " + formatMoney(co.CreditLimit) + " on " + formatTerms(co.PaymentTerms) + "."
+		if co.PlatformCompanyGID == nil {
+			msg += " It has no platform company GID yet: set it below, or the platform's deliveries for it fail."
+		}
+		c.done(w, r, v, companyPath(co.ID), msg)
 		return
 	}
 	c.done(w, r, v, "/applications/"+url.PathEscape(a.ID), "The application is now "+strings.ToLower(humanLabel(a.Status))+".")

@@ -136,6 +136,8 @@ type companyBody struct {
 	// invoices, oldest first.
 	Aging    credit.Aging
 	Invoices credit.Page[credit.Invoice]
+	// NotInvoiced is what the aging leaves of the outstanding balance (amended §15).
+	NotInvoiced credit.Money
 	// InvoicesFirst is true on the first page of open invoices; NextInvoices links the next.
 	InvoicesFirst bool
 	NextInvoices  string
@@ -147,6 +149,13 @@ type companyBody struct {
 	// Forms are the page's forms shown again after a refusal, by name.
 	Forms map[string]*form
 	Kinds []string
+	// FailedDeliveries are the platform's failed deliveries for this company (by ID or by
+	// its GID), to retry; ApplicationID is the application whose approval created it, or "".
+	FailedDeliveries []credit.InboxDelivery
+	ApplicationID    string
+	// RecordedBy names who recorded each ledger entry of the page, by entry ID ("" for entries
+	// recorded before it was kept).
+	RecordedBy map[string]string
 }
 
 // company shows a company: its figures and hold, its ledger and its timeline (each paged on
@@ -191,8 +200,25 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 		c.fail(w, r, v, err)
 		return
 	}
-	body := companyBody{Company: co, Aging: agings[co.ID], Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
-		LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
+	entryIDs := make([]string, len(ledger.Data))
+	for i, e := range ledger.Data {
+		entryIDs[i] = e.ID
+	}
+	recorders, err := c.svc.LedgerRecorders(v.ctx, co.ID, entryIDs)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	recordedBy := make(map[string]string, len(recorders))
+	for id, a := range recorders {
+		recordedBy[id] = formatActor(a)
+	}
+	body := companyBody{Company: co, Aging: agings[co.ID], NotInvoiced: credit.NotInvoiced(co.Outstanding, agings[co.ID]), Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
+		RecordedBy: recordedBy, LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
+	if err := c.companyPlatform(v, &body); err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
 	if invoices.NextCursor != nil {
 		body.NextInvoices = buildQuery("invoices", *invoices.NextCursor)
 	}
@@ -268,7 +294,7 @@ func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visi
 	id := r.PathValue("id")
 	res, err := c.svc.SetCreditLimit(v.ctx, credit.CreditLimitInput{
 		CompanyID: id,
-		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Reason:    optional(r.PostForm, "reason"),
 	})
 	if err != nil {
@@ -285,7 +311,7 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 	note := r.PostForm.Get("note")
 	res, err := c.svc.CreateAdjustment(v.ctx, credit.AdjustmentInput{
 		CompanyID: id,
-		Amount:    credit.Amount(strings.TrimSpace(r.PostForm.Get("amount"))),
+		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Note:      &note,
 	})
 	if err != nil {
@@ -300,7 +326,7 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	kind := r.PostForm.Get("kind")
-	amount, err := credit.SignedByKind(kind, r.PostForm.Get("amount"))
+	amount, err := credit.SignedByKind(kind, v.amount(r.PostForm.Get("amount")))
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "entry", err, "amount")
 		return
@@ -326,5 +352,11 @@ func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *v
 		c.refusedOnCompany(w, r, v, "entry", err, "kind", "amount", "order", "note", "occurred_at")
 		return
 	}
-	c.done(w, r, v, companyPath(id), humanLabel(e.Kind)+" of "+formatMoney(e.Amount)+" recorded; outstanding is now "+formatMoney(co.Outstanding)+".")
+	// The figure as the person entered it: a payment of 2,950.00, which the ledger records as
+	// lowering what is outstanding.
+	shown := e.Amount
+	if credit.ReducesOutstanding(e.Kind) {
+		shown.Amount = strings.TrimPrefix(shown.Amount, "-")
+	}
+	c.done(w, r, v, companyPath(id), humanLabel(e.Kind)+" of "+formatMoney(shown)+" recorded; outstanding is now "+formatMoney(co.Outstanding)+".")
 }

@@ -127,9 +127,7 @@ func New(cfg Config) *Console {
 	handle("GET /login", http.HandlerFunc(c.loginPage))
 	handle("POST /login", http.HandlerFunc(c.login))
 	handle("POST /logout", c.staffOnly(c.logout))
-	handle("GET /{$}", c.staffOnly(func(w http.ResponseWriter, r *http.Request, v *visit) {
-		http.Redirect(w, r, "/companies", http.StatusSeeOther)
-	}))
+	handle("GET /{$}", c.staffOnly(c.overview))
 
 	handle("GET /companies", c.staffOnly(c.companies))
 	handle("GET /companies/{id}", c.staffOnly(c.company))
@@ -138,12 +136,17 @@ func New(cfg Config) *Console {
 	handle("POST /companies/{id}/credit-limit", c.staffOnly(c.setCreditLimit))
 	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
 	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
+	handle("POST /companies/{id}/platform-company-gid", c.staffOnly(c.setCompanyGID))
 
 	handle("GET /receivables", c.staffOnly(c.receivables))
 
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
 	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
+	// The page's own address takes its forms too, so that a refused form, shown again with its
+	// errors, leaves the browser on an address it can reload (forms name their action).
+	handle("POST /applications/{id}", c.staffOnly(c.setApplicationStatus))
+	handle("POST /companies/{id}", c.staffOnly(c.companyForm))
 
 	handle("GET /settings/api", c.staffOnly(c.apiSettings))
 	handle("POST /settings/api/keys", c.staffOnly(c.createKey))

@@ -164,7 +164,7 @@ func (b *browser) signIn(email, pw string) *page {
 func (b *browser) mustSignIn(email, pw string) {
 	b.t.Helper()
 	p := b.signIn(email, pw)
-	if p.Status != http.StatusSeeOther || p.Location != "/companies" {
+	if p.Status != http.StatusSeeOther || p.Location != "/" {
 		b.t.Fatalf("sign-in: status %d location %q\n%.2000s", p.Status, p.Location, p.Body)
 	}
 	b.get("/companies")

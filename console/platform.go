@@ -119,7 +119,7 @@ func (c *Console) rotatePlatformSecret(w http.ResponseWriter, r *http.Request, v
 // filtered, saying what the delivery came to.
 func (c *Console) retryPlatformDelivery(w http.ResponseWriter, r *http.Request, v *visit) {
 	d, err := c.svc.RetryPlatformDelivery(v.ctx, r.PathValue("id"))
-	back := "/platform" + buildQuery("status", r.PostForm.Get("status"))
+	back := retryBack(r)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Code != credit.CodeValidationFailed {

@@ -23,7 +23,9 @@ var receivablesColumns = []sortColumn[credit.CompanyReceivables]{
 	{Key: "61-90", Title: "61–90 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Days61To90 }},
 	{Key: "over-90", Title: "Over 90 days", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Over90 }},
 	{Key: "overdue", Title: "Overdue", amount: func(l credit.CompanyReceivables) credit.Money { return l.Overdue }},
-	{Key: "total", Title: "Total open", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Total }},
+	{Key: "total", Title: "Open invoices", amount: func(l credit.CompanyReceivables) credit.Money { return l.Aging.Total }},
+	{Key: "not-invoiced", Title: "Not invoiced", amount: func(l credit.CompanyReceivables) credit.Money { return l.NotInvoiced }},
+	{Key: "outstanding", Title: "Outstanding", amount: func(l credit.CompanyReceivables) credit.Money { return l.Outstanding }},
 }
 
 // receivablesBody is the receivables page.
@@ -33,6 +35,9 @@ type receivablesBody struct {
 	Headings    []sortHeading
 	OverdueOnly bool
 	CSV         string
+	// CSVSemicolon is the CSV's link with ; as the separator.
+	CSVSemicolon string
+	AsOf         credit.Timestamp
 }
 
 // receivables shows the page, or with ?format=csv the lines as CSV.
@@ -53,16 +58,22 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 		return
 	}
 	sortRows(lines, receivablesColumns[col], func(l credit.CompanyReceivables) string { return l.CompanyName }, desc)
+	asOf := credit.At(c.svc.Now())
 	if q.Get("format") == "csv" {
-		writeReceivablesCSV(w, v.store.Name, lines)
+		sep := ','
+		if q.Get("sep") == "semicolon" {
+			sep = ';'
+		}
+		writeReceivablesCSV(w, v.store.Name, asOf, sep, credit.SumReceivables(lines, totals.Outstanding.Currency), lines)
 		return
 	}
 	overdue := ""
 	if overdueOnly {
 		overdue = "1"
 	}
-	body := receivablesBody{Totals: totals, Lines: lines, OverdueOnly: overdueOnly,
-		CSV: buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv")}
+	body := receivablesBody{Totals: totals, Lines: lines, OverdueOnly: overdueOnly, AsOf: asOf,
+		CSV:          buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv"),
+		CSVSemicolon: buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv", "sep", "semicolon")}
 	body.Headings = sortHeadings(receivablesColumns, col, desc, func(key, order string) string {
 		return "/receivables" + buildQuery("overdue", overdue, "sort", key, "order", order)
 	})
@@ -71,8 +82,12 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 	c.render(w, r, http.StatusOK, "receivables.html", p)
 }
 
-// writeReceivablesCSV writes the lines as CSV, amounts as plain decimals for a spreadsheet.
-func writeReceivablesCSV(w http.ResponseWriter, storeName string, lines []credit.CompanyReceivables) {
+// writeReceivablesCSV writes the lines as CSV for a spreadsheet (amended §15): amounts as
+// plain decimals, each line's outstanding as its open invoices plus what is on no invoice, a
+// totals line (the lines summed: the store's figures when no filter is set), the
+// as-of time in every line, a UTF-8 byte order mark so that spreadsheets read names such as
+// "Café" right, and a file name with the day, so that exports do not overwrite each other.
+func writeReceivablesCSV(w http.ResponseWriter, storeName string, asOf credit.Timestamp, sep rune, total credit.CompanyReceivables, lines []credit.CompanyReceivables) {
 	name := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
 			return r
@@ -80,14 +95,22 @@ func writeReceivablesCSV(w http.ResponseWriter, storeName string, lines []credit
 		return '-'
 	}, storeName)
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="receivables-`+name+`.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="receivables-`+name+`-`+asOf.UTC().Format("2006-01-02")+`.csv"`)
+	_, _ = w.Write([]byte("\uFEFF"))
 	out := csv.NewWriter(w)
-	_ = out.Write([]string{"company_id", "company", "currency", "current", "days_1_to_30", "days_31_to_60", "days_61_to_90", "over_90", "overdue", "total"})
-	for _, l := range lines {
-		a := l.Aging
-		_ = out.Write([]string{l.CompanyID, csvSafe(l.CompanyName), a.Total.Currency, a.Current.Amount, a.Days1To30.Amount,
-			a.Days31To60.Amount, a.Days61To90.Amount, a.Over90.Amount, l.Overdue.Amount, a.Total.Amount})
+	out.Comma = sep
+	at := asOf.String()
+	_ = out.Write([]string{"company_id", "company", "currency", "current", "days_1_to_30", "days_31_to_60", "days_61_to_90", "over_90",
+		"overdue", "total", "not_invoiced", "outstanding", "as_of"})
+	row := func(id, company string, a credit.Aging, overdue, notInvoiced, outstanding credit.Money) {
+		_ = out.Write([]string{id, company, a.Total.Currency, a.Current.Amount, a.Days1To30.Amount,
+			a.Days31To60.Amount, a.Days61To90.Amount, a.Over90.Amount, overdue.Amount, a.Total.Amount,
+			notInvoiced.Amount, outstanding.Amount, at})
 	}
+	for _, l := range lines {
+		row(l.CompanyID, csvSafe(l.CompanyName), l.Aging, l.Overdue, l.NotInvoiced, l.Outstanding)
+	}
+	row("", total.CompanyName, total.Aging, total.Overdue, total.NotInvoiced, total.Outstanding)
 	out.Flush()
 }
 

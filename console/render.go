@@ -56,6 +56,7 @@ type pages struct{ byName map[string]*template.Template }
 
 var templateFuncs = template.FuncMap{
 	"money":      formatMoney,
+	"amount":     formatAmount,
 	"when":       formatTime,
 	"day":        formatDay,
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
@@ -67,6 +68,7 @@ var templateFuncs = template.FuncMap{
 	"join":       strings.Join,
 	"pathEscape": url.PathEscape,
 	"query":      buildQuery,
+	"termsField": termsField,
 }
 
 func mustParsePages() *pages {
@@ -149,6 +151,16 @@ func (c *Console) done(w http.ResponseWriter, r *http.Request, v *visit, to, not
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
+
+// failedNotice marks a notice that reports a failure (a webhook test that did not arrive), so
+// that the layout shows it as an alert rather than as a success.
+const failedNotice = "\u2063failed\u2063" // invisible separators: PostgreSQL text may not hold NUL
+
+// NoticeFailed reports whether the page's notice reports a failure; NoticeText is its text.
+func (p *page) NoticeFailed() bool { return strings.HasPrefix(p.Notice, failedNotice) }
+
+// NoticeText is the notice without its mark.
+func (p *page) NoticeText() string { return strings.TrimPrefix(p.Notice, failedNotice) }
 
 // takeNotice returns the session's waiting notice and clears it, so it shows once.
 func (c *Console) takeNotice(r *http.Request, v *visit) string {
@@ -236,7 +248,10 @@ func sentence(msg string) string {
 }
 
 // formatMoney shows an amount with its currency, its integer digits grouped by threes.
-func formatMoney(m credit.Money) string {
+func formatMoney(m credit.Money) string { return formatAmount(m) + " " + m.Currency }
+
+// formatAmount is formatMoney without the currency, for a table's cells whose heading names it.
+func formatAmount(m credit.Money) string {
 	amount := m.Amount
 	sign := ""
 	if strings.HasPrefix(amount, "-") {
@@ -253,7 +268,7 @@ func formatMoney(m credit.Money) string {
 	if hasFrac {
 		b.WriteString("." + frac)
 	}
-	return sign + b.String() + " " + m.Currency
+	return sign + b.String()
 }
 
 func formatTime(t credit.Timestamp) string {
@@ -302,6 +317,8 @@ func formatActor(a credit.Actor) string {
 		return a.Label + " (API key)"
 	case "system":
 		return "System"
+	case "platform":
+		return "Commerce platform"
 	}
 	return a.Label
 }
@@ -326,14 +343,18 @@ func humanLabel(code string) string {
 		return ""
 	}
 	words := strings.ReplaceAll(code, "_", " ")
+	words = strings.ReplaceAll(words+" ", " gid ", " GID ")[:len(words)]
 	return strings.ToUpper(words[:1]) + words[1:]
 }
 
 // detailNames are the names people read for the members of timeline events' data.
 var detailNames = map[string]string{
-	"platform_order_gid": "Invoice of order",
-	"due_at":             "Was due",
-	"credit_limit":       "Credit limit",
+	"platform_order_gid":            "Invoice of order",
+	"due_at":                        "Was due",
+	"credit_limit":                  "Credit limit",
+	"application_id":                "Application",
+	"platform_company_gid":          "Platform company GID",
+	"previous_platform_company_gid": "Previous GID",
 }
 
 // eventDetail renders a timeline event's data as "name: value" pairs for people: amounts with
@@ -368,8 +389,11 @@ func eventDetail(data map[string]any) string {
 			text = *val
 		case string:
 			text = readableTimes(val)
-			if k == "kind" {
+			switch k {
+			case "kind":
 				text = strings.ToLower(humanLabel(val))
+			case "payment_terms":
+				text = formatTerms(val)
 			}
 		}
 		name := detailNames[k]

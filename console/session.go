@@ -210,7 +210,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		"staff_id", session.StaffID, "store_id", session.StoreID)
 	c.setCookie(w, r, signInCookie, "", "/login", -1)
 	c.setCookie(w, r, sessionCookie, token, "/", 0)
-	http.Redirect(w, r, "/companies", http.StatusSeeOther)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // signInLimited charges one attempt to key and reports whether its limit is spent, with the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/creditd/creditd/credit"
@@ -124,6 +125,9 @@ func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit
 type webhookBody struct {
 	Report    credit.WebhookDeliveryReport
 	Redeliver *form
+	// Recent are the events of the endpoint's latest attempts, newest first, to pick for a
+	// redelivery.
+	Recent []string
 	// CanTest shows the "Send a test event" button: the console can make a delivery now.
 	CanTest bool
 }
@@ -145,14 +149,24 @@ func (c *Console) showWebhook(w http.ResponseWriter, r *http.Request, v *visit, 
 	}
 	p := pageFor(v, title, "webhooks")
 	p.Notice = notice
-	p.Body = webhookBody{Report: report, Redeliver: redeliver, CanTest: c.sendNow != nil}
+	body := webhookBody{Report: report, Redeliver: redeliver, CanTest: c.sendNow != nil}
+	for _, a := range report.Attempts {
+		if !slices.Contains(body.Recent, a.EventID) && len(body.Recent) < 10 {
+			body.Recent = append(body.Recent, a.EventID)
+		}
+	}
+	p.Body = body
 	c.render(w, r, status, "webhook.html", p)
 }
 
 // redeliverWebhook sends an event to the endpoint again.
 func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	event := strings.TrimSpace(r.PostForm.Get("event"))
+	// An event picked from the recent ones, or another event's ID typed in.
+	event := strings.TrimSpace(r.PostForm.Get("event_other"))
+	if event == "" {
+		event = strings.TrimSpace(r.PostForm.Get("event"))
+	}
 	d, err := c.svc.RedeliverWebhookEvent(v.ctx, event, id)
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -164,9 +178,12 @@ func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *vi
 			c.fail(w, r, v, known) // the endpoint itself is unknown here
 			return
 		}
-		// The endpoint is there: the event is what is unknown, or no longer kept.
+		// The endpoint is there: the event is what is unknown, or no longer kept. The form
+		// shows the ID that was refused in its text field.
 		p.Param = "event"
-		c.showWebhook(w, r, v, p.Status, "", refusedForm(r.PostForm, p, "event"))
+		values := r.PostForm
+		values.Set("event_other", event)
+		c.showWebhook(w, r, v, p.Status, "", refusedForm(values, p, "event"))
 		return
 	}
 	c.done(w, r, v, webhookPath(id), "Event "+d.EventID+" will be delivered again shortly.")
@@ -192,6 +209,10 @@ func (c *Console) testWebhook(w http.ResponseWriter, r *http.Request, v *visit) 
 	}
 	a := rec.Attempt
 	notice := "Test event " + a.EventID + " sent: " + humanLabel(a.Outcome)
+	if a.StatusCode == nil || *a.StatusCode < 200 || *a.StatusCode > 299 {
+		// Not delivered: shown as an alert, not as a success.
+		notice = failedNotice + "Test event " + a.EventID + " was not delivered: " + humanLabel(a.Outcome)
+	}
 	if a.StatusCode != nil {
 		notice += fmt.Sprintf(" (HTTP %d)", *a.StatusCode)
 	}

@@ -93,12 +93,27 @@ func TestWebhookTestEvent(t *testing.T) {
 	}
 	b.get("/webhooks/"+id[1]).wantText(t, `id="send-test"`, "No delivery was attempted yet.")
 	sent := b.follow(b.post("/webhooks/"+id[1]+"/test", nil))
-	sent.wantText(t, "Test event ", " sent: ", "(HTTP 200)", `id="attempts"`)
+	sent.wantText(t, "Test event ", " sent: ", "(HTTP 200)", `id="attempts"`, `<div class="notice" role="status">Test event`).
+		wantText(t, `id="endpoint-events">Events: every event`).wantNoText(t, `notice-failed`)
+	// The recent events are offered for a redelivery.
+	if !regexp.MustCompile(`<select id="redeliver-pick" name="event"><option value="ev_`).MatchString(sent.Body) {
+		t.Errorf("no recent event to pick for a redelivery:\n%s", sent.Body)
+	}
 	mu.Lock()
 	if len(got) != 1 || got[0].Header.Get("webhook-signature") == "" || !strings.Contains(bodies[0], `"type":"ping"`) {
 		t.Errorf("the receiver got %d requests, want one signed ping: %v", len(got), bodies)
 	}
 	mu.Unlock()
+
+	// An endpoint whose receiver is gone: the test's result is an alert, not a success.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	goneURL := gone.URL
+	gone.Close()
+	created = b.post("/webhooks", url.Values{"url": {goneURL + "/hook"}, "description": {"Gone"}}).wantStatus(t, http.StatusOK)
+	goneID := regexp.MustCompile(`Endpoint ID <code>(we_[0-9A-Za-z]+)</code>`).FindStringSubmatch(created.Body)
+	b.get("/webhooks/" + goneID[1])
+	failed := b.follow(b.post("/webhooks/"+goneID[1]+"/test", nil))
+	failed.wantText(t, `<div class="alert notice-failed" role="alert">Test event `, " was not delivered: ").wantNoText(t, `<div class="notice" role="status">`)
 
 	// Another store's endpoint: not found, and nothing is sent.
 	other := f.endpoints[f.otherKey.ID]

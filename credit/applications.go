@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"errors"
 	"net/mail"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ids"
 )
 
@@ -50,6 +52,8 @@ type Application struct {
 	VAT          VAT       `json:"vat"`
 	Contact      Contact   `json:"contact"`
 	SubmittedAt  Timestamp `json:"submitted_at"`
+	// CompanyID is the company an approval created, for the console's link; not in the JSON.
+	CompanyID *string `json:"-"`
 }
 
 // VAT is an application's VAT number and the result of checking it against a registry.
@@ -81,6 +85,7 @@ func applicationView(a *ent.Application) Application {
 		},
 		Contact:     Contact{Name: a.ContactName, Email: a.ContactEmail, Redacted: a.ContactRedacted},
 		SubmittedAt: At(a.SubmittedAt),
+		CompanyID:   a.CompanyID,
 	}
 }
 
@@ -298,9 +303,34 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 			view := companyView(c, st)
 			created = &view
 			update.SetCompanyID(c.ID)
+			// The company's timeline starts with its approval, under the approver's name.
+			if err := s.recordEvent(ctx, tx, c, EventApplicationApproved, map[string]any{
+				"application_id":       a.ID,
+				"credit_limit":         view.CreditLimit,
+				"payment_terms":        view.PaymentTerms,
+				"platform_company_gid": gid,
+			}); err != nil {
+				return err
+			}
 		}
 		a, err = update.Save(ctx)
 		if err != nil {
+			return err
+		}
+		// The application's history, under the actor's name, numbered after its changes so
+		// far: the update above holds the application's row, so two changes take turns.
+		seq, err := tx.ApplicationChange.Query().Where(applicationchange.ApplicationID(a.ID)).Count(ctx)
+		if err != nil {
+			return err
+		}
+		actor := actorOf(ctx)
+		change := tx.ApplicationChange.Create().SetStoreID(a.StoreID).SetApplicationID(a.ID).SetSeq(seq + 1).
+			SetFromStatus(from).SetToStatus(in.Status).SetActorType(actor.Type).SetActorLabel(actor.Label).
+			SetOccurredAt(s.Now())
+		if created != nil {
+			change.SetCompanyID(created.ID)
+		}
+		if err := change.Exec(ctx); err != nil {
 			return err
 		}
 		out = applicationView(a)
@@ -314,6 +344,95 @@ func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Ap
 		return err
 	})
 	return out, created, err
+}
+
+// ApplicationChange is one status change of an application and who made it.
+type ApplicationChange struct {
+	From, To   string
+	CompanyID  *string
+	Actor      Actor
+	OccurredAt Timestamp
+}
+
+// ApplicationHistory returns an application's status changes, newest first, with who made each.
+//
+// Errors: insufficient_scope (not staff), not_found.
+func (s *Service) ApplicationHistory(ctx context.Context, id string) ([]ApplicationChange, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	if !ids.HasPrefix(id, "app") {
+		return nil, errNotFound("application")
+	}
+	if exists, err := client.Application.Query().Where(application.ID(id)).Exist(ctx); err != nil || !exists {
+		if err == nil {
+			err = errNotFound("application")
+		}
+		return nil, err
+	}
+	rows, err := client.ApplicationChange.Query().Where(applicationchange.ApplicationID(id)).
+		Order(ent.Desc(applicationchange.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ApplicationChange, len(rows))
+	for i, r := range rows {
+		out[i] = ApplicationChange{From: r.FromStatus, To: r.ToStatus, CompanyID: r.CompanyID,
+			Actor: Actor{Type: r.ActorType, Label: r.ActorLabel}, OccurredAt: At(r.OccurredAt)}
+	}
+	return out, nil
+}
+
+// ApprovalErrors checks the terms an approval would create the company with, each field on
+// its own, and returns every refusal at once (credit_limit, payment_terms,
+// platform_company_gid), in that order, so that a form can show each beside its field. A GID
+// another company has is SetApplicationStatus's to find. Nothing is written.
+func ApprovalErrors(creditLimit, paymentTerms, gid, currency string) []error {
+	var errs []error
+	if creditLimit == "" {
+		errs = append(errs, ParamErrorf(CodeValidationFailed, "credit_limit", "approving needs the new company's credit limit"))
+	} else if _, err := parseCreditLimit(creditLimit, currency); err != nil {
+		errs = append(errs, renameParam(err, "credit_limit"))
+	}
+	if _, err := ParsePaymentTerms(paymentTerms, "payment_terms"); err != nil {
+		errs = append(errs, err)
+	}
+	if gid != "" && !companyGIDPattern.MatchString(gid) {
+		errs = append(errs, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123"))
+	}
+	return errs
+}
+
+// renameParam returns err naming param instead of the parameter it named.
+func renameParam(err error, param string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Param = param
+		return &c
+	}
+	return err
+}
+
+// ApplicationOfCompany returns the ID of the application whose approval created the company,
+// "" when it was created otherwise: the way back from a company to its application.
+//
+// Errors: insufficient_scope (not staff), not_found (company).
+func (s *Service) ApplicationOfCompany(ctx context.Context, companyID string) (string, error) {
+	if _, err := requireStaff(ctx); err != nil {
+		return "", err
+	}
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
+	if err != nil {
+		return "", err
+	}
+	ids, err := client.Application.Query().Where(application.CompanyID(c.ID)).Limit(1).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return "", err
+	}
+	return ids[0], nil
 }
 
 // ErasePerson carries out a data-protection erasure of the person with this email in the staff

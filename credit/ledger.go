@@ -292,22 +292,65 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 		if err != nil {
 			return err
 		}
+		// Contract §5: every adjustment is on the timeline, under its author's name,
+		// whichever side made it; so is every other entry a person or a key records.
+		typ, data := EventLedgerEntryRecorded, map[string]any{
+			"ledger_entry_id": e.ID,
+			"kind":            in.Kind,
+			"amount":          NewMoney(amount, cur),
+			"order":           gid,
+			"note":            note,
+		}
 		if in.Kind == KindAdjustment {
-			// Contract §5: every adjustment is on the timeline, under its author's name,
-			// whichever side made it.
-			if err := s.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
+			typ, data = EventAdjustmentCreated, map[string]any{
 				"ledger_entry_id": e.ID,
 				"amount":          NewMoney(amount, cur),
 				"note":            note,
-			}); err != nil {
-				return err
 			}
+		}
+		if err := s.recordEvent(ctx, tx, c, typ, data); err != nil {
+			return err
 		}
 		entry = ledgerEntryView(e, cur)
 		view = companyView(c, c.Edges.Store)
 		return nil
 	})
 	return entry, view, err
+}
+
+// LedgerRecorders returns who recorded each of a company's entries, keyed by entry ID, in one
+// statement: for the ledger's "by" column. Entries appended before the actor was kept are
+// absent, as are IDs that are not entries of the company.
+//
+// Errors: insufficient_scope, not_found (company).
+func (s *Service) LedgerRecorders(ctx context.Context, companyID string, entryIDs []string) (map[string]Actor, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := client.LedgerEntry.Query().
+		Where(ledgerentry.CompanyID(c.ID), ledgerentry.IDIn(entryIDs...), ledgerentry.RecordedByTypeNotNil()).
+		Select(ledgerentry.FieldID, ledgerentry.FieldRecordedByType, ledgerentry.FieldRecordedByLabel).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Actor, len(rows))
+	for _, r := range rows {
+		out[r.ID] = Actor{Type: *r.RecordedByType, Label: derefOr(r.RecordedByLabel, "")}
+	}
+	return out, nil
+}
+
+func derefOr(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
 }
 
 // ReducesOutstanding reports whether entries of kind always lower what is outstanding, and so
@@ -381,12 +424,13 @@ func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
 // updated company (with its store edge). An order's invoice is due after the company's NET
 // days.
 func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
-	return s.appendEntryDue(ctx, tx, c, kind, amount, gid, note, occurred, c.PaymentTermsDays)
+	return s.appendEntryDue(ctx, tx, c, kind, amount, gid, note, occurred, c.PaymentTermsDays, actorOf(ctx))
 }
 
 // appendEntryDue is appendEntry with the days after which an order's invoice is due: the
-// platform's terms for that order win over the company's (contract §13).
-func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int) (*ent.LedgerEntry, *ent.Company, error) {
+// platform's terms for that order win over the company's (contract §13), and the actor the
+// entry is recorded by (the platform's deliveries are the platform's, also when staff retry).
+func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int, by Actor) (*ent.LedgerEntry, *ent.Company, error) {
 	now := s.Now()
 	seq := c.LedgerSeq + 1
 	// The company is locked (lockCompany) and its entries are appended one at a time in
@@ -403,6 +447,8 @@ func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company
 		SetNillableNote(note).
 		SetOccurredAt(occurred.UTC().Truncate(time.Microsecond)).
 		SetCreatedAt(now).
+		SetRecordedByType(by.Type).
+		SetRecordedByLabel(by.Label).
 		Save(ctx)
 	if err != nil {
 		return nil, nil, err

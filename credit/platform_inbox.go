@@ -106,6 +106,14 @@ type InboxDelivery struct {
 	TriggeredAt   *Timestamp `json:"triggered_at"`
 	ReceivedAt    Timestamp  `json:"received_at"`
 	UpdatedAt     Timestamp  `json:"updated_at"`
+
+	// For the console (not part of the JSON): the platform company GID and the amount the
+	// body names, and the company of the store with that GID (its ID and name), when there is
+	// one.
+	CompanyGID  string `json:"-"`
+	Amount      *Money `json:"-"`
+	CompanyRef  string `json:"-"`
+	CompanyName string `json:"-"`
 }
 
 func inboxView(d *ent.PlatformDelivery) InboxDelivery {
@@ -454,7 +462,7 @@ func (s *Service) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (set
 			amount = inv.OpenAmount.Neg()
 		}
 	}
-	e, c, err := s.appendEntryDue(ctx, tx, c, ev.kind, amount, ev.orderGID, nil, ev.occurred, ev.dueDays)
+	e, c, err := s.appendEntryDue(ctx, tx, c, ev.kind, amount, ev.orderGID, nil, ev.occurred, ev.dueDays, platformActor)
 	if err != nil {
 		return settlement{}, err
 	}
@@ -587,7 +595,24 @@ func (s *Service) ListPlatformInbox(ctx context.Context, p InboxListParams) (Pag
 	if err != nil {
 		return Page[InboxDelivery]{}, err
 	}
-	return makePage(rows, n, inboxView, func(d *ent.PlatformDelivery) string {
+	var gids []string
+	for _, r := range rows {
+		if g := parsePlatformEvent(r.Topic, r.Body, st.Currency).companyGID; g != "" {
+			gids = append(gids, g)
+		}
+	}
+	named, err := companiesByGID(ctx, s.reader(ctx), gids)
+	if err != nil {
+		return Page[InboxDelivery]{}, err
+	}
+	view := func(r *ent.PlatformDelivery) InboxDelivery {
+		d := inboxDetailView(r, st.Currency)
+		if c := named[d.CompanyGID]; c != nil {
+			d.CompanyRef, d.CompanyName = c.ID, c.Name
+		}
+		return d
+	}
+	return makePage(rows, n, view, func(d *ent.PlatformDelivery) string {
 		return encodeCursor(st.CursorSecret, cursorPayload{List: list, Time: d.ReceivedAt.UnixMicro(), ID: d.ID})
 	}), nil
 }

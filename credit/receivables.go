@@ -66,24 +66,41 @@ type Aging struct {
 // Overdue is what is past due: every bucket but Current.
 func (a Aging) Overdue() Money { return a.overdue }
 
-// Receivables are the store's totals.
+// Receivables are the store's totals. They reconcile by construction (amended §15):
+// Outstanding = Aging.Total + NotInvoiced.
 type Receivables struct {
 	Aging Aging `json:"aging"`
 	// Outstanding is the sum of the companies' balances: the open invoices less the credit
 	// balances and unapplied payments.
 	Outstanding Money `json:"outstanding"`
+	// NotInvoiced is the part of Outstanding on no open invoice (see NotInvoiced).
+	NotInvoiced Money `json:"not_invoiced"`
 	// Overdue is the open amount past due (the aging's buckets but current).
 	Overdue Money `json:"overdue"`
 	// CompaniesOverdue counts the companies with an open invoice past due.
 	CompaniesOverdue int `json:"companies_overdue"`
 }
 
-// CompanyReceivables is one company's line of the store's receivables.
+// CompanyReceivables is one company's line of the store's receivables:
+// Outstanding = Aging.Total + NotInvoiced, as for the store.
 type CompanyReceivables struct {
 	CompanyID   string `json:"company_id"`
 	CompanyName string `json:"company_name"`
 	Aging       Aging  `json:"aging"`
 	Overdue     Money  `json:"overdue"`
+	Outstanding Money  `json:"outstanding"`
+	NotInvoiced Money  `json:"not_invoiced"`
+}
+
+// NotInvoiced is the part of a balance that is on no open invoice (amended §15): opening
+// balances, adjustments, and payments or credits not allocated to an open invoice (a credit
+// balance makes it negative). It is what the aging leaves of outstanding, so that for a company
+// and for the store outstanding = aging.Total + NotInvoiced holds by construction; every
+// transport takes it from here.
+func NotInvoiced(outstanding Money, aging Aging) Money {
+	o := decimal.RequireFromString(outstanding.Amount)
+	t := decimal.RequireFromString(aging.Total.Amount)
+	return NewMoney(o.Sub(t), outstanding.Currency)
 }
 
 // daysOverdue is DaysOverdue for an invoice due at due, as of now.
@@ -279,9 +296,11 @@ func (s *Service) Receivables(ctx context.Context) (Receivables, error) {
 			}
 		}
 	}
+	total := NewMoney(outstanding, st.Currency)
 	return Receivables{
 		Aging:            aging,
-		Outstanding:      NewMoney(outstanding, st.Currency),
+		Outstanding:      total,
+		NotInvoiced:      NotInvoiced(total, aging),
 		Overdue:          aging.overdue,
 		CompaniesOverdue: row.Overdue,
 	}, nil
@@ -325,9 +344,10 @@ func (s *Service) viewerCompanies(ctx context.Context, companyIDs []string) (*en
 	return st, client, known, err
 }
 
-// ReceivablesByCompany returns one line per company of the store with open invoices, in name
-// order; overdueOnly keeps those with an amount past due. Two statements for any number of
-// companies: the sums, then the names.
+// ReceivablesByCompany returns one line per company of the store with open invoices or a
+// balance that is not zero (so that the lines add up to the store's totals), in name order;
+// overdueOnly keeps those with an amount past due. Two statements for any number of companies:
+// the sums, then the names and balances.
 //
 // Errors: insufficient_scope.
 func (s *Service) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([]CompanyReceivables, error) {
@@ -354,25 +374,63 @@ func (s *Service) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 	if err != nil {
 		return nil, err
 	}
-	companyIDs := slices.Sorted(maps.Keys(sums))
-	var names []*ent.Company
-	if len(companyIDs) > 0 {
-		names, err = client.Company.Query().Where(company.IDIn(companyIDs...)).
-			Select(company.FieldID, company.FieldName).
-			Order(ent.Asc(company.FieldName), ent.Asc(company.FieldID)).All(ctx)
-		if err != nil {
-			return nil, err
+	q := client.Company.Query().
+		Select(company.FieldID, company.FieldName, company.FieldOutstanding).
+		Order(ent.Asc(company.FieldName), ent.Asc(company.FieldID))
+	if overdueOnly {
+		if len(sums) == 0 {
+			return []CompanyReceivables{}, nil
 		}
+		q.Where(company.IDIn(slices.Sorted(maps.Keys(sums))...))
+	} else {
+		q.Where(func(sel *sql.Selector) {
+			// A balance that is not zero, or an open invoice (whose balance can still be zero
+			// when a credit balance meets it). SQLite keeps amounts as text; as a number a
+			// money amount is zero exactly when its text is.
+			bal := sel.C(company.FieldOutstanding)
+			nonZero := sql.P(func(b *sql.Builder) { b.Ident(bal).WriteString(" <> 0") })
+			if sel.Dialect() != dialect.Postgres {
+				nonZero = sql.P(func(b *sql.Builder) { b.WriteString("CAST(").Ident(bal).WriteString(" AS REAL) <> 0") })
+			}
+			t := sql.Table(invoice.Table).As("inv_open")
+			sel.Where(sql.Or(nonZero, sql.In(sel.C(company.FieldID), sql.Dialect(sel.Dialect()).
+				Select(t.C(invoice.FieldCompanyID)).From(t).Where(sql.EQ(t.C(invoice.FieldOpen), true)))))
+		})
 	}
-	out := make([]CompanyReceivables, 0, len(names))
-	for _, c := range names {
-		a, err := sums[c.ID].aging(st.Currency)
+	companies, err := q.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CompanyReceivables, 0, len(companies))
+	for _, c := range companies {
+		row, open := sums[c.ID]
+		if !open && c.Outstanding.IsZero() {
+			continue
+		}
+		a, err := row.aging(st.Currency)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, CompanyReceivables{CompanyID: c.ID, CompanyName: c.Name, Aging: a, Overdue: a.overdue})
+		balance := NewMoney(c.Outstanding, st.Currency)
+		out = append(out, CompanyReceivables{CompanyID: c.ID, CompanyName: c.Name, Aging: a, Overdue: a.overdue,
+			Outstanding: balance, NotInvoiced: NotInvoiced(balance, a)})
 	}
 	return out, nil
+}
+
+// SumReceivables adds lines up into one, named "Total": the totals line of an export. For the
+// lines of every company it equals the store's Receivables; for a filtered list, the lines shown.
+func SumReceivables(lines []CompanyReceivables, currency string) CompanyReceivables {
+	var sums [9]decimal.Decimal
+	for _, l := range lines {
+		for i, m := range []Money{l.Aging.Current, l.Aging.Days1To30, l.Aging.Days31To60, l.Aging.Days61To90, l.Aging.Over90,
+			l.Aging.Total, l.Overdue, l.NotInvoiced, l.Outstanding} {
+			sums[i] = sums[i].Add(decimal.RequireFromString(m.Amount))
+		}
+	}
+	m := func(i int) Money { return NewMoney(sums[i], currency) }
+	a := Aging{Current: m(0), Days1To30: m(1), Days31To60: m(2), Days61To90: m(3), Over90: m(4), Total: m(5), overdue: m(6)}
+	return CompanyReceivables{CompanyName: "Total", Aging: a, Overdue: m(6), NotInvoiced: m(7), Outstanding: m(8)}
 }
 
 // InvoiceListParams are the inputs of ListInvoices.

@@ -21,21 +21,24 @@ import (
 
 // StoreInfo describes a store.
 type StoreInfo struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	Currency      string    `json:"currency"`
-	BufferPercent int       `json:"buffer_percent"`
-	CreatedAt     Timestamp `json:"created_at"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Currency      string `json:"currency"`
+	BufferPercent int    `json:"buffer_percent"`
+	// Locale is how the store's staff write numbers (see ParseLocalAmount).
+	Locale    string    `json:"locale"`
+	CreatedAt Timestamp `json:"created_at"`
 }
 
 // DefaultBufferPercent is the safety buffer a store gets unless told otherwise (contract §5).
 const DefaultBufferPercent = 5
 
-// CreateStore creates a store with its currency and safety buffer. Creating a store is
-// system work: no store's staff exists before it.
+// CreateStore creates a store with its currency and safety buffer, and optionally its locale
+// (how its staff write numbers, "en" unless given; like the currency, it is set once). Creating
+// a store is system work: no store's staff exists before it.
 //
-// Errors: validation_failed (name, currency, buffer_percent).
-func (s *Service) CreateStore(ctx context.Context, name, currency string, bufferPercent int) (StoreInfo, error) {
+// Errors: validation_failed (name, currency, buffer_percent, locale).
+func (s *Service) CreateStore(ctx context.Context, name, currency string, bufferPercent int, locale ...string) (StoreInfo, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 200); err != nil {
 		return StoreInfo{}, err
@@ -45,6 +48,13 @@ func (s *Service) CreateStore(ctx context.Context, name, currency string, buffer
 	}
 	if bufferPercent < 0 || bufferPercent > 50 {
 		return StoreInfo{}, ParamErrorf(CodeValidationFailed, "buffer_percent", "buffer percent must be between 0 and 50")
+	}
+	loc := DefaultLocale
+	if len(locale) > 0 && locale[0] != "" {
+		loc = locale[0]
+	}
+	if !localePattern.MatchString(loc) {
+		return StoreInfo{}, ParamErrorf(CodeValidationFailed, "locale", "locale must be a language tag such as en, de or de-AT")
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
@@ -56,6 +66,7 @@ func (s *Service) CreateStore(ctx context.Context, name, currency string, buffer
 			SetName(name).
 			SetCurrency(currency).
 			SetBufferPercent(bufferPercent).
+			SetLocale(loc).
 			SetCursorSecret(secret).
 			SetCreatedAt(s.Now()).
 			Save(tenant.System(ctx))
@@ -83,7 +94,7 @@ func (s *Service) ListStores(ctx context.Context) ([]StoreInfo, error) {
 }
 
 func storeInfo(st *ent.Store) StoreInfo {
-	return StoreInfo{ID: st.ID, Name: st.Name, Currency: st.Currency, BufferPercent: st.BufferPercent, CreatedAt: At(st.CreatedAt)}
+	return StoreInfo{ID: st.ID, Name: st.Name, Currency: st.Currency, BufferPercent: st.BufferPercent, Locale: st.Locale, CreatedAt: At(st.CreatedAt)}
 }
 
 // OwningStore returns the ID of the store that owns a record, named by its ID alone: a store

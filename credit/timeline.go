@@ -25,6 +25,14 @@ const (
 	EventHoldLifted         = "hold_lifted"
 	EventOverdueHoldPlaced  = "overdue_hold_placed"
 	EventOverdueHoldLifted  = "overdue_hold_lifted"
+	// EventLedgerEntryRecorded is an entry a person or a key recorded by hand (the console's
+	// "Record a platform entry", the command line); adjustments have their own type and the
+	// platform's deliveries EventPlatformEntryRecorded.
+	EventLedgerEntryRecorded = "ledger_entry_recorded"
+	// EventApplicationApproved is on the timeline of the company an approval created.
+	EventApplicationApproved = "application_approved"
+	// EventPlatformCompanyGIDChanged is staff setting or correcting the platform company GID.
+	EventPlatformCompanyGIDChanged = "platform_company_gid_changed"
 )
 
 // TimelineEvent is one entry of a company's timeline.
@@ -61,12 +69,18 @@ func timelineEventView(e *ent.TimelineEvent) TimelineEvent {
 
 // recordEvent appends a timeline event for a write, attributed to the viewer.
 func (s *Service) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
+	return s.recordEventAs(ctx, tx, c, actorOf(ctx), typ, data)
+}
+
+// actorOf is who the viewer is, as the timeline and the ledger name them: the key's label, the
+// staff member's name, or the system.
+func actorOf(ctx context.Context) Actor {
 	v, _ := tenant.FromContext(ctx)
 	actor := Actor{Type: v.ActorType, Label: v.Label}
 	if v.IsSystem() || actor.Type == "" {
 		actor = systemActor
 	}
-	return s.recordEventAs(ctx, tx, c, actor, typ, data)
+	return actor
 }
 
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the

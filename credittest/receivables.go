@@ -98,6 +98,30 @@ type RecomputedInvoice struct {
 // go to the oldest open invoices, and what is left waits for the next orders.
 func (e *Env) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoice {
 	tb.Helper()
+	invoices, _ := e.replayLedger(tb, companyID)
+	return invoices
+}
+
+// ReplayNotInvoiced recomputes from a company's ledger what is on no open invoice (amended
+// §15) the long way: opening balances and adjustments, plus what references or settles
+// invoices beyond their amounts (an invoice refunded below zero), less the payments left
+// unapplied after every open invoice was settled (a credit balance).
+func (e *Env) ReplayNotInvoiced(tb testing.TB, companyID string) decimal.Decimal {
+	tb.Helper()
+	invoices, rest := e.replayLedger(tb, companyID)
+	sum := rest
+	for _, inv := range invoices {
+		if inv.Open.IsNegative() {
+			sum = sum.Add(inv.Open)
+		}
+	}
+	return sum
+}
+
+// replayLedger replays a company's ledger into its invoices and the sum of what is on none:
+// opening balances and adjustments less the unapplied payments.
+func (e *Env) replayLedger(tb testing.TB, companyID string) ([]RecomputedInvoice, decimal.Decimal) {
+	tb.Helper()
 	ctx := e.StaffOf(tb, companyID)
 	c, err := e.Service.GetCompany(ctx, companyID)
 	if err != nil {
@@ -126,7 +150,7 @@ func (e *Env) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoic
 	}
 	var invoices []*RecomputedInvoice
 	byGID := map[string]*RecomputedInvoice{}
-	unapplied := decimal.Zero
+	unapplied, other := decimal.Zero, decimal.Zero
 	for _, le := range entries {
 		amount := decimal.RequireFromString(le.Amount.Amount)
 		switch le.Kind {
@@ -152,13 +176,15 @@ func (e *Env) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoic
 				inv.Open, left = inv.Open.Sub(use), left.Sub(use)
 			}
 			unapplied = unapplied.Add(left)
+		case "opening_balance", "adjustment":
+			other = other.Add(amount)
 		}
 	}
 	out := make([]RecomputedInvoice, len(invoices))
 	for i, inv := range invoices {
 		out[i] = *inv
 	}
-	return out
+	return out, other.Sub(unapplied)
 }
 
 func intPtr(n int) *int { return &n }
@@ -212,4 +238,59 @@ func (a RecomputedAging) Strings() []string {
 // AgingStrings returns a domain aging in the order of RecomputedAging.Strings.
 func AgingStrings(a credit.Aging) []string {
 	return []string{a.Current.Amount, a.Days1To30.Amount, a.Days31To60.Amount, a.Days61To90.Amount, a.Over90.Amount, a.Total.Amount}
+}
+
+// SeedReconcile is SeedReceivables with what is on no invoice added (amended §15): opening
+// balances (positive and a negative one), adjustments on companies with invoices, a payment
+// without an order that exceeds everything open (a credit balance), and a company whose only
+// entries are an opening balance and a partial payment of it. Companies are those of
+// ReceivablesSeed plus "Fjord" (opening balance, partly paid) and "Gale" (a credit balance).
+func (e *Env) SeedReconcile(tb testing.TB) ReceivablesSeed {
+	tb.Helper()
+	seed := e.SeedReceivables(tb)
+	acme, bolt, cask := seed.Companies[0], seed.Companies[1], seed.Companies[2]
+	record := func(c credit.Company, kind, amount, gid string) {
+		e.MustRecord(tb, credit.LedgerEntryInput{CompanyID: c.ID, Kind: kind, Amount: amount, OrderGID: gid})
+	}
+	adjust := func(c credit.Company, amount string) {
+		if _, err := e.Service.CreateAdjustment(Staff(seed.Store), credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(amount), Note: strPtr("correction")}); err != nil {
+			tb.Fatalf("adjustment: %v", err)
+		}
+	}
+	record(acme, credit.KindOpeningBalance, "1200.00", "")
+	adjust(acme, "-0.10")
+	record(bolt, credit.KindOpeningBalance, "-25.05", "")
+	adjust(cask, "7.77")
+	fjord := e.MustCompany(tb, seed.Store, "Fjord", "5000.00", "NET_30")
+	record(fjord, credit.KindOpeningBalance, "800.00", "")
+	record(fjord, credit.KindPayment, "-300.01", "")
+	gale := e.MustCompany(tb, seed.Store, "Gale", "5000.00", "NET_30")
+	at := credit.At(e.Clock.Now().Add(-50 * 24 * time.Hour))
+	e.MustRecord(tb, credit.LedgerEntryInput{CompanyID: gale.ID, Kind: credit.KindOrderPlaced, Amount: "400.00", OrderGID: "gid://platform/Order/7901", OccurredAt: &at})
+	record(gale, credit.KindPayment, "-150.00", "gid://platform/Order/7901")
+	record(gale, credit.KindPayment, "-1000.00", "")
+	seed.Companies = append(seed.Companies, fjord, gale)
+	return seed
+}
+
+// LedgerSum is the sum of a company's ledger, read page by page through the service: the
+// company's outstanding as the contract defines it, recomputed.
+func (e *Env) LedgerSum(tb testing.TB, companyID string) decimal.Decimal {
+	tb.Helper()
+	ctx := e.StaffOf(tb, companyID)
+	sum := decimal.Zero
+	p := credit.LedgerListParams{ListParams: credit.ListParams{Limit: intPtr(250)}}
+	for {
+		page, err := e.Service.ListLedger(ctx, companyID, p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, le := range page.Data {
+			sum = sum.Add(decimal.RequireFromString(le.Amount.Amount))
+		}
+		if !page.HasMore {
+			return sum
+		}
+		p.Cursor = *page.NextCursor
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
@@ -47,6 +48,8 @@ type Client struct {
 	APIKeySecret *APIKeySecretClient
 	// Application is the client for interacting with the Application builders.
 	Application *ApplicationClient
+	// ApplicationChange is the client for interacting with the ApplicationChange builders.
+	ApplicationChange *ApplicationChangeClient
 	// Company is the client for interacting with the Company builders.
 	Company *CompanyClient
 	// Event is the client for interacting with the Event builders.
@@ -89,6 +92,7 @@ func (c *Client) init() {
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.APIKeySecret = NewAPIKeySecretClient(c.config)
 	c.Application = NewApplicationClient(c.config)
+	c.ApplicationChange = NewApplicationChangeClient(c.config)
 	c.Company = NewCompanyClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
@@ -198,6 +202,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		APIKey:             NewAPIKeyClient(cfg),
 		APIKeySecret:       NewAPIKeySecretClient(cfg),
 		Application:        NewApplicationClient(cfg),
+		ApplicationChange:  NewApplicationChangeClient(cfg),
 		Company:            NewCompanyClient(cfg),
 		Event:              NewEventClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
@@ -234,6 +239,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		APIKey:             NewAPIKeyClient(cfg),
 		APIKeySecret:       NewAPIKeySecretClient(cfg),
 		Application:        NewApplicationClient(cfg),
+		ApplicationChange:  NewApplicationChangeClient(cfg),
 		Company:            NewCompanyClient(cfg),
 		Event:              NewEventClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
@@ -277,8 +283,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.Event,
-		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
+		c.APIKey, c.APIKeySecret, c.Application, c.ApplicationChange, c.Company,
+		c.Event, c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
 		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
 		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
@@ -290,8 +296,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.APIKeySecret, c.Application, c.Company, c.Event,
-		c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
+		c.APIKey, c.APIKeySecret, c.Application, c.ApplicationChange, c.Company,
+		c.Event, c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
 		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
 		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
@@ -308,6 +314,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKeySecret.mutate(ctx, m)
 	case *ApplicationMutation:
 		return c.Application.mutate(ctx, m)
+	case *ApplicationChangeMutation:
+		return c.ApplicationChange.mutate(ctx, m)
 	case *CompanyMutation:
 		return c.Company.mutate(ctx, m)
 	case *EventMutation:
@@ -823,6 +831,157 @@ func (c *ApplicationClient) mutate(ctx context.Context, m *ApplicationMutation) 
 		return (&ApplicationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Application mutation op: %q", m.Op())
+	}
+}
+
+// ApplicationChangeClient is a client for the ApplicationChange schema.
+type ApplicationChangeClient struct {
+	config
+}
+
+// NewApplicationChangeClient returns a client for the ApplicationChange from the given config.
+func NewApplicationChangeClient(c config) *ApplicationChangeClient {
+	return &ApplicationChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `applicationchange.Hooks(f(g(h())))`.
+func (c *ApplicationChangeClient) Use(hooks ...Hook) {
+	c.hooks.ApplicationChange = append(c.hooks.ApplicationChange, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `applicationchange.Intercept(f(g(h())))`.
+func (c *ApplicationChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ApplicationChange = append(c.inters.ApplicationChange, interceptors...)
+}
+
+// Create returns a builder for creating a ApplicationChange entity.
+func (c *ApplicationChangeClient) Create() *ApplicationChangeCreate {
+	mutation := newApplicationChangeMutation(c.config, OpCreate)
+	return &ApplicationChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ApplicationChange entities.
+func (c *ApplicationChangeClient) CreateBulk(builders ...*ApplicationChangeCreate) *ApplicationChangeCreateBulk {
+	return &ApplicationChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ApplicationChangeClient) MapCreateBulk(slice any, setFunc func(*ApplicationChangeCreate, int)) *ApplicationChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ApplicationChangeCreateBulk{err: fmt.Errorf("calling to ApplicationChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ApplicationChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ApplicationChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ApplicationChange.
+func (c *ApplicationChangeClient) Update() *ApplicationChangeUpdate {
+	mutation := newApplicationChangeMutation(c.config, OpUpdate)
+	return &ApplicationChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ApplicationChangeClient) UpdateOne(_m *ApplicationChange) *ApplicationChangeUpdateOne {
+	mutation := newApplicationChangeMutation(c.config, OpUpdateOne, withApplicationChange(_m))
+	return &ApplicationChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ApplicationChangeClient) UpdateOneID(id string) *ApplicationChangeUpdateOne {
+	mutation := newApplicationChangeMutation(c.config, OpUpdateOne, withApplicationChangeID(id))
+	return &ApplicationChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ApplicationChange.
+func (c *ApplicationChangeClient) Delete() *ApplicationChangeDelete {
+	mutation := newApplicationChangeMutation(c.config, OpDelete)
+	return &ApplicationChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ApplicationChangeClient) DeleteOne(_m *ApplicationChange) *ApplicationChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ApplicationChangeClient) DeleteOneID(id string) *ApplicationChangeDeleteOne {
+	builder := c.Delete().Where(applicationchange.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ApplicationChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for ApplicationChange.
+func (c *ApplicationChangeClient) Query() *ApplicationChangeQuery {
+	return &ApplicationChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeApplicationChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ApplicationChange entity by its id.
+func (c *ApplicationChangeClient) Get(ctx context.Context, id string) (*ApplicationChange, error) {
+	return c.Query().Where(applicationchange.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ApplicationChangeClient) GetX(ctx context.Context, id string) *ApplicationChange {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a ApplicationChange.
+func (c *ApplicationChangeClient) QueryStore(_m *ApplicationChange) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(applicationchange.Table, applicationchange.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, applicationchange.StoreTable, applicationchange.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ApplicationChangeClient) Hooks() []Hook {
+	hooks := c.hooks.ApplicationChange
+	return append(hooks[:len(hooks):len(hooks)], applicationchange.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ApplicationChangeClient) Interceptors() []Interceptor {
+	inters := c.inters.ApplicationChange
+	return append(inters[:len(inters):len(inters)], applicationchange.Interceptors[:]...)
+}
+
+func (c *ApplicationChangeClient) mutate(ctx context.Context, m *ApplicationChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ApplicationChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ApplicationChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ApplicationChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ApplicationChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ApplicationChange mutation op: %q", m.Op())
 	}
 }
 
@@ -3086,16 +3245,16 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, APIKeySecret, Application, Company, Event, IdempotencyRecord, Invoice,
-		LedgerEntry, PlatformConnection, PlatformDelivery, StaffMember, StaffSession,
-		Store, TimelineEvent, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Hook
+		APIKey, APIKeySecret, Application, ApplicationChange, Company, Event,
+		IdempotencyRecord, Invoice, LedgerEntry, PlatformConnection, PlatformDelivery,
+		StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIKey, APIKeySecret, Application, Company, Event, IdempotencyRecord, Invoice,
-		LedgerEntry, PlatformConnection, PlatformDelivery, StaffMember, StaffSession,
-		Store, TimelineEvent, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		APIKey, APIKeySecret, Application, ApplicationChange, Company, Event,
+		IdempotencyRecord, Invoice, LedgerEntry, PlatformConnection, PlatformDelivery,
+		StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -15,6 +15,7 @@ import (
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
@@ -92,6 +93,7 @@ func checkColumn(t, c string) error {
 			apikey.Table:             apikey.ValidColumn,
 			apikeysecret.Table:       apikeysecret.ValidColumn,
 			application.Table:        application.ValidColumn,
+			applicationchange.Table:  applicationchange.ValidColumn,
 			company.Table:            company.ValidColumn,
 			event.Table:              event.ValidColumn,
 			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,

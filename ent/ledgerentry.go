@@ -40,6 +40,10 @@ type LedgerEntry struct {
 	OccurredAt time.Time `json:"occurred_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// RecordedByType holds the value of the "recorded_by_type" field.
+	RecordedByType *string `json:"recorded_by_type,omitempty"`
+	// RecordedByLabel holds the value of the "recorded_by_label" field.
+	RecordedByLabel *string `json:"recorded_by_label,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the LedgerEntryQuery when eager-loading is set.
 	Edges        LedgerEntryEdges `json:"edges"`
@@ -88,7 +92,7 @@ func (*LedgerEntry) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case ledgerentry.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case ledgerentry.FieldID, ledgerentry.FieldStoreID, ledgerentry.FieldCompanyID, ledgerentry.FieldKind, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldNote:
+		case ledgerentry.FieldID, ledgerentry.FieldStoreID, ledgerentry.FieldCompanyID, ledgerentry.FieldKind, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldNote, ledgerentry.FieldRecordedByType, ledgerentry.FieldRecordedByLabel:
 			values[i] = new(sql.NullString)
 		case ledgerentry.FieldOccurredAt, ledgerentry.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -175,6 +179,20 @@ func (_m *LedgerEntry) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
+		case ledgerentry.FieldRecordedByType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field recorded_by_type", values[i])
+			} else if value.Valid {
+				_m.RecordedByType = new(string)
+				*_m.RecordedByType = value.String
+			}
+		case ledgerentry.FieldRecordedByLabel:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field recorded_by_label", values[i])
+			} else if value.Valid {
+				_m.RecordedByLabel = new(string)
+				*_m.RecordedByLabel = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -254,6 +272,16 @@ func (_m *LedgerEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.RecordedByType; v != nil {
+		builder.WriteString("recorded_by_type=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.RecordedByLabel; v != nil {
+		builder.WriteString("recorded_by_label=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -102,6 +102,34 @@ func (_c *LedgerEntryCreate) SetCreatedAt(v time.Time) *LedgerEntryCreate {
 	return _c
 }
 
+// SetRecordedByType sets the "recorded_by_type" field.
+func (_c *LedgerEntryCreate) SetRecordedByType(v string) *LedgerEntryCreate {
+	_c.mutation.SetRecordedByType(v)
+	return _c
+}
+
+// SetNillableRecordedByType sets the "recorded_by_type" field if the given value is not nil.
+func (_c *LedgerEntryCreate) SetNillableRecordedByType(v *string) *LedgerEntryCreate {
+	if v != nil {
+		_c.SetRecordedByType(*v)
+	}
+	return _c
+}
+
+// SetRecordedByLabel sets the "recorded_by_label" field.
+func (_c *LedgerEntryCreate) SetRecordedByLabel(v string) *LedgerEntryCreate {
+	_c.mutation.SetRecordedByLabel(v)
+	return _c
+}
+
+// SetNillableRecordedByLabel sets the "recorded_by_label" field if the given value is not nil.
+func (_c *LedgerEntryCreate) SetNillableRecordedByLabel(v *string) *LedgerEntryCreate {
+	if v != nil {
+		_c.SetRecordedByLabel(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *LedgerEntryCreate) SetID(v string) *LedgerEntryCreate {
 	_c.mutation.SetID(v)
@@ -288,6 +316,14 @@ func (_c *LedgerEntryCreate) createSpec() (*LedgerEntry, *sqlgraph.CreateSpec) {
 		_spec.SetField(ledgerentry.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.RecordedByType(); ok {
+		_spec.SetField(ledgerentry.FieldRecordedByType, field.TypeString, value)
+		_node.RecordedByType = &value
+	}
+	if value, ok := _c.mutation.RecordedByLabel(); ok {
+		_spec.SetField(ledgerentry.FieldRecordedByLabel, field.TypeString, value)
+		_node.RecordedByLabel = &value
+	}
 	if nodes := _c.mutation.StoreIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -420,6 +456,12 @@ func (u *LedgerEntryUpsertOne) UpdateNewValues() *LedgerEntryUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(ledgerentry.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.RecordedByType(); exists {
+			s.SetIgnore(ledgerentry.FieldRecordedByType)
+		}
+		if _, exists := u.create.mutation.RecordedByLabel(); exists {
+			s.SetIgnore(ledgerentry.FieldRecordedByLabel)
 		}
 	}))
 	return u
@@ -664,6 +706,12 @@ func (u *LedgerEntryUpsertBulk) UpdateNewValues() *LedgerEntryUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(ledgerentry.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.RecordedByType(); exists {
+				s.SetIgnore(ledgerentry.FieldRecordedByType)
+			}
+			if _, exists := b.mutation.RecordedByLabel(); exists {
+				s.SetIgnore(ledgerentry.FieldRecordedByLabel)
 			}
 		}
 	}))

@@ -88,6 +88,12 @@ func (_u *LedgerEntryUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.NoteCleared() {
 		_spec.ClearField(ledgerentry.FieldNote, field.TypeString)
 	}
+	if _u.mutation.RecordedByTypeCleared() {
+		_spec.ClearField(ledgerentry.FieldRecordedByType, field.TypeString)
+	}
+	if _u.mutation.RecordedByLabelCleared() {
+		_spec.ClearField(ledgerentry.FieldRecordedByLabel, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{ledgerentry.Label}
@@ -198,6 +204,12 @@ func (_u *LedgerEntryUpdateOne) sqlSave(ctx context.Context) (_node *LedgerEntry
 	}
 	if _u.mutation.NoteCleared() {
 		_spec.ClearField(ledgerentry.FieldNote, field.TypeString)
+	}
+	if _u.mutation.RecordedByTypeCleared() {
+		_spec.ClearField(ledgerentry.FieldRecordedByType, field.TypeString)
+	}
+	if _u.mutation.RecordedByLabelCleared() {
+		_spec.ClearField(ledgerentry.FieldRecordedByLabel, field.TypeString)
 	}
 	_node = &LedgerEntry{config: _u.config}
 	_spec.Assign = _node.assignValues

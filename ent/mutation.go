@@ -14,6 +14,7 @@ import (
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
@@ -44,6 +45,7 @@ const (
 	TypeAPIKey             = "APIKey"
 	TypeAPIKeySecret       = "APIKeySecret"
 	TypeApplication        = "Application"
+	TypeApplicationChange  = "ApplicationChange"
 	TypeCompany            = "Company"
 	TypeEvent              = "Event"
 	TypeIdempotencyRecord  = "IdempotencyRecord"
@@ -2639,6 +2641,882 @@ func (m *ApplicationMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Application edge %s", name)
+}
+
+// ApplicationChangeMutation represents an operation that mutates the ApplicationChange nodes in the graph.
+type ApplicationChangeMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	application_id *string
+	seq            *int
+	addseq         *int
+	from_status    *string
+	to_status      *string
+	company_id     *string
+	actor_type     *string
+	actor_label    *string
+	occurred_at    *time.Time
+	clearedFields  map[string]struct{}
+	store          *string
+	clearedstore   bool
+	done           bool
+	oldValue       func(context.Context) (*ApplicationChange, error)
+	predicates     []predicate.ApplicationChange
+}
+
+var _ ent.Mutation = (*ApplicationChangeMutation)(nil)
+
+// applicationchangeOption allows management of the mutation configuration using functional options.
+type applicationchangeOption func(*ApplicationChangeMutation)
+
+// newApplicationChangeMutation creates new mutation for the ApplicationChange entity.
+func newApplicationChangeMutation(c config, op Op, opts ...applicationchangeOption) *ApplicationChangeMutation {
+	m := &ApplicationChangeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeApplicationChange,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withApplicationChangeID sets the ID field of the mutation.
+func withApplicationChangeID(id string) applicationchangeOption {
+	return func(m *ApplicationChangeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ApplicationChange
+		)
+		m.oldValue = func(ctx context.Context) (*ApplicationChange, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ApplicationChange.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withApplicationChange sets the old ApplicationChange of the mutation.
+func withApplicationChange(node *ApplicationChange) applicationchangeOption {
+	return func(m *ApplicationChangeMutation) {
+		m.oldValue = func(context.Context) (*ApplicationChange, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ApplicationChangeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ApplicationChangeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ApplicationChange entities.
+func (m *ApplicationChangeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ApplicationChangeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ApplicationChangeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ApplicationChange.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *ApplicationChangeMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *ApplicationChangeMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *ApplicationChangeMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetApplicationID sets the "application_id" field.
+func (m *ApplicationChangeMutation) SetApplicationID(s string) {
+	m.application_id = &s
+}
+
+// ApplicationID returns the value of the "application_id" field in the mutation.
+func (m *ApplicationChangeMutation) ApplicationID() (r string, exists bool) {
+	v := m.application_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApplicationID returns the old "application_id" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldApplicationID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApplicationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApplicationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApplicationID: %w", err)
+	}
+	return oldValue.ApplicationID, nil
+}
+
+// ResetApplicationID resets all changes to the "application_id" field.
+func (m *ApplicationChangeMutation) ResetApplicationID() {
+	m.application_id = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *ApplicationChangeMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *ApplicationChangeMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *ApplicationChangeMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *ApplicationChangeMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *ApplicationChangeMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetFromStatus sets the "from_status" field.
+func (m *ApplicationChangeMutation) SetFromStatus(s string) {
+	m.from_status = &s
+}
+
+// FromStatus returns the value of the "from_status" field in the mutation.
+func (m *ApplicationChangeMutation) FromStatus() (r string, exists bool) {
+	v := m.from_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromStatus returns the old "from_status" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldFromStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromStatus: %w", err)
+	}
+	return oldValue.FromStatus, nil
+}
+
+// ResetFromStatus resets all changes to the "from_status" field.
+func (m *ApplicationChangeMutation) ResetFromStatus() {
+	m.from_status = nil
+}
+
+// SetToStatus sets the "to_status" field.
+func (m *ApplicationChangeMutation) SetToStatus(s string) {
+	m.to_status = &s
+}
+
+// ToStatus returns the value of the "to_status" field in the mutation.
+func (m *ApplicationChangeMutation) ToStatus() (r string, exists bool) {
+	v := m.to_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToStatus returns the old "to_status" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldToStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToStatus: %w", err)
+	}
+	return oldValue.ToStatus, nil
+}
+
+// ResetToStatus resets all changes to the "to_status" field.
+func (m *ApplicationChangeMutation) ResetToStatus() {
+	m.to_status = nil
+}
+
+// SetCompanyID sets the "company_id" field.
+func (m *ApplicationChangeMutation) SetCompanyID(s string) {
+	m.company_id = &s
+}
+
+// CompanyID returns the value of the "company_id" field in the mutation.
+func (m *ApplicationChangeMutation) CompanyID() (r string, exists bool) {
+	v := m.company_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompanyID returns the old "company_id" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldCompanyID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompanyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompanyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompanyID: %w", err)
+	}
+	return oldValue.CompanyID, nil
+}
+
+// ClearCompanyID clears the value of the "company_id" field.
+func (m *ApplicationChangeMutation) ClearCompanyID() {
+	m.company_id = nil
+	m.clearedFields[applicationchange.FieldCompanyID] = struct{}{}
+}
+
+// CompanyIDCleared returns if the "company_id" field was cleared in this mutation.
+func (m *ApplicationChangeMutation) CompanyIDCleared() bool {
+	_, ok := m.clearedFields[applicationchange.FieldCompanyID]
+	return ok
+}
+
+// ResetCompanyID resets all changes to the "company_id" field.
+func (m *ApplicationChangeMutation) ResetCompanyID() {
+	m.company_id = nil
+	delete(m.clearedFields, applicationchange.FieldCompanyID)
+}
+
+// SetActorType sets the "actor_type" field.
+func (m *ApplicationChangeMutation) SetActorType(s string) {
+	m.actor_type = &s
+}
+
+// ActorType returns the value of the "actor_type" field in the mutation.
+func (m *ApplicationChangeMutation) ActorType() (r string, exists bool) {
+	v := m.actor_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorType returns the old "actor_type" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldActorType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorType: %w", err)
+	}
+	return oldValue.ActorType, nil
+}
+
+// ResetActorType resets all changes to the "actor_type" field.
+func (m *ApplicationChangeMutation) ResetActorType() {
+	m.actor_type = nil
+}
+
+// SetActorLabel sets the "actor_label" field.
+func (m *ApplicationChangeMutation) SetActorLabel(s string) {
+	m.actor_label = &s
+}
+
+// ActorLabel returns the value of the "actor_label" field in the mutation.
+func (m *ApplicationChangeMutation) ActorLabel() (r string, exists bool) {
+	v := m.actor_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorLabel returns the old "actor_label" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldActorLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorLabel: %w", err)
+	}
+	return oldValue.ActorLabel, nil
+}
+
+// ResetActorLabel resets all changes to the "actor_label" field.
+func (m *ApplicationChangeMutation) ResetActorLabel() {
+	m.actor_label = nil
+}
+
+// SetOccurredAt sets the "occurred_at" field.
+func (m *ApplicationChangeMutation) SetOccurredAt(t time.Time) {
+	m.occurred_at = &t
+}
+
+// OccurredAt returns the value of the "occurred_at" field in the mutation.
+func (m *ApplicationChangeMutation) OccurredAt() (r time.Time, exists bool) {
+	v := m.occurred_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOccurredAt returns the old "occurred_at" field's value of the ApplicationChange entity.
+// If the ApplicationChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ApplicationChangeMutation) OldOccurredAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOccurredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOccurredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOccurredAt: %w", err)
+	}
+	return oldValue.OccurredAt, nil
+}
+
+// ResetOccurredAt resets all changes to the "occurred_at" field.
+func (m *ApplicationChangeMutation) ResetOccurredAt() {
+	m.occurred_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *ApplicationChangeMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[applicationchange.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *ApplicationChangeMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *ApplicationChangeMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *ApplicationChangeMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the ApplicationChangeMutation builder.
+func (m *ApplicationChangeMutation) Where(ps ...predicate.ApplicationChange) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ApplicationChangeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ApplicationChangeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ApplicationChange, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ApplicationChangeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ApplicationChangeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ApplicationChange).
+func (m *ApplicationChangeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ApplicationChangeMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.store != nil {
+		fields = append(fields, applicationchange.FieldStoreID)
+	}
+	if m.application_id != nil {
+		fields = append(fields, applicationchange.FieldApplicationID)
+	}
+	if m.seq != nil {
+		fields = append(fields, applicationchange.FieldSeq)
+	}
+	if m.from_status != nil {
+		fields = append(fields, applicationchange.FieldFromStatus)
+	}
+	if m.to_status != nil {
+		fields = append(fields, applicationchange.FieldToStatus)
+	}
+	if m.company_id != nil {
+		fields = append(fields, applicationchange.FieldCompanyID)
+	}
+	if m.actor_type != nil {
+		fields = append(fields, applicationchange.FieldActorType)
+	}
+	if m.actor_label != nil {
+		fields = append(fields, applicationchange.FieldActorLabel)
+	}
+	if m.occurred_at != nil {
+		fields = append(fields, applicationchange.FieldOccurredAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ApplicationChangeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case applicationchange.FieldStoreID:
+		return m.StoreID()
+	case applicationchange.FieldApplicationID:
+		return m.ApplicationID()
+	case applicationchange.FieldSeq:
+		return m.Seq()
+	case applicationchange.FieldFromStatus:
+		return m.FromStatus()
+	case applicationchange.FieldToStatus:
+		return m.ToStatus()
+	case applicationchange.FieldCompanyID:
+		return m.CompanyID()
+	case applicationchange.FieldActorType:
+		return m.ActorType()
+	case applicationchange.FieldActorLabel:
+		return m.ActorLabel()
+	case applicationchange.FieldOccurredAt:
+		return m.OccurredAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ApplicationChangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case applicationchange.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case applicationchange.FieldApplicationID:
+		return m.OldApplicationID(ctx)
+	case applicationchange.FieldSeq:
+		return m.OldSeq(ctx)
+	case applicationchange.FieldFromStatus:
+		return m.OldFromStatus(ctx)
+	case applicationchange.FieldToStatus:
+		return m.OldToStatus(ctx)
+	case applicationchange.FieldCompanyID:
+		return m.OldCompanyID(ctx)
+	case applicationchange.FieldActorType:
+		return m.OldActorType(ctx)
+	case applicationchange.FieldActorLabel:
+		return m.OldActorLabel(ctx)
+	case applicationchange.FieldOccurredAt:
+		return m.OldOccurredAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ApplicationChange field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApplicationChangeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case applicationchange.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case applicationchange.FieldApplicationID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApplicationID(v)
+		return nil
+	case applicationchange.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case applicationchange.FieldFromStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromStatus(v)
+		return nil
+	case applicationchange.FieldToStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToStatus(v)
+		return nil
+	case applicationchange.FieldCompanyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompanyID(v)
+		return nil
+	case applicationchange.FieldActorType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorType(v)
+		return nil
+	case applicationchange.FieldActorLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorLabel(v)
+		return nil
+	case applicationchange.FieldOccurredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOccurredAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ApplicationChangeMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, applicationchange.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ApplicationChangeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case applicationchange.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ApplicationChangeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case applicationchange.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ApplicationChangeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(applicationchange.FieldCompanyID) {
+		fields = append(fields, applicationchange.FieldCompanyID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ApplicationChangeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ApplicationChangeMutation) ClearField(name string) error {
+	switch name {
+	case applicationchange.FieldCompanyID:
+		m.ClearCompanyID()
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ApplicationChangeMutation) ResetField(name string) error {
+	switch name {
+	case applicationchange.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case applicationchange.FieldApplicationID:
+		m.ResetApplicationID()
+		return nil
+	case applicationchange.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case applicationchange.FieldFromStatus:
+		m.ResetFromStatus()
+		return nil
+	case applicationchange.FieldToStatus:
+		m.ResetToStatus()
+		return nil
+	case applicationchange.FieldCompanyID:
+		m.ResetCompanyID()
+		return nil
+	case applicationchange.FieldActorType:
+		m.ResetActorType()
+		return nil
+	case applicationchange.FieldActorLabel:
+		m.ResetActorLabel()
+		return nil
+	case applicationchange.FieldOccurredAt:
+		m.ResetOccurredAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ApplicationChangeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, applicationchange.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ApplicationChangeMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case applicationchange.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ApplicationChangeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ApplicationChangeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ApplicationChangeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, applicationchange.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ApplicationChangeMutation) EdgeCleared(name string) bool {
+	switch name {
+	case applicationchange.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ApplicationChangeMutation) ClearEdge(name string) error {
+	switch name {
+	case applicationchange.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ApplicationChangeMutation) ResetEdge(name string) error {
+	switch name {
+	case applicationchange.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown ApplicationChange edge %s", name)
 }
 
 // CompanyMutation represents an operation that mutates the Company nodes in the graph.
@@ -6914,6 +7792,8 @@ type LedgerEntryMutation struct {
 	note               *string
 	occurred_at        *time.Time
 	created_at         *time.Time
+	recorded_by_type   *string
+	recorded_by_label  *string
 	clearedFields      map[string]struct{}
 	store              *string
 	clearedstore       bool
@@ -7434,6 +8314,104 @@ func (m *LedgerEntryMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetRecordedByType sets the "recorded_by_type" field.
+func (m *LedgerEntryMutation) SetRecordedByType(s string) {
+	m.recorded_by_type = &s
+}
+
+// RecordedByType returns the value of the "recorded_by_type" field in the mutation.
+func (m *LedgerEntryMutation) RecordedByType() (r string, exists bool) {
+	v := m.recorded_by_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedByType returns the old "recorded_by_type" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldRecordedByType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedByType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedByType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedByType: %w", err)
+	}
+	return oldValue.RecordedByType, nil
+}
+
+// ClearRecordedByType clears the value of the "recorded_by_type" field.
+func (m *LedgerEntryMutation) ClearRecordedByType() {
+	m.recorded_by_type = nil
+	m.clearedFields[ledgerentry.FieldRecordedByType] = struct{}{}
+}
+
+// RecordedByTypeCleared returns if the "recorded_by_type" field was cleared in this mutation.
+func (m *LedgerEntryMutation) RecordedByTypeCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldRecordedByType]
+	return ok
+}
+
+// ResetRecordedByType resets all changes to the "recorded_by_type" field.
+func (m *LedgerEntryMutation) ResetRecordedByType() {
+	m.recorded_by_type = nil
+	delete(m.clearedFields, ledgerentry.FieldRecordedByType)
+}
+
+// SetRecordedByLabel sets the "recorded_by_label" field.
+func (m *LedgerEntryMutation) SetRecordedByLabel(s string) {
+	m.recorded_by_label = &s
+}
+
+// RecordedByLabel returns the value of the "recorded_by_label" field in the mutation.
+func (m *LedgerEntryMutation) RecordedByLabel() (r string, exists bool) {
+	v := m.recorded_by_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedByLabel returns the old "recorded_by_label" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldRecordedByLabel(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedByLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedByLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedByLabel: %w", err)
+	}
+	return oldValue.RecordedByLabel, nil
+}
+
+// ClearRecordedByLabel clears the value of the "recorded_by_label" field.
+func (m *LedgerEntryMutation) ClearRecordedByLabel() {
+	m.recorded_by_label = nil
+	m.clearedFields[ledgerentry.FieldRecordedByLabel] = struct{}{}
+}
+
+// RecordedByLabelCleared returns if the "recorded_by_label" field was cleared in this mutation.
+func (m *LedgerEntryMutation) RecordedByLabelCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldRecordedByLabel]
+	return ok
+}
+
+// ResetRecordedByLabel resets all changes to the "recorded_by_label" field.
+func (m *LedgerEntryMutation) ResetRecordedByLabel() {
+	m.recorded_by_label = nil
+	delete(m.clearedFields, ledgerentry.FieldRecordedByLabel)
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *LedgerEntryMutation) ClearStore() {
 	m.clearedstore = true
@@ -7522,7 +8500,7 @@ func (m *LedgerEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *LedgerEntryMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 12)
 	if m.store != nil {
 		fields = append(fields, ledgerentry.FieldStoreID)
 	}
@@ -7553,6 +8531,12 @@ func (m *LedgerEntryMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, ledgerentry.FieldCreatedAt)
 	}
+	if m.recorded_by_type != nil {
+		fields = append(fields, ledgerentry.FieldRecordedByType)
+	}
+	if m.recorded_by_label != nil {
+		fields = append(fields, ledgerentry.FieldRecordedByLabel)
+	}
 	return fields
 }
 
@@ -7581,6 +8565,10 @@ func (m *LedgerEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.OccurredAt()
 	case ledgerentry.FieldCreatedAt:
 		return m.CreatedAt()
+	case ledgerentry.FieldRecordedByType:
+		return m.RecordedByType()
+	case ledgerentry.FieldRecordedByLabel:
+		return m.RecordedByLabel()
 	}
 	return nil, false
 }
@@ -7610,6 +8598,10 @@ func (m *LedgerEntryMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldOccurredAt(ctx)
 	case ledgerentry.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case ledgerentry.FieldRecordedByType:
+		return m.OldRecordedByType(ctx)
+	case ledgerentry.FieldRecordedByLabel:
+		return m.OldRecordedByLabel(ctx)
 	}
 	return nil, fmt.Errorf("unknown LedgerEntry field %s", name)
 }
@@ -7689,6 +8681,20 @@ func (m *LedgerEntryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case ledgerentry.FieldRecordedByType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedByType(v)
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedByLabel(v)
+		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry field %s", name)
 }
@@ -7740,6 +8746,12 @@ func (m *LedgerEntryMutation) ClearedFields() []string {
 	if m.FieldCleared(ledgerentry.FieldNote) {
 		fields = append(fields, ledgerentry.FieldNote)
 	}
+	if m.FieldCleared(ledgerentry.FieldRecordedByType) {
+		fields = append(fields, ledgerentry.FieldRecordedByType)
+	}
+	if m.FieldCleared(ledgerentry.FieldRecordedByLabel) {
+		fields = append(fields, ledgerentry.FieldRecordedByLabel)
+	}
 	return fields
 }
 
@@ -7759,6 +8771,12 @@ func (m *LedgerEntryMutation) ClearField(name string) error {
 		return nil
 	case ledgerentry.FieldNote:
 		m.ClearNote()
+		return nil
+	case ledgerentry.FieldRecordedByType:
+		m.ClearRecordedByType()
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		m.ClearRecordedByLabel()
 		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry nullable field %s", name)
@@ -7797,6 +8815,12 @@ func (m *LedgerEntryMutation) ResetField(name string) error {
 		return nil
 	case ledgerentry.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case ledgerentry.FieldRecordedByType:
+		m.ResetRecordedByType()
+		return nil
+	case ledgerentry.FieldRecordedByLabel:
+		m.ResetRecordedByLabel()
 		return nil
 	}
 	return fmt.Errorf("unknown LedgerEntry field %s", name)
@@ -11474,6 +12498,7 @@ type StoreMutation struct {
 	currency          *string
 	buffer_percent    *int
 	addbuffer_percent *int
+	locale            *string
 	cursor_secret     *[]byte
 	created_at        *time.Time
 	event_seq         *int64
@@ -11716,6 +12741,42 @@ func (m *StoreMutation) ResetBufferPercent() {
 	m.addbuffer_percent = nil
 }
 
+// SetLocale sets the "locale" field.
+func (m *StoreMutation) SetLocale(s string) {
+	m.locale = &s
+}
+
+// Locale returns the value of the "locale" field in the mutation.
+func (m *StoreMutation) Locale() (r string, exists bool) {
+	v := m.locale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLocale returns the old "locale" field's value of the Store entity.
+// If the Store object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreMutation) OldLocale(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLocale is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLocale requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLocale: %w", err)
+	}
+	return oldValue.Locale, nil
+}
+
+// ResetLocale resets all changes to the "locale" field.
+func (m *StoreMutation) ResetLocale() {
+	m.locale = nil
+}
+
 // SetCursorSecret sets the "cursor_secret" field.
 func (m *StoreMutation) SetCursorSecret(b []byte) {
 	m.cursor_secret = &b
@@ -11878,7 +12939,7 @@ func (m *StoreMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StoreMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.name != nil {
 		fields = append(fields, store.FieldName)
 	}
@@ -11887,6 +12948,9 @@ func (m *StoreMutation) Fields() []string {
 	}
 	if m.buffer_percent != nil {
 		fields = append(fields, store.FieldBufferPercent)
+	}
+	if m.locale != nil {
+		fields = append(fields, store.FieldLocale)
 	}
 	if m.cursor_secret != nil {
 		fields = append(fields, store.FieldCursorSecret)
@@ -11911,6 +12975,8 @@ func (m *StoreMutation) Field(name string) (ent.Value, bool) {
 		return m.Currency()
 	case store.FieldBufferPercent:
 		return m.BufferPercent()
+	case store.FieldLocale:
+		return m.Locale()
 	case store.FieldCursorSecret:
 		return m.CursorSecret()
 	case store.FieldCreatedAt:
@@ -11932,6 +12998,8 @@ func (m *StoreMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCurrency(ctx)
 	case store.FieldBufferPercent:
 		return m.OldBufferPercent(ctx)
+	case store.FieldLocale:
+		return m.OldLocale(ctx)
 	case store.FieldCursorSecret:
 		return m.OldCursorSecret(ctx)
 	case store.FieldCreatedAt:
@@ -11967,6 +13035,13 @@ func (m *StoreMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetBufferPercent(v)
+		return nil
+	case store.FieldLocale:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLocale(v)
 		return nil
 	case store.FieldCursorSecret:
 		v, ok := value.([]byte)
@@ -12073,6 +13148,9 @@ func (m *StoreMutation) ResetField(name string) error {
 		return nil
 	case store.FieldBufferPercent:
 		m.ResetBufferPercent()
+		return nil
+	case store.FieldLocale:
+		m.ResetLocale()
 		return nil
 	case store.FieldCursorSecret:
 		m.ResetCursorSecret()

@@ -23,6 +23,8 @@ type Store struct {
 	Currency string `json:"currency,omitempty"`
 	// BufferPercent holds the value of the "buffer_percent" field.
 	BufferPercent int `json:"buffer_percent,omitempty"`
+	// Locale holds the value of the "locale" field.
+	Locale string `json:"locale,omitempty"`
 	// CursorSecret holds the value of the "cursor_secret" field.
 	CursorSecret []byte `json:"-"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -41,7 +43,7 @@ func (*Store) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case store.FieldBufferPercent, store.FieldEventSeq:
 			values[i] = new(sql.NullInt64)
-		case store.FieldID, store.FieldName, store.FieldCurrency:
+		case store.FieldID, store.FieldName, store.FieldCurrency, store.FieldLocale:
 			values[i] = new(sql.NullString)
 		case store.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -83,6 +85,12 @@ func (_m *Store) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field buffer_percent", values[i])
 			} else if value.Valid {
 				_m.BufferPercent = int(value.Int64)
+			}
+		case store.FieldLocale:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field locale", values[i])
+			} else if value.Valid {
+				_m.Locale = value.String
 			}
 		case store.FieldCursorSecret:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -146,6 +154,9 @@ func (_m *Store) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("buffer_percent=")
 	builder.WriteString(fmt.Sprintf("%v", _m.BufferPercent))
+	builder.WriteString(", ")
+	builder.WriteString("locale=")
+	builder.WriteString(_m.Locale)
 	builder.WriteString(", ")
 	builder.WriteString("cursor_secret=<sensitive>")
 	builder.WriteString(", ")

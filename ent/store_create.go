@@ -49,6 +49,20 @@ func (_c *StoreCreate) SetNillableBufferPercent(v *int) *StoreCreate {
 	return _c
 }
 
+// SetLocale sets the "locale" field.
+func (_c *StoreCreate) SetLocale(v string) *StoreCreate {
+	_c.mutation.SetLocale(v)
+	return _c
+}
+
+// SetNillableLocale sets the "locale" field if the given value is not nil.
+func (_c *StoreCreate) SetNillableLocale(v *string) *StoreCreate {
+	if v != nil {
+		_c.SetLocale(*v)
+	}
+	return _c
+}
+
 // SetCursorSecret sets the "cursor_secret" field.
 func (_c *StoreCreate) SetCursorSecret(v []byte) *StoreCreate {
 	_c.mutation.SetCursorSecret(v)
@@ -128,6 +142,10 @@ func (_c *StoreCreate) defaults() {
 		v := store.DefaultBufferPercent
 		_c.mutation.SetBufferPercent(v)
 	}
+	if _, ok := _c.mutation.Locale(); !ok {
+		v := store.DefaultLocale
+		_c.mutation.SetLocale(v)
+	}
 	if _, ok := _c.mutation.EventSeq(); !ok {
 		v := store.DefaultEventSeq
 		_c.mutation.SetEventSeq(v)
@@ -163,6 +181,9 @@ func (_c *StoreCreate) check() error {
 		if err := store.BufferPercentValidator(v); err != nil {
 			return &ValidationError{Name: "buffer_percent", err: fmt.Errorf(`ent: validator failed for field "Store.buffer_percent": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Locale(); !ok {
+		return &ValidationError{Name: "locale", err: errors.New(`ent: missing required field "Store.locale"`)}
 	}
 	if _, ok := _c.mutation.CursorSecret(); !ok {
 		return &ValidationError{Name: "cursor_secret", err: errors.New(`ent: missing required field "Store.cursor_secret"`)}
@@ -225,6 +246,10 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.BufferPercent(); ok {
 		_spec.SetField(store.FieldBufferPercent, field.TypeInt, value)
 		_node.BufferPercent = value
+	}
+	if value, ok := _c.mutation.Locale(); ok {
+		_spec.SetField(store.FieldLocale, field.TypeString, value)
+		_node.Locale = value
 	}
 	if value, ok := _c.mutation.CursorSecret(); ok {
 		_spec.SetField(store.FieldCursorSecret, field.TypeBytes, value)
@@ -317,6 +342,18 @@ func (u *StoreUpsert) UpdateBufferPercent() *StoreUpsert {
 // AddBufferPercent adds v to the "buffer_percent" field.
 func (u *StoreUpsert) AddBufferPercent(v int) *StoreUpsert {
 	u.Add(store.FieldBufferPercent, v)
+	return u
+}
+
+// SetLocale sets the "locale" field.
+func (u *StoreUpsert) SetLocale(v string) *StoreUpsert {
+	u.Set(store.FieldLocale, v)
+	return u
+}
+
+// UpdateLocale sets the "locale" field to the value that was provided on create.
+func (u *StoreUpsert) UpdateLocale() *StoreUpsert {
+	u.SetExcluded(store.FieldLocale)
 	return u
 }
 
@@ -427,6 +464,20 @@ func (u *StoreUpsertOne) AddBufferPercent(v int) *StoreUpsertOne {
 func (u *StoreUpsertOne) UpdateBufferPercent() *StoreUpsertOne {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateBufferPercent()
+	})
+}
+
+// SetLocale sets the "locale" field.
+func (u *StoreUpsertOne) SetLocale(v string) *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetLocale(v)
+	})
+}
+
+// UpdateLocale sets the "locale" field to the value that was provided on create.
+func (u *StoreUpsertOne) UpdateLocale() *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateLocale()
 	})
 }
 
@@ -707,6 +758,20 @@ func (u *StoreUpsertBulk) AddBufferPercent(v int) *StoreUpsertBulk {
 func (u *StoreUpsertBulk) UpdateBufferPercent() *StoreUpsertBulk {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateBufferPercent()
+	})
+}
+
+// SetLocale sets the "locale" field.
+func (u *StoreUpsertBulk) SetLocale(v string) *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetLocale(v)
+	})
+}
+
+// UpdateLocale sets the "locale" field to the value that was provided on create.
+func (u *StoreUpsertBulk) UpdateLocale() *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateLocale()
 	})
 }
 

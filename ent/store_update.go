@@ -62,6 +62,20 @@ func (_u *StoreUpdate) AddBufferPercent(v int) *StoreUpdate {
 	return _u
 }
 
+// SetLocale sets the "locale" field.
+func (_u *StoreUpdate) SetLocale(v string) *StoreUpdate {
+	_u.mutation.SetLocale(v)
+	return _u
+}
+
+// SetNillableLocale sets the "locale" field if the given value is not nil.
+func (_u *StoreUpdate) SetNillableLocale(v *string) *StoreUpdate {
+	if v != nil {
+		_u.SetLocale(*v)
+	}
+	return _u
+}
+
 // SetEventSeq sets the "event_seq" field.
 func (_u *StoreUpdate) SetEventSeq(v int64) *StoreUpdate {
 	_u.mutation.ResetEventSeq()
@@ -151,6 +165,9 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedBufferPercent(); ok {
 		_spec.AddField(store.FieldBufferPercent, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.Locale(); ok {
+		_spec.SetField(store.FieldLocale, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.EventSeq(); ok {
 		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)
 	}
@@ -209,6 +226,20 @@ func (_u *StoreUpdateOne) SetNillableBufferPercent(v *int) *StoreUpdateOne {
 // AddBufferPercent adds value to the "buffer_percent" field.
 func (_u *StoreUpdateOne) AddBufferPercent(v int) *StoreUpdateOne {
 	_u.mutation.AddBufferPercent(v)
+	return _u
+}
+
+// SetLocale sets the "locale" field.
+func (_u *StoreUpdateOne) SetLocale(v string) *StoreUpdateOne {
+	_u.mutation.SetLocale(v)
+	return _u
+}
+
+// SetNillableLocale sets the "locale" field if the given value is not nil.
+func (_u *StoreUpdateOne) SetNillableLocale(v *string) *StoreUpdateOne {
+	if v != nil {
+		_u.SetLocale(*v)
+	}
 	return _u
 }
 
@@ -330,6 +361,9 @@ func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error)
 	}
 	if value, ok := _u.mutation.AddedBufferPercent(); ok {
 		_spec.AddField(store.FieldBufferPercent, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Locale(); ok {
+		_spec.SetField(store.FieldLocale, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.EventSeq(); ok {
 		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)

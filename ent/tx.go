@@ -20,6 +20,8 @@ type Tx struct {
 	APIKeySecret *APIKeySecretClient
 	// Application is the client for interacting with the Application builders.
 	Application *ApplicationClient
+	// ApplicationChange is the client for interacting with the ApplicationChange builders.
+	ApplicationChange *ApplicationChangeClient
 	// Company is the client for interacting with the Company builders.
 	Company *CompanyClient
 	// Event is the client for interacting with the Event builders.
@@ -182,6 +184,7 @@ func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.APIKeySecret = NewAPIKeySecretClient(tx.config)
 	tx.Application = NewApplicationClient(tx.config)
+	tx.ApplicationChange = NewApplicationChangeClient(tx.config)
 	tx.Company = NewCompanyClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)

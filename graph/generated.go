@@ -104,6 +104,7 @@ type ComplexityRoot struct {
 		Invoices           func(childComplexity int, first *int, after *string, status *string) int
 		Ledger             func(childComplexity int, first *int, after *string, afterEntry *string) int
 		Name               func(childComplexity int) int
+		NotInvoiced        func(childComplexity int) int
 		Outstanding        func(childComplexity int) int
 		PaymentTerms       func(childComplexity int) int
 		PlatformCompanyGID func(childComplexity int) int
@@ -264,6 +265,7 @@ type ComplexityRoot struct {
 	Receivables struct {
 		Aging            func(childComplexity int) int
 		CompaniesOverdue func(childComplexity int) int
+		NotInvoiced      func(childComplexity int) int
 		Outstanding      func(childComplexity int) int
 		Overdue          func(childComplexity int) int
 	}
@@ -311,6 +313,7 @@ type CompanyResolver interface {
 	Timeline(ctx context.Context, obj *credit.Company, first *int, after *string) (*model.TimelineEventConnection, error)
 	Invoices(ctx context.Context, obj *credit.Company, first *int, after *string, status *string) (*model.InvoiceConnection, error)
 	Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error)
+	NotInvoiced(ctx context.Context, obj *credit.Company) (*credit.Money, error)
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
@@ -560,6 +563,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Company.Name(childComplexity), true
+	case "Company.notInvoiced":
+		if e.complexity.Company.NotInvoiced == nil {
+			break
+		}
+
+		return e.complexity.Company.NotInvoiced(childComplexity), true
 	case "Company.outstanding":
 		if e.complexity.Company.Outstanding == nil {
 			break
@@ -1184,6 +1193,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Receivables.CompaniesOverdue(childComplexity), true
+	case "Receivables.notInvoiced":
+		if e.complexity.Receivables.NotInvoiced == nil {
+			break
+		}
+
+		return e.complexity.Receivables.NotInvoiced(childComplexity), true
 	case "Receivables.outstanding":
 		if e.complexity.Receivables.Outstanding == nil {
 			break
@@ -1576,6 +1591,12 @@ type Receivables {
   aging: Aging!
   "The sum of the companies' outstanding balances (credit balances and unapplied payments included)."
   outstanding: Money!
+  """
+  The part of ` + "`" + `outstanding` + "`" + ` on no open invoice: opening balances, adjustments, and payments or
+  credits not allocated to an open invoice (negative for a credit balance). ` + "`" + `aging.total` + "`" + ` +
+  ` + "`" + `notInvoiced` + "`" + ` = ` + "`" + `outstanding` + "`" + `.
+  """
+  notInvoiced: Money!
   "The open amount past due: every bucket of ` + "`" + `aging` + "`" + ` but ` + "`" + `current` + "`" + `."
   overdue: Money!
   "How many companies have an open invoice past due."
@@ -1807,6 +1828,12 @@ type Company implements Node {
   invoices(first: Int, after: String, status: InvoiceStatus): InvoiceConnection!
   "The aging of the company's open invoices."
   aging: Aging!
+  """
+  The part of ` + "`" + `outstanding` + "`" + ` on no open invoice: opening balances, adjustments, and payments or
+  credits not allocated to an open invoice (negative for a credit balance). ` + "`" + `aging.total` + "`" + ` +
+  ` + "`" + `notInvoiced` + "`" + ` = ` + "`" + `outstanding` + "`" + `.
+  """
+  notInvoiced: Money!
 }
 
 "Whether a hold was placed by hand or automatically for an overdue invoice."
@@ -3337,6 +3364,41 @@ func (ec *executionContext) fieldContext_Company_aging(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Company_notInvoiced(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_notInvoiced,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Company().NotInvoiced(ctx, obj)
+		},
+		nil,
+		ec.marshalNMoney2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_notInvoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompanyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CompanyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3492,6 +3554,8 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -3851,6 +3915,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4019,6 +4085,8 @@ func (ec *executionContext) fieldContext_Event_company(_ context.Context, field 
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4738,6 +4806,8 @@ func (ec *executionContext) fieldContext_LedgerEntry_company(_ context.Context, 
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5061,6 +5131,8 @@ func (ec *executionContext) fieldContext_LiftHoldPayload_company(_ context.Conte
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5430,6 +5502,8 @@ func (ec *executionContext) fieldContext_PlaceHoldPayload_company(_ context.Cont
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5531,6 +5605,8 @@ func (ec *executionContext) fieldContext_Query_company(ctx context.Context, fiel
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5773,6 +5849,8 @@ func (ec *executionContext) fieldContext_Query_receivables(_ context.Context, fi
 				return ec.fieldContext_Receivables_aging(ctx, field)
 			case "outstanding":
 				return ec.fieldContext_Receivables_outstanding(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Receivables_notInvoiced(ctx, field)
 			case "overdue":
 				return ec.fieldContext_Receivables_overdue(ctx, field)
 			case "companiesOverdue":
@@ -5946,6 +6024,29 @@ func (ec *executionContext) fieldContext_Receivables_outstanding(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Receivables_notInvoiced(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.NotInvoiced) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Receivables_notInvoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Receivables_overdue(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
 	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Overdue) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -6038,6 +6139,8 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_company(_ context
 				return ec.fieldContext_Company_invoices(ctx, field)
 			case "aging":
 				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -8667,6 +8770,42 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "notInvoiced":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_notInvoiced(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10170,6 +10309,11 @@ func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "notInvoiced":
+			out.Values[i] = ec._Receivables_notInvoiced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "overdue":
 			out.Values[i] = ec._Receivables_overdue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11506,6 +11650,16 @@ func (ec *executionContext) marshalNLiftHoldPayload2ᚖgithubᚗcomᚋcreditdᚋ
 
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx context.Context, sel ast.SelectionSet, v credit.Money) graphql.Marshaler {
 	return ec._Money(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx context.Context, sel ast.SelectionSet, v *credit.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNOrderDirection2string(ctx context.Context, v any) (string, error) {

@@ -97,6 +97,17 @@ func (r *companyResolver) Aging(ctx context.Context, obj *credit.Company) (*cred
 	return &a, nil
 }
 
+// NotInvoiced is the notInvoiced field: what the aging (read as for aging) leaves of the
+// company's outstanding, by the domain's rule.
+func (r *companyResolver) NotInvoiced(ctx context.Context, obj *credit.Company) (*credit.Money, error) {
+	a, err := r.Aging(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	m := credit.NotInvoiced(obj.Outstanding, *a)
+	return &m, nil
+}
+
 // Data is the data field: the stored JSON, decoded for the JSON scalar.
 func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string]any, error) {
 	var data map[string]any

@@ -128,8 +128,8 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	for _, ev := range timeline.Data {
 		s.events = append(s.events, ev.ID)
 	}
-	if len(s.events) != 3 {
-		tb.Fatalf("store %d has %d timeline events, want 3 (adjustment, limit, hold)", n, len(s.events))
+	if len(s.events) != 5 {
+		tb.Fatalf("store %d has %d timeline events, want 5 (the order and the payment recorded as staff, adjustment, limit, hold)", n, len(s.events))
 	}
 	feed, err := env.Service.ListEvents(credittest.Staff(s.id), credit.EventListParams{})
 	if err != nil {

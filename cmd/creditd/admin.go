@@ -34,6 +34,7 @@ func storeCreateCommand() command {
 		name := fs.String("name", "", "store name (required)")
 		currency := fs.String("currency", "", "ISO 4217 currency of all the store's amounts (required)")
 		buffer := fs.Int("buffer-percent", credit.DefaultBufferPercent, "safety buffer, percent of each credit limit (0-50)")
+		locale := fs.String("locale", credit.DefaultLocale, "how the store's staff write numbers in the console (en: 10,000.00; de: 10.000,00); set once")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -41,7 +42,7 @@ func storeCreateCommand() command {
 			if err := required("name", *name, "currency", *currency); err != nil {
 				return err
 			}
-			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer)
+			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer, *locale)
 			if err != nil {
 				return err
 			}
@@ -217,6 +218,30 @@ func companyCreateCommand() command {
 	}}
 }
 
+func companySetGIDCommand() command {
+	return command{args: "CO", summary: "set or correct CO's platform company GID, attributed to --staff", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+		gid := fs.String("gid", "", "gid://platform/Company/<number> (required; one company of the store has it)")
+		staff := fs.String("staff", "", "the staff member making the change (required)")
+		return func(ctx context.Context, env *cmdEnv, args []string) error {
+			if err := exactlyArgs(args, "CO"); err != nil {
+				return err
+			}
+			if err := required("gid", *gid, "staff", *staff); err != nil {
+				return err
+			}
+			sctx, err := env.asStaff(ctx, args[0], *staff)
+			if err != nil {
+				return err
+			}
+			c, err := env.svc.SetPlatformCompanyGID(sctx, args[0], *gid)
+			if err != nil {
+				return err
+			}
+			return env.print(c, fmt.Sprintf("%s has platform company GID %s\nretry its failed deliveries: platform inbox --store ST --status failed, then platform retry PD", c.ID, *gid))
+		}
+	}}
+}
+
 func ledgerRecordCommand() command {
 	return command{summary: "append an entry to a company's ledger (orders, payments, refunds, ...)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		in := credit.LedgerEntryInput{}
@@ -226,6 +251,7 @@ func ledgerRecordCommand() command {
 		fs.StringVar(&in.OrderGID, "order", "", "gid://platform/Order/<number>")
 		fs.StringVar(&in.Note, "note", "", "note, at most 500 characters")
 		occurred := fs.String("occurred-at", "", "RFC 3339 time the entry occurred (default now)")
+		staff := fs.String("staff", cliStaff, "the staff member recording the entry, as the ledger and the timeline name them")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
@@ -237,7 +263,7 @@ func ledgerRecordCommand() command {
 			if in.OccurredAt, err = optionalTimestamp("occurred-at", *occurred); err != nil {
 				return err
 			}
-			sctx, err := env.asStaff(ctx, in.CompanyID, cliStaff)
+			sctx, err := env.asStaff(ctx, in.CompanyID, *staff)
 			if err != nil {
 				return err
 			}
@@ -291,7 +317,8 @@ func applicationSetStatusCommand() command {
 		fs.StringVar(&in.Status, "status", "", "new status (required)")
 		fs.StringVar(&in.CreditLimit, "credit-limit", "", "approval only: the new company's credit limit")
 		fs.StringVar(&in.PaymentTerms, "payment-terms", "", "approval only: the new company's terms, NET_<days>")
-		fs.StringVar(&in.PlatformCompanyGID, "platform-company-gid", "", "approval only: the company's GID on the platform, if it has one yet")
+		fs.StringVar(&in.PlatformCompanyGID, "platform-company-gid", "", "approval only: the company's GID on the platform; without it the platform's deliveries for the customer fail (unknown_company) until `company set-gid` sets it")
+		staff := fs.String("staff", cliStaff, "the staff member making the change, as the new company's timeline names them")
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args, "APP"); err != nil {
 				return err
@@ -300,7 +327,7 @@ func applicationSetStatusCommand() command {
 				return err
 			}
 			in.ApplicationID = args[0]
-			sctx, err := env.asStaff(ctx, in.ApplicationID, cliStaff)
+			sctx, err := env.asStaff(ctx, in.ApplicationID, *staff)
 			if err != nil {
 				return err
 			}

@@ -169,6 +169,7 @@ func commands() map[string]command {
 		"key revoke":             keyRevokeCommand(),
 		"key list":               keyListCommand(),
 		"company create":         companyCreateCommand(),
+		"company set-gid":        companySetGIDCommand(),
 		"ledger record":          ledgerRecordCommand(),
 		"application create":     applicationCreateCommand(),
 		"application set-status": applicationSetStatusCommand(),

@@ -183,7 +183,7 @@ func TestCLIPrintsOneJSONObjectPerCommand(t *testing.T) {
 	}
 
 	st := d.json(t, "store", "create", "--name", "Acme Wholesale", "--currency", "KWD", "--buffer-percent", "10")
-	mustKeys(t, "store create", st, "id", "name", "currency", "buffer_percent", "created_at")
+	mustKeys(t, "store create", st, "id", "name", "currency", "buffer_percent", "locale", "created_at")
 	if id, _ := st["id"].(string); !strings.HasPrefix(id, "st_") || st["name"] != "Acme Wholesale" || st["currency"] != "KWD" || st["buffer_percent"] != float64(10) || st["created_at"] != "2026-03-02T09:00:00.000000Z" {
 		t.Errorf("store create: %v", st)
 	}

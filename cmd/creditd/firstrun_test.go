@@ -150,7 +150,7 @@ func TestStoreList(t *testing.T) {
 	}
 	for i, want := range []map[string]any{first, second} {
 		got := stores[i].(map[string]any)
-		mustKeys(t, "a listed store", got, "id", "name", "currency", "buffer_percent", "created_at")
+		mustKeys(t, "a listed store", got, "id", "name", "currency", "buffer_percent", "locale", "created_at")
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("store %d: %s is %v, store create said %v", i, k, got[k], v)

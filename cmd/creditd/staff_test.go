@@ -195,7 +195,7 @@ func TestServeAdminAddr(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "<h1>Companies</h1>") || !strings.Contains(string(page), "Anna") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "<h1>Overview</h1>") || !strings.Contains(string(page), "Anna") {
 		t.Fatalf("sign-in on the console: %d %.500s", resp.StatusCode, page)
 	}
 	if status, body := get(api + "/login"); status != http.StatusNotFound || !strings.Contains(body, `"code":"not_found"`) {

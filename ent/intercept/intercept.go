@@ -11,6 +11,7 @@ import (
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
@@ -163,6 +164,33 @@ func (f TraverseApplication) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.ApplicationQuery", q)
+}
+
+// The ApplicationChangeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ApplicationChangeFunc func(context.Context, *ent.ApplicationChangeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ApplicationChangeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ApplicationChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ApplicationChangeQuery", q)
+}
+
+// The TraverseApplicationChange type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseApplicationChange func(context.Context, *ent.ApplicationChangeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseApplicationChange) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseApplicationChange) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ApplicationChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ApplicationChangeQuery", q)
 }
 
 // The CompanyFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -552,6 +580,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.APIKeySecretQuery, predicate.APIKeySecret, apikeysecret.OrderOption]{typ: ent.TypeAPIKeySecret, tq: q}, nil
 	case *ent.ApplicationQuery:
 		return &query[*ent.ApplicationQuery, predicate.Application, application.OrderOption]{typ: ent.TypeApplication, tq: q}, nil
+	case *ent.ApplicationChangeQuery:
+		return &query[*ent.ApplicationChangeQuery, predicate.ApplicationChange, applicationchange.OrderOption]{typ: ent.TypeApplicationChange, tq: q}, nil
 	case *ent.CompanyQuery:
 		return &query[*ent.CompanyQuery, predicate.Company, company.OrderOption]{typ: ent.TypeCompany, tq: q}, nil
 	case *ent.EventQuery:

@@ -35,6 +35,10 @@ const (
 	FieldOccurredAt = "occurred_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldRecordedByType holds the string denoting the recorded_by_type field in the database.
+	FieldRecordedByType = "recorded_by_type"
+	// FieldRecordedByLabel holds the string denoting the recorded_by_label field in the database.
+	FieldRecordedByLabel = "recorded_by_label"
 	// EdgeStore holds the string denoting the store edge name in mutations.
 	EdgeStore = "store"
 	// EdgeCompany holds the string denoting the company edge name in mutations.
@@ -70,6 +74,8 @@ var Columns = []string{
 	FieldNote,
 	FieldOccurredAt,
 	FieldCreatedAt,
+	FieldRecordedByType,
+	FieldRecordedByLabel,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -181,6 +187,16 @@ func ByOccurredAt(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByRecordedByType orders the results by the recorded_by_type field.
+func ByRecordedByType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRecordedByType, opts...).ToFunc()
+}
+
+// ByRecordedByLabel orders the results by the recorded_by_label field.
+func ByRecordedByLabel(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRecordedByLabel, opts...).ToFunc()
 }
 
 // ByStoreField orders the results by store field.

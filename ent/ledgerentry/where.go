@@ -111,6 +111,16 @@ func CreatedAt(v time.Time) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// RecordedByType applies equality check predicate on the "recorded_by_type" field. It's identical to RecordedByTypeEQ.
+func RecordedByType(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldRecordedByType, v))
+}
+
+// RecordedByLabel applies equality check predicate on the "recorded_by_label" field. It's identical to RecordedByLabelEQ.
+func RecordedByLabel(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldRecordedByLabel, v))
+}
+
 // StoreIDEQ applies the EQ predicate on the "store_id" field.
 func StoreIDEQ(v string) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldEQ(FieldStoreID, v))
@@ -609,6 +619,156 @@ func CreatedAtLT(v time.Time) predicate.LedgerEntry {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.LedgerEntry {
 	return predicate.LedgerEntry(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// RecordedByTypeEQ applies the EQ predicate on the "recorded_by_type" field.
+func RecordedByTypeEQ(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldRecordedByType, v))
+}
+
+// RecordedByTypeNEQ applies the NEQ predicate on the "recorded_by_type" field.
+func RecordedByTypeNEQ(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNEQ(FieldRecordedByType, v))
+}
+
+// RecordedByTypeIn applies the In predicate on the "recorded_by_type" field.
+func RecordedByTypeIn(vs ...string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIn(FieldRecordedByType, vs...))
+}
+
+// RecordedByTypeNotIn applies the NotIn predicate on the "recorded_by_type" field.
+func RecordedByTypeNotIn(vs ...string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotIn(FieldRecordedByType, vs...))
+}
+
+// RecordedByTypeGT applies the GT predicate on the "recorded_by_type" field.
+func RecordedByTypeGT(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGT(FieldRecordedByType, v))
+}
+
+// RecordedByTypeGTE applies the GTE predicate on the "recorded_by_type" field.
+func RecordedByTypeGTE(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGTE(FieldRecordedByType, v))
+}
+
+// RecordedByTypeLT applies the LT predicate on the "recorded_by_type" field.
+func RecordedByTypeLT(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLT(FieldRecordedByType, v))
+}
+
+// RecordedByTypeLTE applies the LTE predicate on the "recorded_by_type" field.
+func RecordedByTypeLTE(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLTE(FieldRecordedByType, v))
+}
+
+// RecordedByTypeContains applies the Contains predicate on the "recorded_by_type" field.
+func RecordedByTypeContains(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldContains(FieldRecordedByType, v))
+}
+
+// RecordedByTypeHasPrefix applies the HasPrefix predicate on the "recorded_by_type" field.
+func RecordedByTypeHasPrefix(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldHasPrefix(FieldRecordedByType, v))
+}
+
+// RecordedByTypeHasSuffix applies the HasSuffix predicate on the "recorded_by_type" field.
+func RecordedByTypeHasSuffix(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldHasSuffix(FieldRecordedByType, v))
+}
+
+// RecordedByTypeIsNil applies the IsNil predicate on the "recorded_by_type" field.
+func RecordedByTypeIsNil() predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIsNull(FieldRecordedByType))
+}
+
+// RecordedByTypeNotNil applies the NotNil predicate on the "recorded_by_type" field.
+func RecordedByTypeNotNil() predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotNull(FieldRecordedByType))
+}
+
+// RecordedByTypeEqualFold applies the EqualFold predicate on the "recorded_by_type" field.
+func RecordedByTypeEqualFold(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEqualFold(FieldRecordedByType, v))
+}
+
+// RecordedByTypeContainsFold applies the ContainsFold predicate on the "recorded_by_type" field.
+func RecordedByTypeContainsFold(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldContainsFold(FieldRecordedByType, v))
+}
+
+// RecordedByLabelEQ applies the EQ predicate on the "recorded_by_label" field.
+func RecordedByLabelEQ(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEQ(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelNEQ applies the NEQ predicate on the "recorded_by_label" field.
+func RecordedByLabelNEQ(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNEQ(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelIn applies the In predicate on the "recorded_by_label" field.
+func RecordedByLabelIn(vs ...string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIn(FieldRecordedByLabel, vs...))
+}
+
+// RecordedByLabelNotIn applies the NotIn predicate on the "recorded_by_label" field.
+func RecordedByLabelNotIn(vs ...string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotIn(FieldRecordedByLabel, vs...))
+}
+
+// RecordedByLabelGT applies the GT predicate on the "recorded_by_label" field.
+func RecordedByLabelGT(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGT(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelGTE applies the GTE predicate on the "recorded_by_label" field.
+func RecordedByLabelGTE(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldGTE(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelLT applies the LT predicate on the "recorded_by_label" field.
+func RecordedByLabelLT(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLT(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelLTE applies the LTE predicate on the "recorded_by_label" field.
+func RecordedByLabelLTE(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldLTE(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelContains applies the Contains predicate on the "recorded_by_label" field.
+func RecordedByLabelContains(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldContains(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelHasPrefix applies the HasPrefix predicate on the "recorded_by_label" field.
+func RecordedByLabelHasPrefix(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldHasPrefix(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelHasSuffix applies the HasSuffix predicate on the "recorded_by_label" field.
+func RecordedByLabelHasSuffix(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldHasSuffix(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelIsNil applies the IsNil predicate on the "recorded_by_label" field.
+func RecordedByLabelIsNil() predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldIsNull(FieldRecordedByLabel))
+}
+
+// RecordedByLabelNotNil applies the NotNil predicate on the "recorded_by_label" field.
+func RecordedByLabelNotNil() predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldNotNull(FieldRecordedByLabel))
+}
+
+// RecordedByLabelEqualFold applies the EqualFold predicate on the "recorded_by_label" field.
+func RecordedByLabelEqualFold(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldEqualFold(FieldRecordedByLabel, v))
+}
+
+// RecordedByLabelContainsFold applies the ContainsFold predicate on the "recorded_by_label" field.
+func RecordedByLabelContainsFold(v string) predicate.LedgerEntry {
+	return predicate.LedgerEntry(sql.FieldContainsFold(FieldRecordedByLabel, v))
 }
 
 // HasStore applies the HasEdge predicate on the "store" edge.

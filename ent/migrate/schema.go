@@ -111,6 +111,40 @@ var (
 			},
 		},
 	}
+	// ApplicationChangesColumns holds the columns for the "application_changes" table.
+	ApplicationChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "application_id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "from_status", Type: field.TypeString},
+		{Name: "to_status", Type: field.TypeString},
+		{Name: "company_id", Type: field.TypeString, Nullable: true},
+		{Name: "actor_type", Type: field.TypeString},
+		{Name: "actor_label", Type: field.TypeString},
+		{Name: "occurred_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// ApplicationChangesTable holds the schema information for the "application_changes" table.
+	ApplicationChangesTable = &schema.Table{
+		Name:       "application_changes",
+		Columns:    ApplicationChangesColumns,
+		PrimaryKey: []*schema.Column{ApplicationChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "application_changes_stores_store",
+				Columns:    []*schema.Column{ApplicationChangesColumns[9]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "applicationchange_application_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{ApplicationChangesColumns[1], ApplicationChangesColumns[2]},
+			},
+		},
+	}
 	// CompaniesColumns holds the columns for the "companies" table.
 	CompaniesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -317,6 +351,8 @@ var (
 		{Name: "note", Type: field.TypeString, Nullable: true},
 		{Name: "occurred_at", Type: field.TypeTime},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "recorded_by_type", Type: field.TypeString, Nullable: true},
+		{Name: "recorded_by_label", Type: field.TypeString, Nullable: true},
 		{Name: "company_id", Type: field.TypeString},
 		{Name: "store_id", Type: field.TypeString},
 	}
@@ -328,13 +364,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "ledger_entries_companies_ledger_entries",
-				Columns:    []*schema.Column{LedgerEntriesColumns[9]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[11]},
 				RefColumns: []*schema.Column{CompaniesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "ledger_entries_stores_store",
-				Columns:    []*schema.Column{LedgerEntriesColumns[10]},
+				Columns:    []*schema.Column{LedgerEntriesColumns[12]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -343,12 +379,12 @@ var (
 			{
 				Name:    "ledgerentry_company_id_seq",
 				Unique:  true,
-				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[1]},
+				Columns: []*schema.Column{LedgerEntriesColumns[11], LedgerEntriesColumns[1]},
 			},
 			{
 				Name:    "ledgerentry_company_id_platform_order_gid",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[5]},
+				Columns: []*schema.Column{LedgerEntriesColumns[11], LedgerEntriesColumns[5]},
 			},
 		},
 	}
@@ -512,6 +548,7 @@ var (
 		{Name: "name", Type: field.TypeString},
 		{Name: "currency", Type: field.TypeString},
 		{Name: "buffer_percent", Type: field.TypeInt, Default: 5},
+		{Name: "locale", Type: field.TypeString, Default: "en"},
 		{Name: "cursor_secret", Type: field.TypeBytes},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "event_seq", Type: field.TypeInt64, Default: 0},
@@ -685,6 +722,7 @@ var (
 		APIKeysTable,
 		APIKeySecretsTable,
 		ApplicationsTable,
+		ApplicationChangesTable,
 		CompaniesTable,
 		EventsTable,
 		IdempotencyRecordsTable,
@@ -707,6 +745,7 @@ func init() {
 	APIKeySecretsTable.ForeignKeys[0].RefTable = APIKeysTable
 	APIKeySecretsTable.ForeignKeys[1].RefTable = StoresTable
 	ApplicationsTable.ForeignKeys[0].RefTable = StoresTable
+	ApplicationChangesTable.ForeignKeys[0].RefTable = StoresTable
 	CompaniesTable.ForeignKeys[0].RefTable = StoresTable
 	EventsTable.ForeignKeys[0].RefTable = StoresTable
 	IdempotencyRecordsTable.ForeignKeys[0].RefTable = StoresTable

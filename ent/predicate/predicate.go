@@ -15,6 +15,9 @@ type APIKeySecret func(*sql.Selector)
 // Application is the predicate function for application builders.
 type Application func(*sql.Selector)
 
+// ApplicationChange is the predicate function for applicationchange builders.
+type ApplicationChange func(*sql.Selector)
+
 // Company is the predicate function for company builders.
 type Company func(*sql.Selector)
 

@@ -6,6 +6,7 @@ import (
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/application"
+	"github.com/creditd/creditd/ent/applicationchange"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
@@ -104,6 +105,25 @@ func init() {
 	application.DefaultID = applicationDescID.Default.(func() string)
 	// application.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	application.IDValidator = applicationDescID.Validators[0].(func(string) error)
+	applicationchangeMixin := schema.ApplicationChange{}.Mixin()
+	applicationchangeMixinHooks0 := applicationchangeMixin[0].Hooks()
+	applicationchange.Hooks[0] = applicationchangeMixinHooks0[0]
+	applicationchangeMixinInters0 := applicationchangeMixin[0].Interceptors()
+	applicationchange.Interceptors[0] = applicationchangeMixinInters0[0]
+	applicationchangeMixinFields0 := applicationchangeMixin[0].Fields()
+	_ = applicationchangeMixinFields0
+	applicationchangeFields := schema.ApplicationChange{}.Fields()
+	_ = applicationchangeFields
+	// applicationchangeDescStoreID is the schema descriptor for store_id field.
+	applicationchangeDescStoreID := applicationchangeMixinFields0[0].Descriptor()
+	// applicationchange.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	applicationchange.StoreIDValidator = applicationchangeDescStoreID.Validators[0].(func(string) error)
+	// applicationchangeDescID is the schema descriptor for id field.
+	applicationchangeDescID := applicationchangeFields[0].Descriptor()
+	// applicationchange.DefaultID holds the default value on creation for the id field.
+	applicationchange.DefaultID = applicationchangeDescID.Default.(func() string)
+	// applicationchange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	applicationchange.IDValidator = applicationchangeDescID.Validators[0].(func(string) error)
 	companyMixin := schema.Company{}.Mixin()
 	companyMixinHooks0 := companyMixin[0].Hooks()
 	company.Hooks[0] = companyMixinHooks0[0]
@@ -377,8 +397,12 @@ func init() {
 			return nil
 		}
 	}()
+	// storeDescLocale is the schema descriptor for locale field.
+	storeDescLocale := storeFields[4].Descriptor()
+	// store.DefaultLocale holds the default value on creation for the locale field.
+	store.DefaultLocale = storeDescLocale.Default.(string)
 	// storeDescEventSeq is the schema descriptor for event_seq field.
-	storeDescEventSeq := storeFields[6].Descriptor()
+	storeDescEventSeq := storeFields[7].Descriptor()
 	// store.DefaultEventSeq holds the default value on creation for the event_seq field.
 	store.DefaultEventSeq = storeDescEventSeq.Default.(int64)
 	// storeDescID is the schema descriptor for id field.

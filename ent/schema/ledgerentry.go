@@ -39,6 +39,11 @@ func (LedgerEntry) Fields() []ent.Field {
 		field.String("note").Optional().Nillable().Immutable(),
 		field.Time("occurred_at").Immutable(),
 		field.Time("created_at").Immutable(),
+		// RecordedByType and RecordedByLabel are who appended the entry (a timeline actor:
+		// api_key, staff, system or platform, and its label), so the ledger shows who recorded
+		// each entry. Null on entries appended before they were kept.
+		field.String("recorded_by_type").Optional().Nillable().Immutable(),
+		field.String("recorded_by_label").Optional().Nillable().Immutable(),
 	}
 }
 

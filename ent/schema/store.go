@@ -20,6 +20,10 @@ func (Store) Fields() []ent.Field {
 		field.String("currency").NotEmpty().Immutable(),
 		// BufferPercent of the credit limit is held back from available credit (contract §5).
 		field.Int("buffer_percent").Default(5).Min(0).Max(50),
+		// Locale is how the store's staff write numbers (a BCP 47 language, "de" or "de-AT"):
+		// the console reads amounts typed as "10.000,00" in a store whose locale writes them
+		// so, and "1500.00" in any store. It changes no output of the API.
+		field.String("locale").Default("en"),
 		// CursorSecret signs this store's pagination cursors, so a tampered cursor or one from
 		// another store is refused instead of decoded.
 		field.Bytes("cursor_secret").Sensitive().Immutable(),

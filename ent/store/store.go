@@ -18,6 +18,8 @@ const (
 	FieldCurrency = "currency"
 	// FieldBufferPercent holds the string denoting the buffer_percent field in the database.
 	FieldBufferPercent = "buffer_percent"
+	// FieldLocale holds the string denoting the locale field in the database.
+	FieldLocale = "locale"
 	// FieldCursorSecret holds the string denoting the cursor_secret field in the database.
 	FieldCursorSecret = "cursor_secret"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -34,6 +36,7 @@ var Columns = []string{
 	FieldName,
 	FieldCurrency,
 	FieldBufferPercent,
+	FieldLocale,
 	FieldCursorSecret,
 	FieldCreatedAt,
 	FieldEventSeq,
@@ -64,6 +67,8 @@ var (
 	DefaultBufferPercent int
 	// BufferPercentValidator is a validator for the "buffer_percent" field. It is called by the builders before save.
 	BufferPercentValidator func(int) error
+	// DefaultLocale holds the default value on creation for the "locale" field.
+	DefaultLocale string
 	// DefaultEventSeq holds the default value on creation for the "event_seq" field.
 	DefaultEventSeq int64
 	// DefaultID holds the default value on creation for the "id" field.
@@ -93,6 +98,11 @@ func ByCurrency(opts ...sql.OrderTermOption) OrderOption {
 // ByBufferPercent orders the results by the buffer_percent field.
 func ByBufferPercent(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBufferPercent, opts...).ToFunc()
+}
+
+// ByLocale orders the results by the locale field.
+func ByLocale(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLocale, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

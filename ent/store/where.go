@@ -79,6 +79,11 @@ func BufferPercent(v int) predicate.Store {
 	return predicate.Store(sql.FieldEQ(FieldBufferPercent, v))
 }
 
+// Locale applies equality check predicate on the "locale" field. It's identical to LocaleEQ.
+func Locale(v string) predicate.Store {
+	return predicate.Store(sql.FieldEQ(FieldLocale, v))
+}
+
 // CursorSecret applies equality check predicate on the "cursor_secret" field. It's identical to CursorSecretEQ.
 func CursorSecret(v []byte) predicate.Store {
 	return predicate.Store(sql.FieldEQ(FieldCursorSecret, v))
@@ -262,6 +267,71 @@ func BufferPercentLT(v int) predicate.Store {
 // BufferPercentLTE applies the LTE predicate on the "buffer_percent" field.
 func BufferPercentLTE(v int) predicate.Store {
 	return predicate.Store(sql.FieldLTE(FieldBufferPercent, v))
+}
+
+// LocaleEQ applies the EQ predicate on the "locale" field.
+func LocaleEQ(v string) predicate.Store {
+	return predicate.Store(sql.FieldEQ(FieldLocale, v))
+}
+
+// LocaleNEQ applies the NEQ predicate on the "locale" field.
+func LocaleNEQ(v string) predicate.Store {
+	return predicate.Store(sql.FieldNEQ(FieldLocale, v))
+}
+
+// LocaleIn applies the In predicate on the "locale" field.
+func LocaleIn(vs ...string) predicate.Store {
+	return predicate.Store(sql.FieldIn(FieldLocale, vs...))
+}
+
+// LocaleNotIn applies the NotIn predicate on the "locale" field.
+func LocaleNotIn(vs ...string) predicate.Store {
+	return predicate.Store(sql.FieldNotIn(FieldLocale, vs...))
+}
+
+// LocaleGT applies the GT predicate on the "locale" field.
+func LocaleGT(v string) predicate.Store {
+	return predicate.Store(sql.FieldGT(FieldLocale, v))
+}
+
+// LocaleGTE applies the GTE predicate on the "locale" field.
+func LocaleGTE(v string) predicate.Store {
+	return predicate.Store(sql.FieldGTE(FieldLocale, v))
+}
+
+// LocaleLT applies the LT predicate on the "locale" field.
+func LocaleLT(v string) predicate.Store {
+	return predicate.Store(sql.FieldLT(FieldLocale, v))
+}
+
+// LocaleLTE applies the LTE predicate on the "locale" field.
+func LocaleLTE(v string) predicate.Store {
+	return predicate.Store(sql.FieldLTE(FieldLocale, v))
+}
+
+// LocaleContains applies the Contains predicate on the "locale" field.
+func LocaleContains(v string) predicate.Store {
+	return predicate.Store(sql.FieldContains(FieldLocale, v))
+}
+
+// LocaleHasPrefix applies the HasPrefix predicate on the "locale" field.
+func LocaleHasPrefix(v string) predicate.Store {
+	return predicate.Store(sql.FieldHasPrefix(FieldLocale, v))
+}
+
+// LocaleHasSuffix applies the HasSuffix predicate on the "locale" field.
+func LocaleHasSuffix(v string) predicate.Store {
+	return predicate.Store(sql.FieldHasSuffix(FieldLocale, v))
+}
+
+// LocaleEqualFold applies the EqualFold predicate on the "locale" field.
+func LocaleEqualFold(v string) predicate.Store {
+	return predicate.Store(sql.FieldEqualFold(FieldLocale, v))
+}
+
+// LocaleContainsFold applies the ContainsFold predicate on the "locale" field.
+func LocaleContainsFold(v string) predicate.Store {
+	return predicate.Store(sql.FieldContainsFold(FieldLocale, v))
 }
 
 // CursorSecretEQ applies the EQ predicate on the "cursor_secret" field.

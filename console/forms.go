@@ -1,0 +1,111 @@
+package console
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/httpapi"
+)
+
+// Forms in people's terms: payment terms are a choice of the usual Net days, or other days;
+// the form field's values are turned into the domain's NET_<days> here, once.
+
+// termsChoices are the payment terms offered by name; "other" asks for the days.
+var termsChoices = []int{7, 14, 30, 60, 90}
+
+// termsFieldData is what the "terms" snippet renders: the select and the days of "other".
+type termsFieldData struct {
+	Prefix  string
+	Choices []int
+	// Choice is the selected value: "NET_30", or "other" with Days.
+	Choice, Days, Error string
+}
+
+// termsField fills the snippet for a form (nil: a fresh form, Net 30 selected), keeping what
+// was submitted.
+func termsField(prefix string, f *form) termsFieldData {
+	d := termsFieldData{Prefix: prefix, Choices: termsChoices, Choice: "NET_30"}
+	if f == nil {
+		return d
+	}
+	d.Choice, d.Days, d.Error = f.Value("payment_terms"), f.Value("payment_terms_days"), f.FieldError("payment_terms")
+	if strings.HasPrefix(d.Choice, "NET_") {
+		if n, err := strconv.Atoi(strings.TrimPrefix(d.Choice, "NET_")); err == nil && !isTermsChoice(n) {
+			d.Choice, d.Days = "other", strconv.Itoa(n)
+		}
+	}
+	return d
+}
+
+func isTermsChoice(n int) bool {
+	for _, c := range termsChoices {
+		if c == n {
+			return true
+		}
+	}
+	return false
+}
+
+// formTerms reads the payment terms of a form: a choice such as NET_30, or "other" and the
+// days; what the domain then checks (1 to 365 days) is the domain's.
+//
+// Errors: validation_failed (payment_terms) when "other" has no whole number of days.
+func formTerms(choice, days string) (string, error) {
+	if choice != "other" {
+		return strings.TrimSpace(choice), nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(days))
+	if err != nil {
+		return "", credit.ParamErrorf(credit.CodeValidationFailed, "payment_terms", "the days to pay must be a whole number from 1 to 365")
+	}
+	return "NET_" + strconv.Itoa(n), nil
+}
+
+// amount reads an amount typed in a form as the store's locale writes numbers, or plainly.
+func (v *visit) amount(text string) string {
+	return credit.ParseLocalAmount(text, v.store.Locale, v.store.Currency)
+}
+
+// refusedFields is refusedForm for several refusals at once: each beside the field it names
+// when that is one of fields, the others together above the form's button. The status is the
+// first refusal's.
+func (v *visit) refusedFields(values url.Values, errs []error, fields ...string) (*form, int) {
+	f := &form{Values: values, Errors: map[string]string{}}
+	status := 0
+	for _, err := range errs {
+		p := httpapi.Describe(err)
+		if status == 0 {
+			status = p.Status
+		}
+		msg := sentence(v.amountMessage(p))
+		if slices.Contains(fields, p.Param) {
+			if _, taken := f.Errors[p.Param]; !taken {
+				f.Errors[p.Param] = msg
+			}
+			continue
+		}
+		f.Error = strings.TrimSpace(f.Error + " " + msg)
+	}
+	return f, status
+}
+
+// amountMessage is a refusal's message in people's terms: for an amount that could not be
+// read, the API's "a decimal string such as "1500.00"" becomes an example in the store's
+// locale as well; payment terms are days, not NET_<days>.
+func (v *visit) amountMessage(p httpapi.Problem) string {
+	if p.Param == "payment_terms" {
+		// The API's NET_<days> is the select's business, not the reader's.
+		return "the days to pay must be a whole number from 1 to 365"
+	}
+	if p.Code != credit.CodeInvalidAmount || !strings.Contains(p.Message, "decimal string") {
+		return p.Message
+	}
+	example := "10,000.00"
+	if credit.DecimalComma(v.store.Locale) {
+		example = "10.000,00"
+	}
+	return "enter the amount as a number such as " + example + " or 1500.00"
+}
