@@ -6,22 +6,21 @@ package database
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/creditd/creditd/ent"
@@ -45,11 +44,15 @@ type DB struct {
 	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
 	// writes that wait together commit together (group commit, see groupcommit.go).
 	commits groupCommit
+
+	// faults is what the process saw of outages, and the statement timeout; every view of the
+	// database (WithDriver) shares it.
+	faults *faults
 }
 
 // newDB wraps an opened handle.
 func newDB(raw *sql.DB, dialectName string) *DB {
-	return (&DB{SQL: raw, Dialect: dialectName}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
+	return (&DB{SQL: raw, Dialect: dialectName, faults: &faults{}}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
 }
 
 // Close closes the database.
@@ -126,13 +129,25 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 	return newDB(raw, dialect.SQLite), nil
 }
 
+// postgresConns is the size of a process's pool of PostgreSQL connections.
+const postgresConns = 20
+
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
-	raw, err := sql.Open("pgx", dsn)
+	config, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	raw.SetMaxOpenConns(20)
-	raw.SetMaxIdleConns(20)
+	faults := &faults{}
+	// Each new connection starts with the statement timeout of the moment (LimitStatements),
+	// sent in its startup message: no round trip of its own.
+	raw := stdlib.OpenDB(*config, stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+		if d := faults.statementTimeout.Load(); d > 0 {
+			c.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(1, d/int64(time.Millisecond)), 10)
+		}
+		return nil
+	}))
+	raw.SetMaxOpenConns(postgresConns)
+	raw.SetMaxIdleConns(postgresConns)
 	raw.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -140,7 +155,9 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	return newDB(raw, dialect.Postgres), nil
+	db := newDB(raw, dialect.Postgres)
+	db.faults = faults
+	return db, nil
 }
 
 // PurgeErased makes erased values unrecoverable from the database files. On SQLite,
@@ -149,7 +166,18 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 // PostgreSQL, VACUUM FULL rewrites the applications table without the old row versions.
 func (db *DB) PurgeErased(ctx context.Context) error {
 	if db.Dialect == dialect.Postgres {
-		if _, err := db.SQL.ExecContext(ctx, "VACUUM FULL applications"); err != nil {
+		// A rewrite of the table may take longer than serve's statement timeout, which bounds
+		// a request's statements: lift it for this one, on a connection of its own.
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SET statement_timeout = 0"); err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout")
+		if _, err := conn.ExecContext(ctx, "VACUUM FULL applications"); err != nil {
 			return fmt.Errorf("vacuum: %w", err)
 		}
 		return nil
@@ -203,50 +231,13 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 	}, true, nil
 }
 
-// ErrUnavailable marks an error as a database outage: wrap it (fmt.Errorf("...: %w: %v",
-// ErrUnavailable, err)) where a failure is known to be one, such as a failed readiness ping.
-var ErrUnavailable = errors.New("the database is unavailable")
-
-// IsUnavailable reports whether err means the database could not be reached or stayed busy
-// past its timeout, as opposed to refusing a statement: the request may succeed if retried.
-// It is the one place that knows the drivers' error types.
-func IsUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, ErrUnavailable) {
-		return true
-	}
-	var opErr *net.OpError
-	var connectErr *pgconn.ConnectError
-	var sqliteErr sqlite3.Error
-	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone):
-		return true
-	case errors.As(err, &opErr), errors.As(err, &connectErr):
-		return true
-	case errors.As(err, &sqliteErr):
-		return sqliteErr.Code == sqlite3.ErrBusy || sqliteErr.Code == sqlite3.ErrLocked
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 57P01-03: the server is shutting down or starting;
-		// 40P01: the transaction was chosen as a deadlock's victim, which a retry resolves.
-		// creditd's own writes lock in one order (a store's row before its companies'), so
-		// none should deadlock; one that does anyway is told to retry (503, Retry-After),
-		// and its Idempotency-Key is not spent.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") || pgErr.Code == "40P01"
-	}
-	return strings.Contains(err.Error(), "database is closed")
-}
-
 // WithDriver returns the database seen through a wrapped driver: the same connections, with
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

@@ -1,0 +1,70 @@
+package database
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"entgo.io/ent/dialect"
+)
+
+// faults is what a process saw of the database's outages that a ping cannot see, and the
+// statement timeout of its connections.
+type faults struct {
+	// statementTimeout is PostgreSQL's statement_timeout for connections opened from now on,
+	// in nanoseconds; zero leaves the server's.
+	statementTimeout atomic.Int64
+	// fullAt is when a write last failed on a full disk, wroteAt when one last committed
+	// (Unix nanoseconds).
+	fullAt, wroteAt atomic.Int64
+	// fullErr is the error of the last write that failed on a full disk.
+	fullErr atomic.Pointer[error]
+}
+
+// fullMemory is how long a full disk is remembered without a write that proves otherwise:
+// a disk freed while nothing writes reads as ready again after it.
+const fullMemory = time.Minute
+
+// LimitStatements bounds every statement of this database's connections to d on PostgreSQL
+// (statement_timeout), from the server's side: a statement whose client gave up (its request's
+// deadline passed, its link stalled) does not keep running and holding locks. Connections open
+// now are closed when idle and reopened with the limit. SQLite runs in-process, where the
+// context's deadline and the busy timeout bound a statement; there it does nothing.
+func (db *DB) LimitStatements(d time.Duration) {
+	if db.Dialect != dialect.Postgres || d <= 0 {
+		return
+	}
+	db.faults.statementTimeout.Store(int64(d))
+	// Closing the idle connections makes the next ones open with the limit.
+	db.SQL.SetMaxIdleConns(0)
+	db.SQL.SetMaxIdleConns(postgresConns)
+}
+
+// noteWrite records how a top-level write transaction ended, for Ready.
+func (db *DB) noteWrite(err error) {
+	now := time.Now().UnixNano()
+	switch {
+	case err == nil:
+		db.faults.wroteAt.Store(now)
+	case IsDiskFull(err):
+		db.faults.fullErr.Store(&err)
+		db.faults.fullAt.Store(now)
+	}
+}
+
+// Ready reports whether the database can serve requests: it answers a ping, and no write
+// failed on a full disk since the last one that committed (within the last minute). Its error
+// is marked ErrUnavailable, and says why.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.Ping(ctx); err != nil {
+		return err
+	}
+	full := db.faults.fullAt.Load()
+	if full > db.faults.wroteAt.Load() && time.Since(time.Unix(0, full)) < fullMemory {
+		if p := db.faults.fullErr.Load(); p != nil {
+			return fmt.Errorf("%w: writes fail, the disk is full: %w", ErrUnavailable, *p)
+		}
+	}
+	return nil
+}
