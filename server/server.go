@@ -45,6 +45,9 @@ type Config struct {
 	CORSOrigins []string
 	// PlatformRateLimit is the platform door's requests per minute per store; zero means 600.
 	PlatformRateLimit int
+	// DBTimeout is the deadline of each request's database work (serve --db-timeout); zero
+	// means DefaultDBTimeout. See withDeadline.
+	DBTimeout time.Duration
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -105,18 +108,24 @@ func New(cfg Config) *Server {
 
 	// Outside in: a request id for everything; gzip for every body; logs and metrics; CORS, whose
 	// preflights are answered here, before authentication and the rate limit.
-	s.handler = httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux))))))
+	// Inside them all, the deadline of the request's database work.
+	dbTimeout := cfg.DBTimeout
+	if dbTimeout <= 0 {
+		dbTimeout = DefaultDBTimeout
+	}
+	s.handler = httpapi.WithRequestID(compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(withDeadline(dbTimeout, jsonFallbacks(mux)))))))
 	return s
 }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// ready answers whether the database is reachable.
+// ready answers whether the database is reachable and takes writes (a full disk is 503 with
+// the reason in its message).
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.db.Ping(ctx); err != nil {
+	if err := s.db.Ready(ctx); err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}

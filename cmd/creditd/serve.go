@@ -54,6 +54,7 @@ func serveCommand() command {
 		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
 		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
 		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
+		dbTimeout := fs.Duration("db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
 		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
 		var corsOrigins []string
 		fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {
@@ -76,6 +77,9 @@ func serveCommand() command {
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
+			}
+			if *dbTimeout <= 0 {
+				return usagef("--db-timeout must be positive")
 			}
 			if *webhookPoll <= 0 {
 				return usagef("--webhook-poll-interval must be positive")
@@ -103,7 +107,8 @@ func serveCommand() command {
 					return err
 				}
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins}
+			env.db.LimitStatements(*dbTimeout)
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins, DBTimeout: *dbTimeout}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {

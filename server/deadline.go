@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultDBTimeout is the deadline of a request's database work when serve --db-timeout is
+// not given (contract §7, Outages).
+const DefaultDBTimeout = 10 * time.Second
+
+// withDeadline gives every request a context that ends d after it arrived, so that its
+// database work (every statement runs on the request's context; a transaction's clean-up
+// keeps the deadline, see database.detached) ends by then: a statement still running is
+// cancelled (pgx closes its connection; PostgreSQL's statement_timeout, set to the same d by
+// serve, stops it on the server's side), and the error, a deadline passed, is answered 503
+// unavailable with Retry-After (database.IsUnavailable).
+//
+// Long-lived streams are not requests of this kind: a WebSocket upgrade or a Server-Sent
+// Events request (Accept: text/event-stream) keeps its context, and whatever serves it bounds
+// each operation's database work itself.
+func withDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// isStream reports whether r opens a long-lived stream: a protocol upgrade (WebSocket) or an
+// event stream.
+func isStream(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return true
+	}
+	for _, accept := range r.Header.Values("Accept") {
+		if strings.Contains(accept, "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
