@@ -103,6 +103,8 @@ func RequireSQLite(tb testing.TB) {
 
 // Env is one running creditd: database, service, HTTP server.
 type Env struct {
+	// DSN is the database's: the SQLite file or the PostgreSQL URL of the test's schema.
+	DSN string
 	// DBPath is the SQLite file, or "" on PostgreSQL.
 	DBPath  string
 	DB      *database.DB
@@ -120,6 +122,9 @@ type Options struct {
 	ServerConfig func(*server.Config)
 	// ServiceOptions, if set, adjusts the service options.
 	ServiceOptions func(*credit.Options)
+	// Postgres, if set, runs the test on PostgreSQL whatever the suite's backend, on the URL
+	// it returns for the test's schema (a fault test routes it through a proxy).
+	Postgres func(dsn string) string
 }
 
 // New starts creditd on a fresh SQLite file in the test's temp directory.
@@ -135,7 +140,7 @@ func New(tb testing.TB, opts ...Options) *Env {
 	path := filepath.Join(tb.TempDir(), "creditd.db")
 	ctx := context.Background()
 	dsn := path
-	if Backend() == "postgres" {
+	if Backend() == "postgres" || o.Postgres != nil {
 		var drop func()
 		var err error
 		dsn, drop, err = database.ScratchSchema(ctx, PostgresURL(tb), "t_"+strings.ToLower(ids.Random(12)))
@@ -144,6 +149,9 @@ func New(tb testing.TB, opts ...Options) *Env {
 		}
 		tb.Cleanup(drop)
 		path = ""
+		if o.Postgres != nil {
+			dsn = o.Postgres(dsn)
+		}
 	}
 	db, err := database.Open(ctx, dsn)
 	if err != nil {
@@ -164,7 +172,7 @@ func New(tb testing.TB, opts ...Options) *Env {
 	}
 	h := server.New(cfg)
 	ts := httptest.NewServer(h)
-	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
+	env := &Env{DSN: dsn, DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
 	tb.Cleanup(func() {
 		ts.Close()
 		db.Close()

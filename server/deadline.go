@@ -29,7 +29,11 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		inner := r.WithContext(ctx)
+		next.ServeHTTP(w, inner)
+		// The mux sets the route's pattern on the request it served: hand it back to the
+		// metrics and the access log outside (observe).
+		r.Pattern = inner.Pattern
 	})
 }
 

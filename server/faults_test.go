@@ -1,0 +1,280 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/server"
+)
+
+// faultDeadline is the instances' --db-timeout in the fault tests: short, so that a stall
+// outlasts it within a test's budget.
+const faultDeadline = time.Second
+
+// faultLoad is two creditd instances on one PostgreSQL schema, both reaching it through the
+// same toxiproxy, and writers that keep sending adjustments under Idempotency-Keys, retrying
+// each with its key on 503 and 409 the way docs/idempotency.md tells clients to.
+type faultLoad struct {
+	env       *credittest.Env
+	proxy     *credittest.Proxy
+	appName   string
+	instances []string
+	key       string
+	companies []string
+
+	mu       sync.Mutex
+	answers  map[int]int // status -> count
+	problems []string
+	// longest is the longest time a request took.
+	longest time.Duration
+	// done is when each logical write was acknowledged, by its note.
+	done map[string]time.Time
+}
+
+func newFaultLoad(t *testing.T) *faultLoad {
+	t.Helper()
+	pgURL := credittest.PostgresURL(t)
+	l := &faultLoad{proxy: credittest.NewProxy(t, credittest.PostgresHost(t, pgURL)), appName: "faults_" + strings.ToLower(ids.Random(10)),
+		answers: map[int]int{}, done: map[string]time.Time{}}
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	l.env = credittest.New(t, credittest.Options{
+		Postgres: func(dsn string) string {
+			u, err := url.Parse(l.proxy.Through(t, dsn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := u.Query()
+			q.Set("application_name", l.appName)
+			u.RawQuery = q.Encode()
+			return u.String()
+		},
+		ServerConfig: func(c *server.Config) {
+			c.RateLimit, c.DBTimeout, c.Logger = 1_000_000, faultDeadline, quiet
+		},
+	})
+	l.env.DB.LimitStatements(faultDeadline)
+	st := l.env.MustStore(t, "faults", "EUR")
+	l.key = l.env.MustKey(t, st, "erp", credit.AllScopes...)
+	for i := range 3 {
+		l.companies = append(l.companies, l.env.MustCompany(t, st, fmt.Sprintf("c%d", i), "100000.00").ID)
+	}
+	// A second instance on the same schema, through the same link.
+	db2, err := database.Open(context.Background(), l.env.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db2.LimitStatements(faultDeadline)
+	svc2 := credit.New(db2, credit.Options{Now: l.env.Clock.Now})
+	ts2 := httptest.NewServer(server.New(server.Config{Service: svc2, DB: db2, Logger: quiet, Now: l.env.Clock.Now, RateLimit: 1_000_000, DBTimeout: faultDeadline}))
+	t.Cleanup(func() { ts2.Close(); db2.Close() })
+	l.instances = []string{l.env.Server.URL, ts2.URL}
+	return l
+}
+
+// write sends one logical write until it is acknowledged, alternating instances; it records
+// every answer.
+func (l *faultLoad) write(ctx context.Context, client *http.Client, writer, n int) {
+	note := fmt.Sprintf("fault w%d-%d", writer, n)
+	key := "fk-" + strings.ReplaceAll(note, " ", "-")
+	body := fmt.Sprintf(`{"amount":"1.00","note":%q}`, note)
+	path := "/v1/companies/" + l.companies[n%len(l.companies)] + "/adjustments"
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		req, _ := http.NewRequest("POST", l.instances[(writer+attempt)%2]+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+l.key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		start := time.Now()
+		resp, err := client.Do(req)
+		took := time.Since(start)
+		l.mu.Lock()
+		l.longest = max(l.longest, took)
+		if err != nil {
+			l.problems = append(l.problems, fmt.Sprintf("%s: %v", note, err))
+			l.mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		l.answers[resp.StatusCode]++
+		switch resp.StatusCode {
+		case http.StatusCreated:
+			l.done[note] = time.Now()
+			l.mu.Unlock()
+			return
+		case http.StatusServiceUnavailable:
+			if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"unavailable"`) {
+				l.problems = append(l.problems, fmt.Sprintf("%s: 503 without Retry-After or code: %s", note, b))
+			}
+		case http.StatusConflict:
+			if !strings.Contains(string(b), "idempotency_key_in_use") {
+				l.problems = append(l.problems, fmt.Sprintf("%s: %d %s", note, resp.StatusCode, b))
+			}
+		default:
+			l.problems = append(l.problems, fmt.Sprintf("%s: %d %s", note, resp.StatusCode, b))
+		}
+		l.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run starts writers that write until stop is closed, and returns once they all finished their
+// last write (ctx bounds the wait).
+func (l *faultLoad) run(ctx context.Context, writers int, stop <-chan struct{}) *sync.WaitGroup {
+	client := &http.Client{Timeout: 20 * time.Second}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l.write(ctx, client, w, n)
+			}
+		})
+	}
+	return &wg
+}
+
+// finish waits for the writers' last writes: a few seconds after the database is back, each
+// must have been acknowledged (a retry locked out of its key is not).
+func (l *faultLoad) finish(t *testing.T, wg *sync.WaitGroup, cancel func()) {
+	t.Helper()
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Error("writers were still retrying 5 s after the database was back")
+		cancel()
+		<-finished
+	}
+}
+
+// terminateBackends ends every PostgreSQL backend of the instances (as a crash of the server
+// process serving them would, mid-transaction for those in one).
+func (l *faultLoad) terminateBackends(t *testing.T, admin *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := admin.QueryRow("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", l.appName).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// check asserts what the contract promises after a fault run: no 500 or other unexpected
+// answer, no request past its deadline, every write acknowledged and applied exactly once, and
+// the last ones within a few seconds of the database's return.
+func (l *faultLoad) check(t *testing.T, back time.Time) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range l.problems {
+		t.Error(p)
+	}
+	if l.answers[http.StatusInternalServerError] > 0 {
+		t.Errorf("%d answers were 500", l.answers[http.StatusInternalServerError])
+	}
+	// A request's database work ends at its deadline; what follows (the answer, a release
+	// attempt bounded by the same deadline) is quick.
+	if l.longest > faultDeadline+time.Second {
+		t.Errorf("a request took %v, past its deadline of %v", l.longest, faultDeadline)
+	}
+	var last time.Time
+	for _, at := range l.done {
+		if at.After(last) {
+			last = at
+		}
+	}
+	if wait := last.Sub(back); wait > 5*time.Second {
+		t.Errorf("the last write was acknowledged %v after the database was back", wait)
+	}
+	// Each acknowledged write is in the ledger exactly once, and nothing else is.
+	counts := map[string]int{}
+	rows, err := l.env.DB.SQL.Query("SELECT note, count(*) FROM ledger_entries WHERE kind = 'adjustment' GROUP BY note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var note string
+		var n int
+		if err := rows.Scan(&note, &n); err != nil {
+			t.Fatal(err)
+		}
+		counts[note] = n
+	}
+	rows.Close()
+	for note := range l.done {
+		if counts[note] != 1 {
+			t.Errorf("%s is in the ledger %d times", note, counts[note])
+		}
+	}
+	for note, n := range counts {
+		if _, ok := l.done[note]; !ok {
+			t.Errorf("%s is in the ledger %d times but was never acknowledged", note, n)
+		}
+	}
+	t.Logf("answers %v, %d writes, longest request %v, last acknowledged %v after the database was back", l.answers, len(l.done), l.longest, last.Sub(back).Round(time.Millisecond))
+}
+
+// TestPostgresFaultsUnderLoad runs two instances under write load while their PostgreSQL link
+// meets every fault in turn: backends terminated mid-transaction, 200 ms of latency, a stall
+// longer than the deadline, a cut (connections closed, new ones refused), resets. No answer
+// is 500, every 503 has Retry-After, no request outlives its deadline, and every write,
+// retried with its key, is applied exactly once within a few seconds of the link's return.
+func TestPostgresFaultsUnderLoad(t *testing.T) {
+	l := newFaultLoad(t)
+	admin, err := sql.Open("pgx", credittest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stop := make(chan struct{})
+	wg := l.run(ctx, 6, stop)
+
+	time.Sleep(300 * time.Millisecond)
+	terminated := 0
+	for range 8 {
+		terminated += l.terminateBackends(t, admin)
+		time.Sleep(60 * time.Millisecond)
+	}
+	remove := l.proxy.Toxic(t, `{"type":"latency","attributes":{"latency":200}}`)
+	time.Sleep(500 * time.Millisecond)
+	remove()
+	remove = l.proxy.Toxic(t, `{"type":"timeout","attributes":{"timeout":0}}`)
+	time.Sleep(faultDeadline + 1500*time.Millisecond)
+	remove()
+	l.proxy.Cut()
+	time.Sleep(time.Second)
+	l.proxy.Restore(t)
+	remove = l.proxy.Toxic(t, `{"type":"reset_peer","attributes":{"timeout":50}}`)
+	time.Sleep(300 * time.Millisecond)
+	remove()
+	back := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	l.finish(t, wg, cancel)
+	t.Logf("%d backends terminated", terminated)
+	l.check(t, back)
+	if l.answers[http.StatusServiceUnavailable] == 0 {
+		t.Error("no fault was ever answered 503: the faults missed")
+	}
+}
