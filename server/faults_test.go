@@ -149,7 +149,54 @@ func (l *faultLoad) run(ctx context.Context, writers int, stop <-chan struct{}) 
 			}
 		})
 	}
+	// Readers beside them: a REST read and a GraphQL query, on both instances.
+	for r := range 2 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l.read(client, r+n)
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
 	return &wg
+}
+
+// read sends a REST GET or a GraphQL query and records its answer: 200 or 503 with
+// Retry-After, and never internal_error.
+func (l *faultLoad) read(client *http.Client, n int) {
+	base := l.instances[n%2]
+	var req *http.Request
+	if n%4 < 2 {
+		req, _ = http.NewRequest("GET", base+"/v1/companies/"+l.companies[0], nil)
+	} else {
+		req, _ = http.NewRequest("POST", base+"/graphql", strings.NewReader(`{"query":"{ companies(first: 5) { edges { node { id outstanding { amount } } } } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+l.key)
+	start := time.Now()
+	resp, err := client.Do(req)
+	took := time.Since(start)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.longest = max(l.longest, took)
+	if err != nil {
+		l.problems = append(l.problems, fmt.Sprintf("read: %v", err))
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	l.answers[resp.StatusCode]++
+	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" && strings.Contains(string(b), `"unavailable"`):
+	case resp.StatusCode == http.StatusOK && !strings.Contains(string(b), "internal_error"):
+	default:
+		l.problems = append(l.problems, fmt.Sprintf("read %s: %d Retry-After %q %s", req.URL.Path, resp.StatusCode, resp.Header.Get("Retry-After"), b))
+	}
 }
 
 // finish waits for the writers' last writes: a few seconds after the database is back, each
