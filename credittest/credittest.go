@@ -125,6 +125,9 @@ type Options struct {
 	// Postgres, if set, runs the test on PostgreSQL whatever the suite's backend, on the URL
 	// it returns for the test's schema (a fault test routes it through a proxy).
 	Postgres func(dsn string) string
+	// PostgresURL, if set, is the PostgreSQL server the test's schema is made on instead of
+	// CREDITD_TEST_POSTGRES's (a private cluster, see NewPGCluster).
+	PostgresURL string
 }
 
 // New starts creditd on a fresh SQLite file in the test's temp directory.
@@ -143,7 +146,11 @@ func New(tb testing.TB, opts ...Options) *Env {
 	if Backend() == "postgres" || o.Postgres != nil {
 		var drop func()
 		var err error
-		dsn, drop, err = database.ScratchSchema(ctx, PostgresURL(tb), "t_"+strings.ToLower(ids.Random(12)))
+		admin := o.PostgresURL
+		if admin == "" {
+			admin = PostgresURL(tb)
+		}
+		dsn, drop, err = database.ScratchSchema(ctx, admin, "t_"+strings.ToLower(ids.Random(12)))
 		if err != nil {
 			tb.Fatalf("postgres schema: %v", err)
 		}

@@ -45,13 +45,14 @@ type faultLoad struct {
 	done map[string]time.Time
 }
 
-func newFaultLoad(t *testing.T) *faultLoad {
+// newFaultLoad starts the instances on a schema of the PostgreSQL server at pgURL.
+func newFaultLoad(t *testing.T, pgURL string) *faultLoad {
 	t.Helper()
-	pgURL := credittest.PostgresURL(t)
 	l := &faultLoad{proxy: credittest.NewProxy(t, credittest.PostgresHost(t, pgURL)), appName: "faults_" + strings.ToLower(ids.Random(10)),
 		answers: map[int]int{}, done: map[string]time.Time{}}
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	l.env = credittest.New(t, credittest.Options{
+		PostgresURL: pgURL,
 		Postgres: func(dsn string) string {
 			u, err := url.Parse(l.proxy.Through(t, dsn))
 			if err != nil {
@@ -286,7 +287,7 @@ func (l *faultLoad) check(t *testing.T, back time.Time) {
 // is 500, every 503 has Retry-After, no request outlives its deadline, and every write,
 // retried with its key, is applied exactly once within a few seconds of the link's return.
 func TestPostgresFaultsUnderLoad(t *testing.T) {
-	l := newFaultLoad(t)
+	l := newFaultLoad(t, credittest.PostgresURL(t))
 	admin, err := sql.Open("pgx", credittest.PostgresURL(t))
 	if err != nil {
 		t.Fatal(err)
@@ -323,5 +324,33 @@ func TestPostgresFaultsUnderLoad(t *testing.T) {
 	l.check(t, back)
 	if l.answers[http.StatusServiceUnavailable] == 0 {
 		t.Error("no fault was ever answered 503: the faults missed")
+	}
+}
+
+// TestPostgresRestartUnderLoad stops a private PostgreSQL server under the same load, in fast
+// mode (sessions are told: 57P01) and in immediate mode (it dies without a word: unexpected
+// EOF, then connections refused and "the database system is starting up" while it recovers),
+// and starts it again: the same guarantees as TestPostgresFaultsUnderLoad.
+func TestPostgresRestartUnderLoad(t *testing.T) {
+	credittest.PostgresURL(t) // PostgreSQL tests run where it is set (CI)
+	cluster := credittest.NewPGCluster(t)
+	l := newFaultLoad(t, cluster.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stop := make(chan struct{})
+	wg := l.run(ctx, 6, stop)
+	for _, mode := range []string{"fast", "immediate"} {
+		time.Sleep(400 * time.Millisecond)
+		cluster.Stop(mode)
+		time.Sleep(300 * time.Millisecond)
+		cluster.Start()
+	}
+	back := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	l.finish(t, wg, cancel)
+	l.check(t, back)
+	if l.answers[http.StatusServiceUnavailable] == 0 {
+		t.Error("no fault was ever answered 503: the restarts missed")
 	}
 }
