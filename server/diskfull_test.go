@@ -74,14 +74,21 @@ func TestFullDiskAnswers503(t *testing.T) {
 	limitPages(t, env, 3)
 	note := strings.Repeat("n", 450)
 	full := 0
-	for i := 0; i < 300 && full < 3; i++ {
-		r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + f.company.ID + "/adjustments", Key: f.key,
+	refused := -1
+	write := func(i int) *credittest.Response {
+		return env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + f.company.ID + "/adjustments", Key: f.key,
 			Header: map[string]string{"Idempotency-Key": fmt.Sprintf("fill-%d", i)},
 			Body:   map[string]string{"amount": "1.00", "note": fmt.Sprintf("%d %s", i, note)}})
+	}
+	for i := 0; i < 300 && full < 3; i++ {
+		r := write(i)
 		switch r.Status {
 		case http.StatusCreated:
 		case http.StatusServiceUnavailable:
 			full++
+			if refused < 0 {
+				refused = i
+			}
 			wantDiskFull(t, "REST write", r)
 		default:
 			t.Fatalf("write %d: %d %s", i, r.Status, r.Body)
@@ -113,11 +120,16 @@ func TestFullDiskAnswers503(t *testing.T) {
 		t.Errorf("an internal error was logged: %s", logs.String())
 	}
 
+	// A retry with the key of a refused write is refused the same way, not locked out (409).
+	wantDiskFull(t, "a retry", write(refused))
+
 	limitPages(t, env, 10000)
-	r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + f.company.ID + "/adjustments", Key: f.key,
-		Body: map[string]string{"amount": "1.00", "note": "after"}})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("a write once space is freed: %d %s", r.Status, r.Body)
+	r := write(refused)
+	if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("the refused write retried once space is freed: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if again := write(refused); again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(r.Body) {
+		t.Fatalf("its next retry: %d %v %s", again.Status, again.Header, again.Body)
 	}
 	if r := env.Get(t, "", "/readyz"); r.Status != http.StatusOK {
 		t.Fatalf("/readyz once a write committed: %d %s", r.Status, r.Body)
