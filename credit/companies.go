@@ -337,6 +337,12 @@ func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.Company
 	u := c.Update()
 	update(u)
 	m := u.Mutation()
+	// A company's updated_at never decreases (contract §11), whatever the clock of the
+	// process writing (instances' clocks differ by a little; a sweep as of another moment
+	// does not stamp it): a sync that keeps the later copy keeps the last one.
+	if t, ok := m.UpdatedAt(); ok && t.Before(c.UpdatedAt) {
+		m.SetUpdatedAt(c.UpdatedAt)
+	}
 	next, ok := appliedCompany(c, m)
 	if !ok {
 		updated, err := u.Save(ctx)
