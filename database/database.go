@@ -48,6 +48,9 @@ type DB struct {
 	// faults is what the process saw of outages, and the statement timeout; every view of the
 	// database (WithDriver) shares it.
 	faults *faults
+
+	// path is the SQLite file, "" on PostgreSQL (for TryLock's lock files).
+	path string
 }
 
 // newDB wraps an opened handle.
@@ -126,7 +129,9 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return newDB(raw, dialect.SQLite), nil
+	db := newDB(raw, dialect.SQLite)
+	db.path = path
+	return db, nil
 }
 
 // postgresConns is the size of a process's pool of PostgreSQL connections.
@@ -211,11 +216,13 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // TryLock takes a lock named name across every instance on this database, without waiting.
-// It returns ok=false when another holds it. On SQLite, where one machine's processes already
-// serialise their writes, it always succeeds.
+// It returns ok=false when another holds it. The lock dies with its holder, whatever the way
+// it stops: on PostgreSQL it is a session advisory lock on a connection of its own; on SQLite,
+// whose processes share one machine, an exclusive flock(2) on a lock file beside the
+// database (see lockFile), which the kernel releases when the process exits or is killed.
 func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
 	if db.Dialect != dialect.Postgres {
-		return func() {}, true, nil
+		return db.lockFile(name)
 	}
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
@@ -237,7 +244,7 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, path: db.path, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is
