@@ -157,7 +157,9 @@ func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) 
 			return tx.IdempotencyRecord.UpdateOne(rec).SetClaim(claim).SetLockedUntil(now.Add(idempotencyLease)).Exec(ctx)
 		})
 		// Two instances inserting the same key at once: the loser retries and finds the winner's.
-		if ent.IsConstraintError(err) && attempt < 3 {
+		// A record deleted between the read and the take-over (a claim given up, see
+		// releaseKey): the key is free, the retry claims it.
+		if (ent.IsConstraintError(err) || ent.IsNotFound(err)) && attempt < 3 {
 			continue
 		}
 		return stored, err

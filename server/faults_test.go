@@ -43,6 +43,8 @@ type faultLoad struct {
 	longest time.Duration
 	// done is when each logical write was acknowledged, by its note.
 	done map[string]time.Time
+
+	logs syncBuffer
 }
 
 // newFaultLoad starts the instances on a schema of the PostgreSQL server at pgURL.
@@ -50,7 +52,8 @@ func newFaultLoad(t *testing.T, pgURL string) *faultLoad {
 	t.Helper()
 	l := &faultLoad{proxy: credittest.NewProxy(t, credittest.PostgresHost(t, pgURL)), appName: "faults_" + strings.ToLower(ids.Random(10)),
 		answers: map[int]int{}, done: map[string]time.Time{}}
-	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	// The instances' logs, for the text of an internal error should one happen.
+	quiet := slog.New(slog.NewJSONHandler(&l.logs, nil))
 	l.env = credittest.New(t, credittest.Options{
 		PostgresURL: pgURL,
 		Postgres: func(dsn string) string {
@@ -238,6 +241,11 @@ func (l *faultLoad) check(t *testing.T, back time.Time) {
 	}
 	if l.answers[http.StatusInternalServerError] > 0 {
 		t.Errorf("%d answers were 500", l.answers[http.StatusInternalServerError])
+	}
+	for _, line := range strings.Split(l.logs.String(), "\n") {
+		if strings.Contains(line, `"internal error"`) {
+			t.Log(line)
+		}
 	}
 	// A request's database work ends at its deadline; what follows (the answer, a release
 	// attempt bounded by the same deadline) is quick.
