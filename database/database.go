@@ -51,6 +51,8 @@ type DB struct {
 
 	// path is the SQLite file, "" on PostgreSQL (for TryLock's lock files).
 	path string
+	// conns is the size of the connection pool.
+	conns int
 }
 
 // newDB wraps an opened handle.
@@ -117,7 +119,8 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		// Should the file vanish after the check, SQLite still refuses to create it.
 		params += "&mode=rw"
 	}
-	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}})
+	faults := &faults{}
+	raw := sql.OpenDB(cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}, faults: faults})
 	// Keep every connection open: database/sql keeps only two idle ones by default, so under
 	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
 	// pragmas and a cold page cache each time. Reads run on the CPU, so more connections than
@@ -130,7 +133,7 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := newDB(raw, dialect.SQLite)
-	db.path = path
+	db.path, db.faults, db.conns = path, faults, conns
 	return db, nil
 }
 
@@ -161,7 +164,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
 	db := newDB(raw, dialect.Postgres)
-	db.faults = faults
+	db.faults, db.conns = faults, postgresConns
 	return db, nil
 }
 
@@ -244,7 +247,7 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, path: db.path, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

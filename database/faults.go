@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"entgo.io/ent/dialect"
 )
 
 // faults is what a process saw of the database's outages that a ping cannot see, and the
@@ -26,19 +24,21 @@ type faults struct {
 // a disk freed while nothing writes reads as ready again after it.
 const fullMemory = time.Minute
 
-// LimitStatements bounds every statement of this database's connections to d on PostgreSQL
-// (statement_timeout), from the server's side: a statement whose client gave up (its request's
-// deadline passed, its link stalled) does not keep running and holding locks. Connections open
-// now are closed when idle and reopened with the limit. SQLite runs in-process, where the
-// context's deadline and the busy timeout bound a statement; there it does nothing.
+// LimitStatements bounds every statement of this database's connections to d. On PostgreSQL
+// it is statement_timeout, from the server's side: a statement whose client gave up (its
+// request's deadline passed, its link stalled) does not keep running and holding locks. On
+// SQLite, whose statements run in-process and do not watch their context (see cachingConn),
+// it is the busy timeout: how long a statement waits for another process's write lock, the
+// one way a local statement waits. Connections open now are closed when idle and reopened with
+// the limit.
 func (db *DB) LimitStatements(d time.Duration) {
-	if db.Dialect != dialect.Postgres || d <= 0 {
+	if d <= 0 {
 		return
 	}
 	db.faults.statementTimeout.Store(int64(d))
 	// Closing the idle connections makes the next ones open with the limit.
 	db.SQL.SetMaxIdleConns(0)
-	db.SQL.SetMaxIdleConns(postgresConns)
+	db.SQL.SetMaxIdleConns(db.conns)
 }
 
 // noteWrite records how a top-level write transaction ended, for Ready.

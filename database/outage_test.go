@@ -271,3 +271,40 @@ func TestSQLiteReadOnlyAndIOErrors(t *testing.T) {
 		t.Fatal("unexpected")
 	}
 }
+
+// TestSQLiteWaitIsBounded: on SQLite, a write waiting for another process's write lock (a
+// transaction held open on another handle of the file, as the command line beside serve would)
+// waits at most LimitStatements' time, then fails as an outage (SQLITE_BUSY), not the default
+// ten seconds.
+func TestSQLiteWaitIsBounded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "busy.db")
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE t (v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	db.LimitStatements(300 * time.Millisecond)
+	other, err := database.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	holder, err := other.SQL.BeginTx(ctx, nil) // BEGIN IMMEDIATE: takes the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	start := time.Now()
+	err = db.InTx(ctx, func(tx *ent.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO t VALUES ('x')")
+		return err
+	})
+	wantOutage(t, "a write behind another process's lock", err)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the write waited %v, past its 300 ms limit", d)
+	}
+}
