@@ -103,8 +103,6 @@ func RequireSQLite(tb testing.TB) {
 
 // Env is one running creditd: database, service, HTTP server.
 type Env struct {
-	// DSN is the database's: the SQLite file or the PostgreSQL URL of the test's schema.
-	DSN string
 	// DBPath is the SQLite file, or "" on PostgreSQL.
 	DBPath  string
 	DB      *database.DB
@@ -122,12 +120,6 @@ type Options struct {
 	ServerConfig func(*server.Config)
 	// ServiceOptions, if set, adjusts the service options.
 	ServiceOptions func(*credit.Options)
-	// Postgres, if set, runs the test on PostgreSQL whatever the suite's backend, on the URL
-	// it returns for the test's schema (a fault test routes it through a proxy).
-	Postgres func(dsn string) string
-	// PostgresURL, if set, is the PostgreSQL server the test's schema is made on instead of
-	// CREDITD_TEST_POSTGRES's (a private cluster, see NewPGCluster).
-	PostgresURL string
 }
 
 // New starts creditd on a fresh SQLite file in the test's temp directory.
@@ -143,22 +135,15 @@ func New(tb testing.TB, opts ...Options) *Env {
 	path := filepath.Join(tb.TempDir(), "creditd.db")
 	ctx := context.Background()
 	dsn := path
-	if Backend() == "postgres" || o.Postgres != nil {
+	if Backend() == "postgres" {
 		var drop func()
 		var err error
-		admin := o.PostgresURL
-		if admin == "" {
-			admin = PostgresURL(tb)
-		}
-		dsn, drop, err = database.ScratchSchema(ctx, admin, "t_"+strings.ToLower(ids.Random(12)))
+		dsn, drop, err = database.ScratchSchema(ctx, PostgresURL(tb), "t_"+strings.ToLower(ids.Random(12)))
 		if err != nil {
 			tb.Fatalf("postgres schema: %v", err)
 		}
 		tb.Cleanup(drop)
 		path = ""
-		if o.Postgres != nil {
-			dsn = o.Postgres(dsn)
-		}
 	}
 	db, err := database.Open(ctx, dsn)
 	if err != nil {
@@ -179,7 +164,7 @@ func New(tb testing.TB, opts ...Options) *Env {
 	}
 	h := server.New(cfg)
 	ts := httptest.NewServer(h)
-	env := &Env{DSN: dsn, DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
+	env := &Env{DBPath: path, DB: db, Service: svc, Clock: clock, Server: ts, Handler: h}
 	tb.Cleanup(func() {
 		ts.Close()
 		db.Close()

@@ -29,7 +29,10 @@ const faultDeadline = time.Second
 // same toxiproxy, and writers that keep sending adjustments under Idempotency-Keys, retrying
 // each with its key on 503 and 409 the way docs/idempotency.md tells clients to.
 type faultLoad struct {
-	env       *credittest.Env
+	// db and svc are the first instance's.
+	db        *database.DB
+	svc       *credit.Service
+	clock     *credittest.Clock
 	proxy     *credittest.Proxy
 	appName   string
 	instances []string
@@ -47,45 +50,65 @@ type faultLoad struct {
 	logs syncBuffer
 }
 
-// newFaultLoad starts the instances on a schema of the PostgreSQL server at pgURL.
+// newFaultLoad starts the instances on a schema of its own on the PostgreSQL server at pgURL.
+// (It builds them itself rather than with credittest.New: both are alike, on one schema,
+// through the proxy.)
 func newFaultLoad(t *testing.T, pgURL string) *faultLoad {
 	t.Helper()
+	ctx := context.Background()
 	l := &faultLoad{proxy: credittest.NewProxy(t, credittest.PostgresHost(t, pgURL)), appName: "faults_" + strings.ToLower(ids.Random(10)),
-		answers: map[int]int{}, done: map[string]time.Time{}}
-	// The instances' logs, for the text of an internal error should one happen.
-	quiet := slog.New(slog.NewJSONHandler(&l.logs, nil))
-	l.env = credittest.New(t, credittest.Options{
-		PostgresURL: pgURL,
-		Postgres: func(dsn string) string {
-			u, err := url.Parse(l.proxy.Through(t, dsn))
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("application_name", l.appName)
-			u.RawQuery = q.Encode()
-			return u.String()
-		},
-		ServerConfig: func(c *server.Config) {
-			c.RateLimit, c.DBTimeout, c.Logger = 1_000_000, faultDeadline, quiet
-		},
-	})
-	l.env.DB.LimitStatements(faultDeadline)
-	st := l.env.MustStore(t, "faults", "EUR")
-	l.key = l.env.MustKey(t, st, "erp", credit.AllScopes...)
-	for i := range 3 {
-		l.companies = append(l.companies, l.env.MustCompany(t, st, fmt.Sprintf("c%d", i), "100000.00").ID)
-	}
-	// A second instance on the same schema, through the same link.
-	db2, err := database.Open(context.Background(), l.env.DSN)
+		answers: map[int]int{}, done: map[string]time.Time{}, clock: credittest.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))}
+	schemaURL, drop, err := database.ScratchSchema(ctx, pgURL, "t_"+strings.ToLower(ids.Random(12)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db2.LimitStatements(faultDeadline)
-	svc2 := credit.New(db2, credit.Options{Now: l.env.Clock.Now})
-	ts2 := httptest.NewServer(server.New(server.Config{Service: svc2, DB: db2, Logger: quiet, Now: l.env.Clock.Now, RateLimit: 1_000_000, DBTimeout: faultDeadline}))
-	t.Cleanup(func() { ts2.Close(); db2.Close() })
-	l.instances = []string{l.env.Server.URL, ts2.URL}
+	t.Cleanup(drop)
+	u, err := url.Parse(l.proxy.Through(t, schemaURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", l.appName)
+	u.RawQuery = q.Encode()
+	// The instances' logs, for the text of an internal error should one happen.
+	logger := slog.New(slog.NewJSONHandler(&l.logs, nil))
+	for i := range 2 {
+		db, err := database.Open(ctx, u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l.db = db
+		}
+		db.LimitStatements(faultDeadline)
+		svc := credit.New(db, credit.Options{Now: l.clock.Now})
+		if i == 0 {
+			l.svc = svc
+		}
+		ts := httptest.NewServer(server.New(server.Config{Service: svc, DB: db, Logger: logger, Now: l.clock.Now, RateLimit: 1_000_000, DBTimeout: faultDeadline}))
+		t.Cleanup(func() { ts.Close(); db.Close() })
+		l.instances = append(l.instances, ts.URL)
+	}
+	st, err := l.svc.CreateStore(credittest.Admin(), "faults", "EUR", credit.DefaultBufferPercent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := l.svc.CreateKey(credittest.Staff(st.ID), "erp", credit.AllScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.key = key.Secret
+	for i := range 3 {
+		c, err := l.svc.CreateCompany(credittest.Staff(st.ID), credit.CompanyInput{Name: fmt.Sprintf("c%d", i),
+			PlatformCompanyGID: fmt.Sprintf("gid://platform/Company/%d", i+1), PaymentTerms: "NET_30", CreditLimit: "100000.00"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.companies = append(l.companies, c.ID)
+	}
 	return l
 }
 
@@ -263,7 +286,7 @@ func (l *faultLoad) check(t *testing.T, back time.Time) {
 	}
 	// Each acknowledged write is in the ledger exactly once, and nothing else is.
 	counts := map[string]int{}
-	rows, err := l.env.DB.SQL.Query("SELECT note, count(*) FROM ledger_entries WHERE kind = 'adjustment' GROUP BY note")
+	rows, err := l.db.SQL.Query("SELECT note, count(*) FROM ledger_entries WHERE kind = 'adjustment' GROUP BY note")
 	if err != nil {
 		t.Fatal(err)
 	}
