@@ -107,8 +107,7 @@ func serveCommand() command {
 					return err
 				}
 			}
-			env.db.LimitStatements(*dbTimeout)
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins, DBTimeout: *dbTimeout}
+			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins}
 			if *redisURL != "" {
 				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
 				if err != nil {
@@ -121,6 +120,11 @@ func serveCommand() command {
 				}
 				cfg.Limiter = rl
 			}
+			// Each request's database work ends by --db-timeout; so does each statement of this
+			// process on the database's side (PostgreSQL's statement_timeout, SQLite's busy
+			// timeout), the webhook worker's and the sweep's included.
+			env.db.LimitStatements(*dbTimeout)
+			cfg.DBTimeout = *dbTimeout
 			worker := env.webhookWorker(opts.AllowPrivateWebhooks, log, *webhookPoll)
 			cfg.Collectors = worker.Collectors()
 			srv := server.New(cfg)
