@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"runtime"
@@ -150,7 +151,10 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	// sent in its startup message: no round trip of its own.
 	raw := stdlib.OpenDB(*config, stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
 		if d := faults.statementTimeout.Load(); d > 0 {
-			c.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(1, d/int64(time.Millisecond)), 10)
+			// c is this connection's copy of the configuration, but its map is everyone's.
+			params := maps.Clone(c.RuntimeParams)
+			params["statement_timeout"] = strconv.FormatInt(max(1, d/int64(time.Millisecond)), 10)
+			c.RuntimeParams = params
 		}
 		return nil
 	}))
