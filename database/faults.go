@@ -24,6 +24,11 @@ type faults struct {
 // a disk freed while nothing writes reads as ready again after it.
 const fullMemory = time.Minute
 
+// fullSettle is how long after the last write refused on a full disk a commit must come to show
+// that space was freed: a refused write's own clean-up (giving its Idempotency-Key claim up)
+// commits right after it, and deleting takes no space.
+const fullSettle = time.Second
+
 // LimitStatements bounds every statement of this database's connections to d. On PostgreSQL
 // it is statement_timeout, from the server's side: a statement whose client gave up (its
 // request's deadline passed, its link stalled) does not keep running and holding locks. On
@@ -54,14 +59,14 @@ func (db *DB) noteWrite(err error) {
 }
 
 // Ready reports whether the database can serve requests: it answers a ping, and no write
-// failed on a full disk since the last one that committed (within the last minute). Its error
-// is marked ErrUnavailable, and says why.
+// failed on a full disk in the last minute unless one committed more than fullSettle after
+// it. Its error is marked ErrUnavailable, and says why.
 func (db *DB) Ready(ctx context.Context) error {
 	if err := db.Ping(ctx); err != nil {
 		return err
 	}
 	full := db.faults.fullAt.Load()
-	if full > db.faults.wroteAt.Load() && time.Since(time.Unix(0, full)) < fullMemory {
+	if db.faults.wroteAt.Load() < full+int64(fullSettle) && time.Since(time.Unix(0, full)) < fullMemory {
 		if p := db.faults.fullErr.Load(); p != nil {
 			return fmt.Errorf("%w: writes fail, the disk is full: %w", ErrUnavailable, *p)
 		}

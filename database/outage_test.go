@@ -218,6 +218,7 @@ func TestSQLiteFullIsAnOutage(t *testing.T) {
 		t.Fatalf("Ready on a full disk: %v", rerr)
 	}
 	limit(1000)
+	time.Sleep(1100 * time.Millisecond) // Ready trusts a commit a second after the last refusal
 	if err := db.InTx(ctx, func(tx *ent.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO filler VALUES (randomblob(4000))")
 		return err
