@@ -20,10 +20,11 @@ const DefaultDBTimeout = 10 * time.Second
 //
 // Long-lived streams are not requests of this kind: a WebSocket upgrade or a Server-Sent
 // Events request (Accept: text/event-stream) keeps its context, and whatever serves it bounds
-// each operation's database work itself.
+// each operation's database work itself (PostgreSQL's statement_timeout, SQLite's busy
+// timeout, set by serve to the same deadline, still bound each of its statements).
 func withDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isStream(r) {
+		if longLived(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -37,9 +38,10 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// isStream reports whether r opens a long-lived stream: a protocol upgrade (WebSocket) or an
-// event stream.
-func isStream(r *http.Request) bool {
+// longLived reports whether r may open a long-lived stream: a protocol upgrade (WebSocket) or
+// a request that accepts an event stream. (Subscription streams are routed away before the
+// middleware chain that holds withDeadline; this keeps any other stream from a deadline too.)
+func longLived(r *http.Request) bool {
 	if r.Header.Get("Upgrade") != "" {
 		return true
 	}
