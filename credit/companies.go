@@ -349,6 +349,7 @@ func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.Company
 	st := c.Edges.Store
 	u := c.Update()
 	update(u)
+	keepUpdatedAtMonotonic(c, u.Mutation())
 	m := u.Mutation()
 	// The sort keys follow the figures in the same statement (orderkeys.go).
 	limit, limitSet := m.CreditLimit()
@@ -382,6 +383,15 @@ func saveCompany(ctx context.Context, c *ent.Company, update func(u *ent.Company
 		return nil, errNotFound("company")
 	}
 	return next, nil
+}
+
+// keepUpdatedAtMonotonic keeps a company's updated_at from decreasing (contract §11),
+// whatever the clock of the process writing (instances' clocks differ by a little; a sweep as
+// of another moment does not stamp it): a sync that keeps the later copy keeps the last one.
+func keepUpdatedAtMonotonic(c *ent.Company, m *ent.CompanyMutation) {
+	if t, ok := m.UpdatedAt(); ok && t.Before(c.UpdatedAt) {
+		m.SetUpdatedAt(c.UpdatedAt)
+	}
 }
 
 // appliedCompany returns c with the values m sets and clears, and false when m does anything

@@ -33,6 +33,7 @@ const (
 	EventTypeCompanyCreditLimitChanged = "company.credit_limit_changed"
 	EventTypeCompanyHoldPlaced         = "company.hold_placed"
 	EventTypeCompanyHoldLifted         = "company.hold_lifted"
+	EventTypeCompanyHoldChanged        = "company.hold_changed"
 	EventTypeApplicationCreated        = "application.created"
 	EventTypeApplicationStatusChanged  = "application.status_changed"
 	EventTypeKeyCreated                = "key.created"
@@ -48,6 +49,7 @@ var EventTypes = []string{
 	EventTypeCompanyCreditLimitChanged,
 	EventTypeCompanyHoldPlaced,
 	EventTypeCompanyHoldLifted,
+	EventTypeCompanyHoldChanged,
 	EventTypeApplicationCreated,
 	EventTypeApplicationStatusChanged,
 	EventTypeKeyCreated,
@@ -323,8 +325,9 @@ func retentionText(d time.Duration) string {
 	return d.String()
 }
 
-// emitHoldChange appends a company.hold_placed or company.hold_lifted event: the company as it
-// now is (c), and its status and hold as they were (before, with the lifted hold's kind).
+// emitHoldChange appends a company.hold_placed, company.hold_lifted or company.hold_changed
+// event: the company as it now is (c), and its status and hold as they were (before, with the
+// lifted or changed hold's kind).
 func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
 	prev := companyView(before, c.Edges.Store)
 	err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})

@@ -3,6 +3,7 @@ package credit
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/creditd/creditd/ent"
@@ -67,6 +68,12 @@ func (s *Service) Idempotent(ctx context.Context, key, fingerprint string, run f
 	claim := ids.Random(22)
 	stored, err := s.claimKey(ctx, key, fingerprint, claim)
 	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			// The database failed while claiming: the claim may have committed all the same
+			// (its answer lost with the connection), so give it up as a failed write does.
+			s.releaseKey(ctx, key, claim)
+		}
 		return nil, false, err
 	}
 	if stored != nil {
@@ -142,14 +149,17 @@ func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) 
 					stored = []byte{}
 				}
 				return nil
-			case now.Before(rec.LockedUntil):
+			case now.Before(rec.LockedUntil) && !abandoned(rec.Claim):
 				return Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed; retry shortly")
 			}
-			// The holder of the claim stopped without finishing: take it over.
+			// The holder of the claim stopped without finishing (its process died and the lease
+			// ended, or this process gave it up during an outage): take it over.
 			return tx.IdempotencyRecord.UpdateOne(rec).SetClaim(claim).SetLockedUntil(now.Add(idempotencyLease)).Exec(ctx)
 		})
 		// Two instances inserting the same key at once: the loser retries and finds the winner's.
-		if ent.IsConstraintError(err) && attempt < 3 {
+		// A record deleted between the read and the take-over (a claim given up, see
+		// releaseKey): the key is free, the retry claims it.
+		if (ent.IsConstraintError(err) || ent.IsNotFound(err)) && attempt < 3 {
 			continue
 		}
 		return stored, err
@@ -169,14 +179,69 @@ func (s *Service) newClaim(ctx context.Context, client *ent.Client, key, fingerp
 		SetExpiresAt(now.Add(s.idempotencyTTL))
 }
 
-// releaseKey gives up an unfinished claim so that a retry runs again.
+// releaseKey gives up an unfinished claim so that a retry runs again. A write fails most
+// often because the database did, and then the release fails too: the claim is then marked
+// abandoned, which lets a retry reaching this process take it over at once, and released in
+// the background as soon as the database answers again, for retries reaching other instances
+// (contract §7, Outages: no claim outlives its failed write). Only a process that dies keeps
+// its claims until their lease ends.
+//
+// Giving a claim up is always safe: the write's transaction marks the record completed only
+// where the claim is still its own and not completed, so a write whose claim was released or
+// taken over never commits, and a completed record is never deleted.
 func (s *Service) releaseKey(ctx context.Context, key, claim string) {
-	_ = s.inTx(context.WithoutCancel(ctx), func(tx *ent.Tx) error {
+	attempt, cancel := detachedAttempt(ctx)
+	err := s.deleteClaim(attempt, key, claim)
+	cancel()
+	if err == nil {
+		return
+	}
+	abandonedClaims.Store(claim, struct{}{})
+	go func() {
+		defer abandonedClaims.Delete(claim)
+		bg := context.WithoutCancel(ctx)
+		wait := 50 * time.Millisecond
+		for end := time.Now().Add(idempotencyLease); time.Now().Before(end); {
+			time.Sleep(wait)
+			wait = min(2*wait, time.Second)
+			attempt, cancel := context.WithTimeout(bg, 2*time.Second)
+			err := s.deleteClaim(attempt, key, claim)
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+	}()
+}
+
+// deleteClaim deletes key's record while claim holds it unfinished.
+func (s *Service) deleteClaim(ctx context.Context, key, claim string) error {
+	return s.inTx(ctx, func(tx *ent.Tx) error {
 		_, err := tx.IdempotencyRecord.Delete().
 			Where(idempotencyrecord.Key(key), idempotencyrecord.Claim(claim), idempotencyrecord.Completed(false)).
 			Exec(ctx)
 		return err
 	})
+}
+
+// detachedAttempt is ctx without its cancellation, for a release that must run although its
+// request's client left, but within the request's deadline, if it has one.
+func detachedAttempt(ctx context.Context) (context.Context, context.CancelFunc) {
+	bg := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(bg, d)
+	}
+	return context.WithTimeout(bg, 2*time.Second)
+}
+
+// abandonedClaims holds the claims this process gave up and could not yet release (claim
+// values are random, hence unique across services and stores).
+var abandonedClaims sync.Map
+
+// abandoned reports whether this process gave claim up.
+func abandoned(claim string) bool {
+	_, ok := abandonedClaims.Load(claim)
+	return ok
 }
 
 // PurgeIdempotencyRecords deletes records past their retention, in all stores, and returns

@@ -104,7 +104,7 @@ type overdueInvoice struct {
 // or nil when none is overdue.
 func (s *Service) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
 	inv, err := tx.Invoice.Query().
-		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.Now())).
+		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.asOf(ctx))).
 		Order(ent.Asc(invoice.FieldDueAt), ent.Asc(invoice.FieldSeq)).
 		First(ctx)
 	if ent.IsNotFound(err) {
@@ -155,10 +155,15 @@ func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Compa
 		})
 	case overdue != nil && isOverdueHold && (deref(c.HoldOrderGid) != overdue.OrderGID || !deref(c.HoldDueAt).Equal(overdue.DueAt)):
 		// Still overdue, but the invoice that triggered the hold was paid while an older or
-		// other one is overdue: the hold names the one that keeps it in place.
-		return saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
+		// other one is overdue: the hold names the one that keeps it in place. The company's
+		// representation changed, so the feed says so (contract §11): company.hold_changed.
+		before := c
+		if c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
 			u.SetHoldOrderGid(overdue.OrderGID).SetHoldDueAt(overdue.DueAt).SetUpdatedAt(now)
-		})
+		}); err != nil {
+			return nil, err
+		}
+		return c, s.emitHoldChange(ctx, tx, EventTypeCompanyHoldChanged, c, before)
 	case overdue == nil && isOverdueHold:
 		before := c
 		if c, err = clearHold(ctx, c, now); err != nil {
@@ -179,13 +184,31 @@ type SweepResult struct {
 	Lifted  int `json:"lifted"`
 }
 
+// SweepHoldsAsOf sweeps as SweepHolds does, deciding what is overdue as of t instead of the
+// service clock's now (creditd holds sweep --now). What it changes is stamped with the
+// service clock's time all the same, never t (contract §11: a hold placed "in the future"
+// would give a company an updated_at that the next real change goes back from).
+func (s *Service) SweepHoldsAsOf(ctx context.Context, t time.Time) (SweepResult, error) {
+	return s.SweepHolds(context.WithValue(ctx, asOfKey{}, t))
+}
+
+type asOfKey struct{}
+
+// asOf is the moment the overdue state is decided at: a sweep's --now, else the clock's now.
+func (s *Service) asOf(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(asOfKey{}).(time.Time); ok {
+		return t
+	}
+	return s.Now()
+}
+
 // SweepHolds finds companies whose overdue state changed with the passing of time (an invoice
 // fell due, or an overdue hold lost its reason) across all stores and reconciles each in its
 // own transaction. Several instances may sweep at once: each company is reconciled under its
 // lock, so the outcome is the same.
 func (s *Service) SweepHolds(ctx context.Context) (SweepResult, error) {
 	ctx = tenant.System(ctx)
-	now := s.Now()
+	now := s.asOf(ctx)
 	var res SweepResult
 	dueIDs, err := s.client.Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
 		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)

@@ -10,18 +10,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
+	"maps"
 	"net/url"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver ("pgx")
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/creditd/creditd/ent"
@@ -49,11 +50,20 @@ type DB struct {
 	// connector opens SQLite connections of their own, outside the pool: the feed watcher's
 	// (see WatchFeed). Nil on PostgreSQL.
 	connector driver.Connector
+
+	// faults is what the process saw of outages, and the statement timeout; every view of the
+	// database (WithDriver) shares it.
+	faults *faults
+
+	// path is the SQLite file, "" on PostgreSQL (for TryLock's lock files).
+	path string
+	// conns is the size of the connection pool.
+	conns int
 }
 
 // newDB wraps an opened handle.
 func newDB(raw *sql.DB, dialectName string) *DB {
-	return (&DB{SQL: raw, Dialect: dialectName}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
+	return (&DB{SQL: raw, Dialect: dialectName, faults: &faults{}}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
 }
 
 // Close closes the database.
@@ -115,7 +125,8 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		// Should the file vanish after the check, SQLite still refuses to create it.
 		params += "&mode=rw"
 	}
-	connector := cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}}
+	faults := &faults{}
+	connector := cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}, faults: faults}
 	raw := sql.OpenDB(connector)
 	// Keep every connection open: database/sql keeps only two idle ones by default, so under
 	// concurrent reads it closed and reopened SQLite connections all the time, paying for the
@@ -130,16 +141,32 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 	}
 	db := newDB(raw, dialect.SQLite)
 	db.connector = connector
+	db.path, db.faults, db.conns = path, faults, conns
 	return db, nil
 }
 
+// postgresConns is the size of a process's pool of PostgreSQL connections.
+const postgresConns = 20
+
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
-	raw, err := sql.Open("pgx", dsn)
+	config, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	raw.SetMaxOpenConns(20)
-	raw.SetMaxIdleConns(20)
+	faults := &faults{}
+	// Each new connection starts with the statement timeout of the moment (LimitStatements),
+	// sent in its startup message: no round trip of its own.
+	raw := stdlib.OpenDB(*config, stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+		if d := faults.statementTimeout.Load(); d > 0 {
+			// c is this connection's copy of the configuration, but its map is everyone's.
+			params := maps.Clone(c.RuntimeParams)
+			params["statement_timeout"] = strconv.FormatInt(max(1, d/int64(time.Millisecond)), 10)
+			c.RuntimeParams = params
+		}
+		return nil
+	}))
+	raw.SetMaxOpenConns(postgresConns)
+	raw.SetMaxIdleConns(postgresConns)
 	raw.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -147,7 +174,9 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		raw.Close()
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
-	return newDB(raw, dialect.Postgres), nil
+	db := newDB(raw, dialect.Postgres)
+	db.faults, db.conns = faults, postgresConns
+	return db, nil
 }
 
 // PurgeErased makes erased values unrecoverable from the database files. On SQLite,
@@ -156,7 +185,18 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 // PostgreSQL, VACUUM FULL rewrites the applications table without the old row versions.
 func (db *DB) PurgeErased(ctx context.Context) error {
 	if db.Dialect == dialect.Postgres {
-		if _, err := db.SQL.ExecContext(ctx, "VACUUM FULL applications"); err != nil {
+		// A rewrite of the table may take longer than serve's statement timeout, which bounds
+		// a request's statements: lift it for this one, on a connection of its own.
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "SET statement_timeout = 0"); err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout")
+		if _, err := conn.ExecContext(ctx, "VACUUM FULL applications"); err != nil {
 			return fmt.Errorf("vacuum: %w", err)
 		}
 		return nil
@@ -190,11 +230,13 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // TryLock takes a lock named name across every instance on this database, without waiting.
-// It returns ok=false when another holds it. On SQLite, where one machine's processes already
-// serialise their writes, it always succeeds.
+// It returns ok=false when another holds it. The lock dies with its holder, whatever the way
+// it stops: on PostgreSQL it is a session advisory lock on a connection of its own; on SQLite,
+// whose processes share one machine, an exclusive flock(2) on a lock file beside the
+// database (see lockFile), which the kernel releases when the process exits or is killed.
 func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
 	if db.Dialect != dialect.Postgres {
-		return func() {}, true, nil
+		return db.lockFile(name)
 	}
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
@@ -210,50 +252,13 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 	}, true, nil
 }
 
-// ErrUnavailable marks an error as a database outage: wrap it (fmt.Errorf("...: %w: %v",
-// ErrUnavailable, err)) where a failure is known to be one, such as a failed readiness ping.
-var ErrUnavailable = errors.New("the database is unavailable")
-
-// IsUnavailable reports whether err means the database could not be reached or stayed busy
-// past its timeout, as opposed to refusing a statement: the request may succeed if retried.
-// It is the one place that knows the drivers' error types.
-func IsUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, ErrUnavailable) {
-		return true
-	}
-	var opErr *net.OpError
-	var connectErr *pgconn.ConnectError
-	var sqliteErr sqlite3.Error
-	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone):
-		return true
-	case errors.As(err, &opErr), errors.As(err, &connectErr):
-		return true
-	case errors.As(err, &sqliteErr):
-		return sqliteErr.Code == sqlite3.ErrBusy || sqliteErr.Code == sqlite3.ErrLocked
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 57P01-03: the server is shutting down or starting;
-		// 40P01: the transaction was chosen as a deadlock's victim, which a retry resolves.
-		// creditd's own writes lock in one order (a store's row before its companies'), so
-		// none should deadlock; one that does anyway is told to retry (503, Retry-After),
-		// and its Idempotency-Key is not spent.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") || pgErr.Code == "40P01"
-	}
-	return strings.Contains(err.Error(), "database is closed")
-}
-
 // WithDriver returns the database seen through a wrapped driver: the same connections, with
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

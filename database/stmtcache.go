@@ -3,8 +3,10 @@ package database
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -33,12 +35,22 @@ const maxCachedStatements = 128
 type cachingConnector struct {
 	dsn    string
 	driver *sqlite3.SQLiteDriver
+	// faults holds the busy timeout of new connections (DB.LimitStatements).
+	faults *faults
 }
 
 func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
 	conn, err := c.driver.Open(c.dsn)
 	if err != nil {
 		return nil, err
+	}
+	if d := c.faults.statementTimeout.Load(); d > 0 {
+		// How long a statement waits for another process's write lock: the request's
+		// deadline, which statements here do not watch (see cachingConn).
+		if _, err := conn.(*sqlite3.SQLiteConn).Exec(fmt.Sprintf("PRAGMA busy_timeout = %d", max(1, d/int64(time.Millisecond))), nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	return &cachingConn{SQLiteConn: conn.(*sqlite3.SQLiteConn), stmts: map[string]*cachedStmt{}}, nil
 }

@@ -35,8 +35,17 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		return inSavepoint(ctx, tx, fn)
 	}
 	if db.Dialect == dialect.SQLite {
-		return db.commits.run(ctx, fn)
+		err := db.commits.run(ctx, fn)
+		db.noteWrite(err)
+		return err
 	}
+	err := db.inTx(ctx, fn)
+	db.noteWrite(err)
+	return err
+}
+
+// inTx is InTx's transaction on PostgreSQL.
+func (db *DB) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	tx, err := db.Client.Tx(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -63,7 +72,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 // as InTx does.
 func (db *DB) WriteOne(ctx context.Context, fn func(client *ent.Client) error) error {
 	if db.Dialect == dialect.Postgres && ent.TxFromContext(ctx) == nil {
-		return fn(db.Client)
+		err := fn(db.Client)
+		db.noteWrite(err)
+		return err
 	}
 	return db.InTx(ctx, func(tx *ent.Tx) error { return fn(tx.Client()) })
 }
@@ -135,17 +146,30 @@ func (j *joined) run(ctx context.Context, fn func(tx *ent.Tx) error) (err error)
 		if p == nil && err == nil {
 			return
 		}
-		if _, rerr := j.tx.ExecContext(context.WithoutCancel(ctx), j.restart); rerr != nil {
+		rctx, cancel := detached(ctx)
+		defer cancel()
+		if _, rerr := j.tx.ExecContext(rctx, j.restart); rerr != nil {
 			// The transaction's state is unknown: end it, so that nothing else the request
 			// does can commit (every later statement and the commit fail).
 			_ = j.tx.Rollback()
-			err = fmt.Errorf("%w (and restarting the transaction failed: %v)", err, rerr)
+			err = fmt.Errorf("%w (and restarting the transaction failed: %w)", err, rerr)
 		}
 		if p != nil {
 			panic(p)
 		}
 	}()
 	return fn(j.tx)
+}
+
+// detached returns ctx without its cancellation but with its deadline: for the statements
+// that clean up after a failure, which must run even when the caller left, but never past
+// the work's deadline (a stalled link would hold them forever).
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithoutCancel(ctx), func() {}
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), d)
 }
 
 // inSavepoint runs fn inside a savepoint of an enclosing transaction: when fn fails, its own
@@ -156,7 +180,7 @@ func inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) err
 	}
 	if err := fn(tx); err != nil {
 		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT credit_operation"); rerr != nil {
-			return fmt.Errorf("%w (and rolling back to the savepoint failed: %v)", err, rerr)
+			return fmt.Errorf("%w (and rolling back to the savepoint failed: %w)", err, rerr)
 		}
 		_, _ = tx.ExecContext(ctx, "RELEASE SAVEPOINT credit_operation")
 		return err

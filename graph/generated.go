@@ -1676,8 +1676,8 @@ type Event implements Node {
   id: ID!
   """
   What happened: ledger_entry.created, company.created, company.credit_limit_changed,
-  company.hold_placed, company.hold_lifted, application.created, application.status_changed,
-  key.created, key.rotated or key.revoked.
+  company.hold_placed, company.hold_lifted, company.hold_changed, application.created,
+  application.status_changed, key.created, key.rotated or key.revoked.
   """
   type: String!
   "When it was recorded."

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
@@ -67,6 +69,7 @@ func Status(code credit.Code) int {
 const (
 	internalMessage    = "something went wrong on our side; the request id identifies it in our logs"
 	unavailableMessage = "the database is unavailable right now; retry after the time in Retry-After"
+	diskFullMessage    = "the database's disk is full: reads work, writes are refused until space is freed; retry after the time in Retry-After"
 )
 
 // RetryAfterOutage is the Retry-After, in seconds, of a 503 unavailable.
@@ -93,6 +96,8 @@ func Describe(err error) Problem {
 	switch {
 	case errors.As(err, &e):
 		return Problem{Status: Status(e.Code), Code: e.Code, Message: e.Message, Param: e.Param}
+	case database.IsDiskFull(err):
+		return Problem{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: diskFullMessage}
 	case database.IsUnavailable(err):
 		return Problem{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: unavailableMessage}
 	}
@@ -110,8 +115,38 @@ func Log(ctx context.Context, p Problem, err error, attrs ...any) {
 	case CodeInternal:
 		log.ErrorContext(ctx, "internal error", append(attrs, "error", err.Error())...)
 	case CodeUnavailable:
+		if database.IsDiskFull(err) {
+			// A full disk fails every write until an operator frees space: say so once a
+			// minute, with how many answers it cost since, instead of once per request.
+			if n, ok := diskFullLog.allow(time.Now()); ok {
+				log.ErrorContext(ctx, "database disk full: writes are refused until space is freed", append(attrs, "error", err.Error(), "refused_since_last_log", n)...)
+			}
+			return
+		}
 		log.WarnContext(ctx, "database unavailable", append(attrs, "error", err.Error())...)
 	}
+}
+
+// diskFullLog spaces the full-disk log lines a minute apart.
+var diskFullLog = everyMinute{}
+
+// everyMinute lets one event in a minute through and counts the others.
+type everyMinute struct {
+	mu      sync.Mutex
+	last    time.Time
+	dropped int
+}
+
+// allow reports whether an event at now is let through, and how many were not since the last.
+func (e *everyMinute) allow(now time.Time) (dropped int, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.last.IsZero() && now.Sub(e.last) < time.Minute {
+		e.dropped++
+		return 0, false
+	}
+	dropped, e.last, e.dropped = e.dropped, now, 0
+	return dropped, true
 }
 
 // ErrorBody is the JSON body of every REST error response.

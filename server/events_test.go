@@ -108,6 +108,10 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced)
+	// An older order, recorded late, becomes the overdue invoice the hold names.
+	older := credit.At(env.Clock.Now().Add(-90 * 24 * time.Hour))
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
+	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
 
 	// Applications: created, reviewed, approved (which creates a company first).
 	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof Linde", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})

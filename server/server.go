@@ -60,6 +60,9 @@ type Config struct {
 	// to read before the client is cut off as a slow consumer; zero means
 	// graph.DefaultWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// DBTimeout is the deadline of each request's database work (serve --db-timeout); zero
+	// means DefaultDBTimeout. See withDeadline.
+	DBTimeout time.Duration
 }
 
 // Server is creditd's HTTP handler with its dependencies.
@@ -130,20 +133,26 @@ func New(cfg Config) *Server {
 	// preflights are answered here, before authentication and the rate limit. The client address
 	// (behind --trusted-proxy, the one the proxies report) is resolved first, for the access log
 	// and the per-address limits alike. Subscription streams branch off before compression and
-	// the request metrics (see streams).
+	// the request metrics (see streams). Inside them all, the deadline of the request's database
+	// work (a stream's reads have deadlines of their own).
+	dbTimeout := cfg.DBTimeout
+	if dbTimeout <= 0 {
+		dbTimeout = DefaultDBTimeout
+	}
 	s.handler = httpapi.WithClientAddress(cfg.TrustedProxies, httpapi.WithRequestID(streams(s.streamHandler(s.graph, cfg.CORSOrigins),
-		compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(jsonFallbacks(mux))))))))
+		compress(s.observe(withCORS(cfg.CORSOrigins, s.recoverPanics(withDeadline(dbTimeout, jsonFallbacks(mux)))))))))
 	return s
 }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// ready answers whether the database is reachable.
+// ready answers whether the database is reachable and takes writes (a full disk is 503 with
+// the reason in its message).
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.db.Ping(ctx); err != nil {
+	if err := s.db.Ready(ctx); err != nil {
 		httpapi.WriteError(w, r, err)
 		return
 	}

@@ -62,19 +62,24 @@ func holdLiftCommand() command {
 
 func holdsSweepCommand() command {
 	return command{summary: "place and lift overdue holds now (serve does this every --sweep-interval)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
-		fs.Func("now", "RFC 3339 time to sweep as of (default: the current time)", func(v string) error {
+		var asOf *time.Time
+		fs.Func("now", "RFC 3339 time to decide what is overdue as of (default: the current time); changes are stamped with the current time all the same", func(v string) error {
 			ts, err := credit.ParseTimestamp(v)
 			if err != nil {
 				return err
 			}
-			opts.Now = func() time.Time { return ts.Time }
+			asOf = &ts.Time
 			return nil
 		})
 		return func(ctx context.Context, env *cmdEnv, args []string) error {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			res, err := env.svc.SweepHolds(ctx)
+			sweep := env.svc.SweepHolds
+			if asOf != nil {
+				sweep = func(ctx context.Context) (credit.SweepResult, error) { return env.svc.SweepHoldsAsOf(ctx, *asOf) }
+			}
+			res, err := sweep(ctx)
 			if err != nil {
 				return err
 			}

@@ -55,6 +55,7 @@ func serveCommand() command {
 		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
 		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
 		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
+		dbTimeout := fs.Duration("db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
 		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
 		var corsOrigins []string
 		fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {
@@ -86,6 +87,9 @@ func serveCommand() command {
 			}
 			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
 				return usagef("--idempotency-ttl and --sweep-interval must be positive")
+			}
+			if *dbTimeout <= 0 {
+				return usagef("--db-timeout must be positive")
 			}
 			if *webhookPoll <= 0 {
 				return usagef("--webhook-poll-interval must be positive")
@@ -136,6 +140,11 @@ func serveCommand() command {
 				defer authRL.Close()
 				cfg.AuthLimiter = authRL
 			}
+			// Each request's database work ends by --db-timeout; so does each statement of this
+			// process on the database's side (PostgreSQL's statement_timeout, SQLite's busy
+			// timeout), the webhook worker's and the sweep's included.
+			env.db.LimitStatements(*dbTimeout)
+			cfg.DBTimeout = *dbTimeout
 			worker := env.webhookWorker(opts.AllowPrivateWebhooks, log, *webhookPoll)
 			cfg.Collectors = worker.Collectors()
 			srv := server.New(cfg)

@@ -108,13 +108,16 @@ func (e CompanyCreditLimitChangedEventType) Valid() bool {
 
 // Defines values for CompanyHoldEventType.
 const (
-	CompanyHoldLifted CompanyHoldEventType = "company.hold_lifted"
-	CompanyHoldPlaced CompanyHoldEventType = "company.hold_placed"
+	CompanyHoldChanged CompanyHoldEventType = "company.hold_changed"
+	CompanyHoldLifted  CompanyHoldEventType = "company.hold_lifted"
+	CompanyHoldPlaced  CompanyHoldEventType = "company.hold_placed"
 )
 
 // Valid indicates whether the value is a known member of the CompanyHoldEventType enum.
 func (e CompanyHoldEventType) Valid() bool {
 	switch e {
+	case CompanyHoldChanged:
+		return true
 	case CompanyHoldLifted:
 		return true
 	case CompanyHoldPlaced:
@@ -599,8 +602,10 @@ type CompanyCreditLimitChangedEventType string
 // API key or staff), or the automatic overdue hold placed or lifted (by a ledger write or
 // the periodic sweep). The hold's kind is `object.hold.kind` when placed and
 // `previous.hold.kind` when lifted. Lifting a manual hold while an invoice is overdue
-// appends `company.hold_lifted` and then `company.hold_placed` (the overdue hold). Scope
-// `read_credit`.
+// appends `company.hold_lifted` and then `company.hold_placed` (the overdue hold).
+// `company.hold_changed`: the overdue hold stays but names another invoice (the one it
+// named was paid while another is overdue): `object.hold` names the new invoice,
+// `previous.hold` the one before. Scope `read_credit`.
 type CompanyHoldEvent struct {
 	Data struct {
 		Object   Company `json:"object"`
