@@ -40,10 +40,15 @@ func (s *Service) SetPlatformCompanyGID(ctx context.Context, companyID, gid stri
 			return nil
 		}
 		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetPlatformCompanyGid(gid).SetUpdatedAt(s.Now()) })
-		if ent.IsConstraintError(err) {
+		if s.db.ViolatedIndex(err) == companyGIDIndex {
 			return errCompanyGIDTaken(gid)
 		}
 		if err != nil {
+			return err
+		}
+		out = companyView(c, c.Edges.Store)
+		if err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyPlatformGIDChanged, out,
+			map[string]any{"platform_company_gid": previous}); err != nil {
 			return err
 		}
 		if err := s.recordEvent(ctx, tx, c, EventPlatformCompanyGIDChanged, map[string]any{
@@ -52,7 +57,6 @@ func (s *Service) SetPlatformCompanyGID(ctx context.Context, companyID, gid stri
 		}); err != nil {
 			return err
 		}
-		out = companyView(c, c.Edges.Store)
 		return nil
 	})
 	return out, err

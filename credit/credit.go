@@ -79,6 +79,9 @@ type Options struct {
 	// EventRetention is how long events are kept before the sweep purges them; zero, or
 	// anything shorter than the 30 days contract §11 promises, means 30 days.
 	EventRetention time.Duration
+	// DBTimeout bounds each database read of a subscription (the feed, the key), which has no
+	// request deadline of its own (serve --db-timeout); zero means 10 seconds.
+	DBTimeout time.Duration
 }
 
 // Service carries out every operation of the domain on one database.
@@ -89,6 +92,8 @@ type Service struct {
 
 	idempotencyTTL time.Duration
 	eventRetention time.Duration
+	// subscriptionRead bounds each database read of a subscription (Options.DBTimeout).
+	subscriptionRead time.Duration
 
 	webhookSealer        func() (*webhook.Sealer, error)
 	allowPrivateWebhooks bool
@@ -122,7 +127,11 @@ func New(db Storage, opts Options) *Service {
 		ttl = DefaultIdempotencyTTL
 	}
 	retention := max(opts.EventRetention, DefaultEventRetention)
-	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, lastUsedWritten: map[string]time.Time{},
+	read := opts.DBTimeout
+	if read <= 0 {
+		read = defaultSubscriptionRead
+	}
+	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, lastUsedWritten: map[string]time.Time{},
 		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
 }
 

@@ -34,6 +34,9 @@ const (
 	EventTypeCompanyHoldPlaced         = "company.hold_placed"
 	EventTypeCompanyHoldLifted         = "company.hold_lifted"
 	EventTypeCompanyHoldChanged        = "company.hold_changed"
+	// EventTypeCompanyPlatformGIDChanged: staff set or corrected the company's platform
+	// company GID (contract §11: every change of a company's representation has its event).
+	EventTypeCompanyPlatformGIDChanged = "company.platform_company_gid_changed"
 	EventTypeApplicationCreated        = "application.created"
 	EventTypeApplicationStatusChanged  = "application.status_changed"
 	EventTypeKeyCreated                = "key.created"
@@ -50,6 +53,7 @@ var EventTypes = []string{
 	EventTypeCompanyHoldPlaced,
 	EventTypeCompanyHoldLifted,
 	EventTypeCompanyHoldChanged,
+	EventTypeCompanyPlatformGIDChanged,
 	EventTypeApplicationCreated,
 	EventTypeApplicationStatusChanged,
 	EventTypeKeyCreated,

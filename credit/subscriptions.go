@@ -35,9 +35,9 @@ const MaxSubscriptionsPerStore = 50
 // beside its transport's buffer.
 const subscriptionPage = 100
 
-// subscriptionRead bounds each read of a subscription (the feed, the key), rather than one
-// deadline for a stream that may run for days.
-const subscriptionRead = 10 * time.Second
+// defaultSubscriptionRead bounds each read of a subscription (the feed, the key), rather than
+// one deadline for a stream that may run for days, unless Options.DBTimeout says otherwise.
+const defaultSubscriptionRead = 10 * time.Second
 
 // subscriptionRecheck is how long a subscriber waits without a wake-up before it reads its feed
 // and checks its key anyway: the bound on its latency should the watcher miss something.
@@ -126,7 +126,7 @@ func (s *Service) SubscribeEvents(ctx context.Context, p EventSubscriptionParams
 	}
 	// Registered first, positioned second: an event that commits after the position was read
 	// wakes this subscriber, so none falls between the replay and the live part.
-	rctx, cancel := context.WithTimeout(ctx, subscriptionRead)
+	rctx, cancel := context.WithTimeout(ctx, s.subscriptionRead)
 	defer cancel()
 	if sub.seq, err = s.subscriptionStart(rctx, v.StoreID, p.After); err != nil {
 		sub.Close()
@@ -168,7 +168,7 @@ func (s *Service) subscriptionStart(ctx context.Context, storeID, after string) 
 //
 // Errors: the database's (unavailable).
 func (sub *EventSubscription) Next(ctx context.Context) (events []Event, more bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, subscriptionRead)
+	ctx, cancel := context.WithTimeout(ctx, sub.s.subscriptionRead)
 	defer cancel()
 	q := sub.s.client.Event.Query().Where(event.SeqGT(sub.seq))
 	if !sub.all {
@@ -200,7 +200,7 @@ func (sub *EventSubscription) Confirm(ctx context.Context) error {
 	if !sub.key.until.IsZero() && !s.Now().Before(sub.key.until) {
 		return errUnauthenticated
 	}
-	ctx, cancel := context.WithTimeout(tenant.System(ctx), subscriptionRead)
+	ctx, cancel := context.WithTimeout(tenant.System(ctx), s.subscriptionRead)
 	defer cancel()
 	n, err := s.db.KeyChanges(ctx)
 	if err != nil {

@@ -1676,7 +1676,8 @@ type Event implements Node {
   id: ID!
   """
   What happened: ledger_entry.created, company.created, company.credit_limit_changed,
-  company.hold_placed, company.hold_lifted, company.hold_changed, application.created,
+  company.hold_placed, company.hold_lifted, company.hold_changed,
+  company.platform_company_gid_changed, application.created,
   application.status_changed, key.created, key.rotated or key.revoked.
   """
   type: String!

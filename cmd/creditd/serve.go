@@ -55,7 +55,9 @@ func serveCommand() command {
 		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
 		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
 		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
-		dbTimeout := fs.Duration("db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
+		// The same deadline bounds each database read of a subscription (credit.Options.DBTimeout).
+		fs.DurationVar(&opts.DBTimeout, "db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
+		dbTimeout := &opts.DBTimeout
 		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
 		var corsOrigins []string
 		fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {

@@ -127,6 +127,21 @@ func (e CompanyHoldEventType) Valid() bool {
 	}
 }
 
+// Defines values for CompanyPlatformGIDChangedEventType.
+const (
+	CompanyPlatformCompanyGidChanged CompanyPlatformGIDChangedEventType = "company.platform_company_gid_changed"
+)
+
+// Valid indicates whether the value is a known member of the CompanyPlatformGIDChangedEventType enum.
+func (e CompanyPlatformGIDChangedEventType) Valid() bool {
+	switch e {
+	case CompanyPlatformCompanyGidChanged:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CompanyStatus.
 const (
 	CompanyStatusApproved CompanyStatus = "approved"
@@ -638,6 +653,28 @@ type CompanyList struct {
 	// NextCursor Pass as `cursor` to get the next page; null exactly when `has_more` is false.
 	NextCursor *string `json:"next_cursor"`
 }
+
+// CompanyPlatformGIDChangedEvent `company.platform_company_gid_changed`: staff set or corrected the company's platform company GID; `previous.platform_company_gid` is the GID before (null when it had none). Scope `read_credit`.
+type CompanyPlatformGIDChangedEvent struct {
+	Data struct {
+		Object   Company `json:"object"`
+		Previous struct {
+			PlatformCompanyGid *string `json:"platform_company_gid"`
+		} `json:"previous"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp                          `json:"occurred_at"`
+	Type       CompanyPlatformGIDChangedEventType `json:"type"`
+}
+
+// CompanyPlatformGIDChangedEventType defines model for CompanyPlatformGIDChangedEvent.Type.
+type CompanyPlatformGIDChangedEventType string
 
 // CompanyResult defines model for CompanyResult.
 type CompanyResult struct {
@@ -1346,6 +1383,32 @@ func (t *Event) FromCompanyHoldEvent(v CompanyHoldEvent) error {
 
 // MergeCompanyHoldEvent performs a merge with any union data inside the Event, using the provided CompanyHoldEvent
 func (t *Event) MergeCompanyHoldEvent(v CompanyHoldEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompanyPlatformGIDChangedEvent returns the union data inside the Event as a CompanyPlatformGIDChangedEvent
+func (t Event) AsCompanyPlatformGIDChangedEvent() (CompanyPlatformGIDChangedEvent, error) {
+	var body CompanyPlatformGIDChangedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompanyPlatformGIDChangedEvent overwrites any union data inside the Event as the provided CompanyPlatformGIDChangedEvent
+func (t *Event) FromCompanyPlatformGIDChangedEvent(v CompanyPlatformGIDChangedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompanyPlatformGIDChangedEvent performs a merge with any union data inside the Event, using the provided CompanyPlatformGIDChangedEvent
+func (t *Event) MergeCompanyPlatformGIDChangedEvent(v CompanyPlatformGIDChangedEvent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
