@@ -1,6 +1,7 @@
 package credit_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -145,5 +146,53 @@ func TestCompanyGIDIsUniquePerStore(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Errorf("%d racing creates with one GID succeeded, want 1", ok)
+	}
+}
+
+// TestSetPlatformCompanyGIDAppendsItsEvent: a GID set by staff changes the company's
+// representation, so the feed says so (contract §11) with the GID before; setting the same GID
+// again changes nothing and appends nothing; another company's GID is refused by the index.
+func TestSetPlatformCompanyGIDAppendsItsEvent(t *testing.T) {
+	env := credittest.NewService(t)
+	store := env.MustStore(t, "mine", "EUR")
+	first := env.MustCompany(t, store, "First", "100.00")
+	second := env.MustCompany(t, store, "Second", "100.00")
+	ctx := credittest.Staff(store)
+	events := func() []credit.Event {
+		t.Helper()
+		page, err := env.Service.ListEvents(ctx, credit.EventListParams{Types: []string{credit.EventTypeCompanyPlatformGIDChanged}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Data
+	}
+	c, err := env.Service.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := events()
+	if len(got) != 1 {
+		t.Fatalf("%d events after the GID was set, want 1", len(got))
+	}
+	var data struct {
+		Object   credit.Company `json:"object"`
+		Previous struct {
+			GID *string `json:"platform_company_gid"`
+		} `json:"previous"`
+	}
+	if err := json.Unmarshal(got[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Object.PlatformCompanyGID == nil || *data.Object.PlatformCompanyGID != "gid://platform/Company/9001" ||
+		data.Previous.GID == nil || *data.Previous.GID != *second.PlatformCompanyGID || data.Object.UpdatedAt != c.UpdatedAt {
+		t.Errorf("the event's object and previous: %s", got[0].Data)
+	}
+	if _, err := env.Service.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001"); err != nil || len(events()) != 1 {
+		t.Errorf("the same GID again: %v, %d events; want no change and no event", err, len(events()))
+	}
+	_, err = env.Service.SetPlatformCompanyGID(ctx, second.ID, *first.PlatformCompanyGID)
+	var e *credit.Error
+	if !asError(err, &e) || e.Param != "platform_company_gid" || len(events()) != 1 {
+		t.Errorf("another company's GID: %v, %d events; want validation_failed on platform_company_gid and no event", err, len(events()))
 	}
 }
