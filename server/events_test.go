@@ -112,6 +112,11 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	older := credit.At(env.Clock.Now().Add(-90 * 24 * time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
+	// Staff correct the company's platform company GID (its representation changes).
+	if _, err := env.Service.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, credit.EventTypeCompanyPlatformGIDChanged)
 
 	// Applications: created, reviewed, approved (which creates a company first).
 	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof Linde", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
