@@ -55,7 +55,11 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 	if col != 0 || desc {
 		sortKey, order = companiesColumns[col].Key, orderName(desc)
 	}
-	params := credit.CompanyListParams{Status: body.Status, NameContains: body.Query, ByName: true}
+	// The APIs' search: case and accents ignored ("cafe" finds "Café Morgenrot").
+	params := credit.CompanyListParams{Status: body.Status, ByName: true}
+	if body.Query != "" {
+		params.Search = &body.Query
+	}
 	var page credit.Page[credit.Company]
 	var err error
 	if sortKey == "" {

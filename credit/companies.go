@@ -111,16 +111,10 @@ type CompanyListParams struct {
 	// Search keeps companies whose name contains it, ignoring case and accents (NameKey); nil
 	// searches nothing. It has 1 to 100 characters (REST's q, GraphQL's search).
 	Search *string
-	// NameContains keeps companies whose name contains it, ignoring the case of ASCII
-	// letters: the staff console's search. The APIs offer Search instead.
-	NameContains string
 	// ByName orders the list by name (Order's name ordering) when Order is the default:
 	// people look a company up by name, while a sync follows updates.
 	ByName bool
 }
-
-// maxNameSearch bounds a name search; no company name is longer than 500 characters.
-const maxNameSearch = 500
 
 // ListCompanies lists the viewer's store's companies in p's ordering (by default updated_at
 // then ID, ascending), filtered by status, update time and search. Each ordering is a keyset
@@ -167,13 +161,6 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 	}
 	// The searches and the orderings extend the list's name only when used, so that the
 	// cursors of the sync order stay as they were.
-	if p.NameContains != "" {
-		if len(p.NameContains) > maxNameSearch {
-			return Page[Company]{}, ParamErrorf(CodeInvalidParameter, "q", "a search has at most %d characters", maxNameSearch)
-		}
-		q.Where(company.NameContainsFold(p.NameContains))
-		list += "|name~" + strconv.Quote(p.NameContains)
-	}
 	if p.Search != nil {
 		q.Where(nameSearch(st.ID, NameKey(*p.Search)))
 		list += "|q=" + strconv.Quote(*p.Search)

@@ -308,19 +308,19 @@ func approval(id, status string) credit.StatusChange {
 	return in
 }
 
-// TestCompanySearchByName: the console's search keeps companies whose name contains the text in
-// any case of ASCII letters, lists them by name, pages through them with cursors bound to the
+// TestCompanySearchByName: the console's search is the APIs' (Search: case and accents
+// ignored); by name it lists them by name, pages through them with cursors bound to the
 // search, and escapes LIKE's wildcards.
 func TestCompanySearchByName(t *testing.T) {
 	env := credittest.New(t)
 	store := env.MustStore(t, "mine", "EUR")
-	for _, name := range []string{"delta hotel", "alpha hotel", "charlie hotel", "bravo inn", "echo 100% hotel", "foxtrot_hotel"} {
+	for _, name := range []string{"delta hotel", "alpha hotel", "charlie hotel", "bravo inn", "echo 100% hotel", "foxtrot_hotel", "Café Morgenrot"} {
 		env.MustCompany(t, store, name, "100")
 	}
 	staff := credittest.Staff(store)
 	list := func(q, cursor string, limit int) credit.Page[credit.Company] {
 		t.Helper()
-		p, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: cursor}, NameContains: q, ByName: true})
+		p, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: cursor}, Search: &q, ByName: true})
 		if err != nil {
 			t.Fatalf("list %q: %v", q, err)
 		}
@@ -351,16 +351,21 @@ func TestCompanySearchByName(t *testing.T) {
 	if got := names(list("t_h", "", 10)); got != "foxtrot_hotel" {
 		t.Errorf("search with _: %s", got)
 	}
+	if got := names(list("CAFE", "", 10)); got != "Café Morgenrot" {
+		t.Errorf("search without the accent: %s", got)
+	}
 	// A cursor belongs to its search.
 	limit := 2
-	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: *first.NextCursor}, NameContains: "inn", ByName: true}); credit.CodeOf(err) != credit.CodeInvalidParameter {
+	inn := "inn"
+	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: *first.NextCursor}, Search: &inn, ByName: true}); credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("cursor of another search: %v", err)
 	}
 	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Cursor: *first.NextCursor}}); credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("cursor of the search on the API's list: %v", err)
 	}
-	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{NameContains: strings.Repeat("x", 501)}); credit.CodeOf(err) != credit.CodeInvalidParameter {
-		t.Errorf("search longer than any name: %v", err)
+	long := strings.Repeat("x", 101)
+	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{Search: &long}); credit.CodeOf(err) != credit.CodeInvalidParameter {
+		t.Errorf("search of 101 characters: %v", err)
 	}
 	st, err := env.Service.CurrentStore(staff)
 	if err != nil || st.ID != store || st.Name != "mine" {
