@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"bytes"
 	"html"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/creditd/creditd/console"
@@ -28,25 +26,7 @@ type consoleEnv struct {
 	*credittest.Env
 	Console *console.Console
 	URL     string
-	Logs    *syncBuffer
-}
-
-// syncBuffer collects the console's log for tests that check what it holds.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	Logs    *credittest.LogBuffer
 }
 
 // newConsoleFor builds a console over env's service, logging nowhere.
@@ -70,7 +50,7 @@ func newConsole(t *testing.T, adjust ...func(*console.Config)) *consoleEnv {
 		o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
 		o.AllowPrivateWebhooks = true
 	}})
-	logs := &syncBuffer{}
+	logs := &credittest.LogBuffer{}
 	cfg := console.Config{Service: env.Service, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Now: env.Clock.Now}
 	for _, f := range adjust {
 		f(&cfg)

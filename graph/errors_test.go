@@ -1,13 +1,10 @@
 package graph_test
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,7 +135,7 @@ func TestRequestLevelErrors(t *testing.T) {
 // TestInternalErrors checks that an unexpected failure is internal_error with a generic
 // message, never its text, and is logged once with the request id.
 func TestInternalErrors(t *testing.T) {
-	var logs lockedBuffer
+	var logs credittest.LogBuffer
 	sqlLog := &sqlLog{}
 	f := newFixture(t, sqlLog.Options(func(cfg *server.Config) {
 		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
@@ -185,25 +182,6 @@ func TestInternalErrors(t *testing.T) {
 		t.Fatalf("the batch's error is logged %d times, want once:\n%s", n, logs.String())
 	}
 }
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)
 
 func get(path string) credittest.Request {
 	return credittest.Request{Method: http.MethodGet, Path: path}

@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,7 +117,7 @@ func graphQLErrorCode(t *testing.T, r *credittest.Response) string {
 // failures at 401.
 func TestFailedAuthenticationLimitUsesTheClientAddress(t *testing.T) {
 	t.Parallel()
-	logs := &lockedLog{}
+	logs := &credittest.LogBuffer{}
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) {
 		c.AuthFailureLimit = 2
 		c.TrustedProxies = httpapi.TrustedProxies{netip.MustParsePrefix("127.0.0.1/32")}
@@ -149,22 +147,4 @@ func TestFailedAuthenticationLimitUsesTheClientAddress(t *testing.T) {
 	if want := []string{"203.0.113.9", "203.0.113.9", "203.0.113.9", "198.51.100.4", ""}; !slices.Equal(clients, want) {
 		t.Errorf("access lines' client: %q, want %q", clients, want)
 	}
-}
-
-// lockedLog collects log output written from the server's goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

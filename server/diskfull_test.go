@@ -1,14 +1,12 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +14,6 @@ import (
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/server"
 )
-
-// syncBuffer is a log sink safe for concurrent requests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // limitPages caps the SQLite file of env at its size plus extra pages on every connection of
 // its pool (PRAGMA max_page_count is a connection's setting): writes that do not fit fail with
@@ -69,7 +49,7 @@ func limitPages(t *testing.T, env *credittest.Env, extra int) {
 // ready; once space is freed, writes work again and /readyz is 200 by itself.
 func TestFullDiskAnswers503(t *testing.T) {
 	credittest.RequireSQLite(t)
-	var logs syncBuffer
+	var logs credittest.LogBuffer
 	f := newPlatformFixture(t, func(c *server.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	env := f.env
 	limitPages(t, env, 3)

@@ -47,7 +47,7 @@ type faultLoad struct {
 	// done is when each logical write was acknowledged, by its note.
 	done map[string]time.Time
 
-	logs syncBuffer
+	logs credittest.LogBuffer
 }
 
 // skipInPostgresPass skips a fault test in the suite's PostgreSQL pass: it runs on PostgreSQL

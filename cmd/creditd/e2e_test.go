@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,10 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creditd/creditd/credittest"
 )
 
 // TestServeDemoEndToEnd does what the README tells a new user to do: build creditd, run
@@ -176,7 +176,7 @@ func TestServeDemoEndToEnd(t *testing.T) {
 type creditdProcess struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *credittest.LogBuffer
 	seen   strings.Builder
 }
 
@@ -189,7 +189,7 @@ func startCreditd(t *testing.T, bin, dir string, args ...string) *creditdProcess
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &creditdProcess{cmd: cmd, lines: make(chan string, 100), stderr: &lockedBuffer{}}
+	p := &creditdProcess{cmd: cmd, lines: make(chan string, 100), stderr: &credittest.LogBuffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -288,22 +288,4 @@ func httpGet(t *testing.T, url, secret string, want int) []byte {
 		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, want, body)
 	}
 	return body
-}
-
-// lockedBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creditd/creditd/credittest"
 )
 
 // wantOneLine fails unless the run exited with code and printed exactly one line, starting
@@ -292,8 +294,8 @@ func serveInProcess(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lockedBuffer{}
-	m := NewMain(strings.NewReader(""), out, &lockedBuffer{})
+	out := &credittest.LogBuffer{}
+	m := NewMain(strings.NewReader(""), out, &credittest.LogBuffer{})
 	m.Now = func() time.Time { return cliStart }
 	ready := make(chan struct{})
 	m.Ready = func(string) { close(ready) }

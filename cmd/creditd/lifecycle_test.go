@@ -38,7 +38,7 @@ func startServe(t *testing.T, clock *credittest.Clock, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
-	m := NewMain(nil, &lockedBuffer{}, &lockedBuffer{})
+	m := NewMain(nil, &credittest.LogBuffer{}, &credittest.LogBuffer{})
 	m.Now = clock.Now
 	m.Ready = func(addr string) { ready <- addr }
 	go func() { done <- m.Run(ctx, append([]string{"serve"}, args...)) }()

@@ -415,8 +415,8 @@ func TestServeDemoPrintsAPlatformSendLine(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "demo.db")
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
-	m := NewMain(strings.NewReader(""), out, &lockedBuffer{})
+	out := &credittest.LogBuffer{}
+	m := NewMain(strings.NewReader(""), out, &credittest.LogBuffer{})
 	ready := make(chan string, 1)
 	m.Ready = func(addr string) { ready <- addr }
 	done := make(chan int, 1)
