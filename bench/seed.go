@@ -166,7 +166,7 @@ func createKey(ctx context.Context, dsn string, ds *Dataset) error {
 	defer db.Close()
 	svc := newService(db, dsn)
 	staff := tenant.Staff(ctx, ds.StoreID, "creditbench")
-	key, err := svc.CreateKey(staff, "bench", credit.AllScopes)
+	key, err := svc.Keys.Create(staff, "bench", credit.AllScopes)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func createKey(ctx context.Context, dsn string, ds *Dataset) error {
 	// The platform connector's scenarios: the store connected to its shop, and companies the
 	// platform's orders and credit checks name.
 	ds.ShopDomain, ds.PlatformSecret = "bench.myplatform.com", "shpss_"+ids.Random(32)
-	if _, err := svc.ConnectPlatform(staff, ds.ShopDomain, ds.PlatformSecret); err != nil {
+	if _, err := svc.Platform.Connect(staff, ds.ShopDomain, ds.PlatformSecret); err != nil {
 		return fmt.Errorf("connect the platform: %w", err)
 	}
 	if database.IsPostgres(dsn) {

@@ -26,7 +26,7 @@ func (c *Console) applications(w http.ResponseWriter, r *http.Request, v *visit)
 	q := r.URL.Query()
 	body := applicationsBody{Status: q.Get("status"), Statuses: credit.ApplicationStatuses}
 	limit := applicationsPerPage
-	page, err := c.svc.ListApplications(v.ctx, credit.ApplicationListParams{
+	page, err := c.svc.Applications.List(v.ctx, credit.ApplicationListParams{
 		ListParams: credit.ListParams{Limit: &limit, Cursor: q.Get("cursor")},
 		Status:     body.Status,
 	})
@@ -69,12 +69,12 @@ func (c *Console) application(w http.ResponseWriter, r *http.Request, v *visit) 
 }
 
 func (c *Console) showApplication(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, forms map[string]*form) {
-	a, err := c.svc.GetApplication(v.ctx, r.PathValue("id"))
+	a, err := c.svc.Applications.Get(v.ctx, r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	history, err := c.svc.ApplicationHistory(v.ctx, a.ID)
+	history, err := c.svc.Applications.History(v.ctx, a.ID)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -119,7 +119,7 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 			return
 		}
 	}
-	a, co, err := c.svc.SetApplicationStatus(v.ctx, in)
+	a, co, err := c.svc.Applications.SetStatus(v.ctx, in)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Code == credit.CodeNotFound || p.Status >= 500 {

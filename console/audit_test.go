@@ -74,13 +74,13 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	failed := connectAndFail(t, e.Env, store, "demo-wholesale.myplatform.com", "wh-payment-7001")
 	b.get("/companies/"+huberID).wantNoText(t, `id="retry-`+failed+`"`)
 	// Another company's GID is refused beside the field, and nothing is written.
-	before, _ := e.Service.ListTimeline(credittest.Staff(store), huberID, credit.ListParams{})
+	before, _ := e.Service.Timeline.List(credittest.Staff(store), huberID, credit.ListParams{})
 	taken := b.post("/companies/"+huberID+"/platform-company-gid", url.Values{"platform_company_gid": {"gid://platform/Company/42"}})
 	taken.wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="company-gid-error">Platform_company_gid gid://platform/Company/42 already belongs to a company of this store.`, `value="gid://platform/Company/42"`)
 	if taken.Location != "" {
 		t.Errorf("a refused form redirected to %s", taken.Location)
 	}
-	after, _ := e.Service.ListTimeline(credittest.Staff(store), huberID, credit.ListParams{})
+	after, _ := e.Service.Timeline.List(credittest.Staff(store), huberID, credit.ListParams{})
 	if len(after.Data) != len(before.Data) {
 		t.Errorf("a refused GID wrote to the timeline: %d events, were %d", len(after.Data), len(before.Data))
 	}

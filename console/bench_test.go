@@ -19,12 +19,12 @@ func BenchmarkCompanyPage(b *testing.B) {
 	co := env.MustCompany(b, store, "Alpenblick Hotels AG", "25000.00")
 	for i := 0; i < 20; i++ {
 		env.MustRecord(b, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: "1.00", Note: "n"})
-		if _, err := env.Service.SetCreditLimit(credittest.Staff(store), credit.CreditLimitInput{CompanyID: co.ID, Amount: credit.Amount("25000.00")}); err != nil {
+		if _, err := env.Service.Companies.SetCreditLimit(credittest.Staff(store), credit.CreditLimitInput{CompanyID: co.ID, Amount: credit.Amount("25000.00")}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	c := newConsoleFor(env)
-	token, _, err := env.Service.SignIn(b.Context(), "anna@example.com", password, credit.SessionPolicy{})
+	token, _, err := env.Service.Staff.SignIn(b.Context(), "anna@example.com", password, credit.SessionPolicy{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: cafe.ID, Kind: credit.KindPayment, Amount: "-640.00", OrderGID: "gid://platform/Order/5004"})
 	app := f.MustApplication(t, store, credit.ApplicationInput{BusinessName: "Bergbäckerei Huber", VATNumber: "DE298765432", VATStatus: "valid", ContactName: "Maria Huber", ContactEmail: "maria@baeckerei-huber.example"})
 	app2 := f.MustApplication(t, store, credit.ApplicationInput{BusinessName: "Gasthof Zur Post", ContactName: "Paul Wirt", ContactEmail: "paul@zurpost.example"})
-	if _, err := f.Service.PlaceHold(credittest.Staff(store), credit.HoldInput{CompanyID: cafe.ID}); err != nil {
+	if _, err := f.Service.Companies.PlaceHold(credittest.Staff(store), credit.HoldInput{CompanyID: cafe.ID}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -266,7 +266,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("Delivery "+failedPost+" is applied."),
 		bodyText("Platform company GID changed\tAnna Berg"),
 	)
-	applied, err := f.Service.ListPlatformInbox(staff, credit.InboxListParams{Status: credit.InboxApplied})
+	applied, err := f.Service.Inbox.List(staff, credit.InboxListParams{Status: credit.InboxApplied})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("(HTTP 200)"),
 		shot("webhook-test"),
 	)
-	if endpoints, err := f.Service.ListWebhookEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
+	if endpoints, err := f.Service.Webhooks.ListEndpoints(staff); err != nil || len(endpoints) != 1 || endpoints[0].ID != endpointID || endpoints[0].Description != "ERP credit sync" {
 		t.Errorf("endpoints after the form: %+v %v (page said %s)", endpoints, err, endpointID)
 	}
 

@@ -65,7 +65,7 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 	if sortKey == "" {
 		limit := companiesPerPage
 		params.ListParams = credit.ListParams{Limit: &limit, Cursor: body.Cursor}
-		page, err = c.svc.ListCompanies(v.ctx, params)
+		page, err = c.svc.Companies.List(v.ctx, params)
 		if page.NextCursor != nil {
 			body.Next = buildQuery("q", body.Query, "status", body.Status, "cursor", *page.NextCursor)
 		}
@@ -98,7 +98,7 @@ func (c *Console) companies(w http.ResponseWriter, r *http.Request, v *visit) {
 		status, body.Error = p.Status, sentence(p.Message)
 	}
 	body.Page = page
-	if body.Totals, err = c.svc.Receivables(v.ctx); err != nil {
+	if body.Totals, err = c.svc.Reports.Receivables(v.ctx); err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
@@ -121,7 +121,7 @@ func (c *Console) allCompanies(v *visit, params credit.CompanyListParams) ([]cre
 	params.Limit = &limit
 	var all []credit.Company
 	for {
-		page, err := c.svc.ListCompanies(v.ctx, params)
+		page, err := c.svc.Companies.List(v.ctx, params)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (c *Console) company(w http.ResponseWriter, r *http.Request, v *visit) {
 // showCompany renders a company's page with status; forms carries a refused form.
 func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, forms map[string]*form) {
 	id := r.PathValue("id")
-	co, err := c.svc.GetCompany(v.ctx, id)
+	co, err := c.svc.Companies.Get(v.ctx, id)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -183,23 +183,23 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 	}
 	ledgerCursor, timelineCursor, invoicesCursor := q.Get("ledger"), q.Get("timeline"), q.Get("invoices")
 	ledgerLimit, timelineLimit, invoicesLimit := ledgerPerPage, timelinePerPage, invoicesPerPage
-	ledger, err := c.svc.ListLedger(v.ctx, co.ID, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &ledgerLimit, Cursor: ledgerCursor}})
+	ledger, err := c.svc.Ledger.List(v.ctx, co.ID, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &ledgerLimit, Cursor: ledgerCursor}})
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	timeline, err := c.svc.ListTimeline(v.ctx, co.ID, credit.ListParams{Limit: &timelineLimit, Cursor: timelineCursor})
+	timeline, err := c.svc.Timeline.List(v.ctx, co.ID, credit.ListParams{Limit: &timelineLimit, Cursor: timelineCursor})
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	invoices, err := c.svc.ListInvoices(v.ctx, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen,
+	invoices, err := c.svc.Invoices.List(v.ctx, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen,
 		ListParams: credit.ListParams{Limit: &invoicesLimit, Cursor: invoicesCursor}})
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	agings, err := c.svc.CompanyAging(v.ctx, []string{co.ID})
+	agings, err := c.svc.Reports.CompanyAging(v.ctx, []string{co.ID})
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -208,7 +208,7 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 	for i, e := range ledger.Data {
 		entryIDs[i] = e.ID
 	}
-	recorders, err := c.svc.LedgerRecorders(v.ctx, co.ID, entryIDs)
+	recorders, err := c.svc.Ledger.Recorders(v.ctx, co.ID, entryIDs)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -264,7 +264,7 @@ func companyPath(id string) string { return "/companies/" + url.PathEscape(id) }
 // placeHold places a manual hold under the member's name.
 func (c *Console) placeHold(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	res, err := c.svc.PlaceHold(v.ctx, credit.HoldInput{CompanyID: id, Note: optional(r.PostForm, "note")})
+	res, err := c.svc.Companies.PlaceHold(v.ctx, credit.HoldInput{CompanyID: id, Note: optional(r.PostForm, "note")})
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "hold", err, "note")
 		return
@@ -275,7 +275,7 @@ func (c *Console) placeHold(w http.ResponseWriter, r *http.Request, v *visit) {
 // liftHold lifts the company's hold; an unpaid overdue hold is refused with the API's message.
 func (c *Console) liftHold(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	res, err := c.svc.LiftHold(v.ctx, id)
+	res, err := c.svc.Companies.LiftHold(v.ctx, id)
 	if p := httpapi.Describe(err); err != nil && p.Code == credit.CodeHoldNotLiftable {
 		// The page offers no lift for such a hold; a stale page or a second tab still lands on
 		// the company's page, with the reason, rather than on the form's address.
@@ -296,7 +296,7 @@ func (c *Console) liftHold(w http.ResponseWriter, r *http.Request, v *visit) {
 // setCreditLimit changes the credit limit.
 func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	res, err := c.svc.SetCreditLimit(v.ctx, credit.CreditLimitInput{
+	res, err := c.svc.Companies.SetCreditLimit(v.ctx, credit.CreditLimitInput{
 		CompanyID: id,
 		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Reason:    optional(r.PostForm, "reason"),
@@ -313,7 +313,7 @@ func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visi
 func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	note := r.PostForm.Get("note")
-	res, err := c.svc.CreateAdjustment(v.ctx, credit.AdjustmentInput{
+	res, err := c.svc.Ledger.CreateAdjustment(v.ctx, credit.AdjustmentInput{
 		CompanyID: id,
 		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Note:      &note,
@@ -351,7 +351,7 @@ func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *v
 		}
 		in.OccurredAt = &ts
 	}
-	e, co, err := c.svc.RecordLedgerEntry(v.ctx, in)
+	e, co, err := c.svc.Ledger.Record(v.ctx, in)
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "entry", err, "kind", "amount", "order", "note", "occurred_at")
 		return

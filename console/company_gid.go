@@ -12,13 +12,13 @@ import (
 // setCompanyGID sets or corrects the company's platform company GID, under the member's name.
 func (c *Console) setCompanyGID(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	co, err := c.svc.SetPlatformCompanyGID(v.ctx, id, r.PostForm.Get("platform_company_gid"))
+	co, err := c.svc.Companies.SetPlatformCompanyGID(v.ctx, id, r.PostForm.Get("platform_company_gid"))
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "gid", err, "platform_company_gid")
 		return
 	}
 	msg := co.Name + "'s platform company GID is " + derefString(co.PlatformCompanyGID) + "."
-	failed, err := c.svc.FailedDeliveriesFor(v.ctx, co.ID)
+	failed, err := c.svc.Inbox.FailedFor(v.ctx, co.ID)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -38,12 +38,12 @@ func plural(n int, one, many string) string {
 
 // companyPlatform adds the platform company's part of a company's page to body.
 func (c *Console) companyPlatform(v *visit, body *companyBody) error {
-	failed, err := c.svc.FailedDeliveriesFor(v.ctx, body.Company.ID)
+	failed, err := c.svc.Inbox.FailedFor(v.ctx, body.Company.ID)
 	if err != nil {
 		return err
 	}
 	body.FailedDeliveries = failed
-	body.ApplicationID, err = c.svc.ApplicationOfCompany(v.ctx, body.Company.ID)
+	body.ApplicationID, err = c.svc.Applications.OfCompany(v.ctx, body.Company.ID)
 	return err
 }
 
@@ -74,7 +74,7 @@ func (c *Console) companyForm(w http.ResponseWriter, r *http.Request, v *visit) 
 		c.setCompanyGID(w, r, v)
 	default:
 		// Another store's company or an unknown one is not found, whatever the form.
-		if _, err := c.svc.GetCompany(v.ctx, r.PathValue("id")); err != nil {
+		if _, err := c.svc.Companies.Get(v.ctx, r.PathValue("id")); err != nil {
 			c.fail(w, r, v, err)
 			return
 		}

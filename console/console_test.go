@@ -21,7 +21,7 @@ func TestCompaniesPage(t *testing.T) {
 		f.MustCompany(t, f.store, fmt.Sprintf("Kunde %02d GmbH", i), "1000.00")
 	}
 	held := f.MustCompany(t, f.store, "Zum Goldenen Hirschen", "8000.00")
-	if _, err := f.Service.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
+	if _, err := f.Service.Companies.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
 		t.Fatal(err)
 	}
 	b := f.browser(t)
@@ -153,7 +153,7 @@ func TestOverdueHoldRefusal(t *testing.T) {
 	due := regexp.MustCompile(`[0-9T:.-]+Z`).FindString(apiMessage)
 	readable := strings.Replace(apiMessage, due, "2026-02-20 09:00 UTC", 1)
 	b.follow(refused).wantText(t, strings.ToUpper(readable[:1])+readable[1:]+".").wantNoText(t, due)
-	if co, _ := f.Service.GetCompany(credittest.Staff(f.store), f.company.ID); co.Hold == nil {
+	if co, _ := f.Service.Companies.Get(credittest.Staff(f.store), f.company.ID); co.Hold == nil {
 		t.Fatal("the refused lift removed the hold")
 	}
 	timeline := b.get(path).Body
@@ -198,7 +198,7 @@ func TestApplicationPages(t *testing.T) {
 	b.get(path).wantText(t, "Approved", "it has no further step").wantNoText(t, "Start the review")
 
 	// An erased contact shows as such.
-	if _, err := f.Service.ErasePerson(credittest.Staff(f.store), "ada@example.com"); err != nil {
+	if _, err := f.Service.Applications.ErasePerson(credittest.Staff(f.store), "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	b.get(path).wantText(t, "erased at their request").wantNoText(t, "Ada Buyer")
@@ -278,7 +278,7 @@ func TestPersonErasure(t *testing.T) {
 		wantText(t, `id="erase-email-error">Email must not be empty.`)
 	done := b.follow(b.post("/privacy/erase", url.Values{"email": {"ADA@example.com"}, "confirm": {"yes"}}))
 	done.wantText(t, "1 application had that email: its contact name and email are erased.").wantNoText(t, "ada@example.com")
-	a, _ := f.Service.GetApplication(credittest.Staff(f.store), f.app.ID)
+	a, _ := f.Service.Applications.Get(credittest.Staff(f.store), f.app.ID)
 	if !a.Contact.Redacted || a.Contact.Email != nil {
 		t.Fatalf("contact after erasure: %+v", a.Contact)
 	}
@@ -292,7 +292,7 @@ func TestSignOut(t *testing.T) {
 	b.mustSignIn("anna@example.com", password)
 	token := b.cookie("creditd_session")
 	b.follow(b.post("/logout", nil)).wantStatus(t, http.StatusOK).wantText(t, "You have signed out.")
-	if _, _, err := f.Service.ResumeSession(t.Context(), token, credit.SessionPolicy{}); err == nil {
+	if _, _, err := f.Service.Staff.ResumeSession(t.Context(), token, credit.SessionPolicy{}); err == nil {
 		t.Fatal("the session still works after sign-out")
 	}
 	b.get("/companies").wantStatus(t, http.StatusSeeOther)
@@ -310,7 +310,7 @@ func TestCompaniesSorted(t *testing.T) {
 	debtor := f.MustCompany(t, f.store, "Zeppelin Bau AG", "50000.00")
 	f.MustRecord(t, credit.LedgerEntryInput{CompanyID: debtor.ID, Kind: credit.KindOrderPlaced, Amount: "9000.00", OrderGID: "gid://platform/Order/900"})
 	held := f.MustCompany(t, f.store, "Yak Handel KG", "100.00")
-	if _, err := f.Service.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
+	if _, err := f.Service.Companies.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
 		t.Fatal(err)
 	}
 	b := f.browser(t)

@@ -15,18 +15,18 @@ import (
 // page shown with the errors can be reloaded; payment terms are a choice.
 func TestFormsInPeoplesTerms(t *testing.T) {
 	e := newConsole(t)
-	st, err := e.Service.CreateStore(credittest.Admin(), "Bäckerei Bedarf GmbH", "EUR", credit.DefaultBufferPercent, "de")
+	st, err := e.Service.Stores.Create(credittest.Admin(), "Bäckerei Bedarf GmbH", "EUR", credit.DefaultBufferPercent, "de")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Service.CreateStore(credittest.Admin(), "Bad", "EUR", 5, "German"); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := e.Service.Stores.Create(credittest.Admin(), "Bad", "EUR", 5, "German"); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Errorf("a store with locale German: %v", err)
 	}
 	e.MustStaff(t, st.ID, "Anna Berg", "anna@example.com", password)
 	b := e.browser(t)
 	b.mustSignIn("anna@example.com", password)
 	app := e.MustApplication(t, st.ID, credit.ApplicationInput{BusinessName: "Bergbäckerei Huber"})
-	if _, _, err := e.Service.SetApplicationStatus(credittest.Staff(st.ID), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := e.Service.Applications.SetStatus(credittest.Staff(st.ID), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
 	page := b.get("/applications/"+app.ID).wantText(t, `action="/applications/`+app.ID+`" class="step step-approve"`,
@@ -41,7 +41,7 @@ func TestFormsInPeoplesTerms(t *testing.T) {
 		`id="approve-terms-error">The days to pay must be a whole number from 1 to 365.`,
 		`id="approve-gid-error">Platform_company_gid must look like gid://platform/Company/123.`,
 		`value="zehntausend"`, `value="400"`, `value="Company 7"`, `<option value="other" selected>`)
-	if got, _ := e.Service.GetApplication(credittest.Staff(st.ID), app.ID); got.Status != credit.AppInReview {
+	if got, _ := e.Service.Applications.Get(credittest.Staff(st.ID), app.ID); got.Status != credit.AppInReview {
 		t.Errorf("a refused approval changed the application: %s", got.Status)
 	}
 

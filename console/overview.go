@@ -31,23 +31,23 @@ type overviewBody struct {
 const overviewLimit = 8
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *visit) {
-	ov, err := c.svc.Overview(v.ctx)
+	ov, err := c.svc.Reports.Overview(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	totals, err := c.svc.Receivables(v.ctx)
+	totals, err := c.svc.Reports.Receivables(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	overdue, err := c.svc.ReceivablesByCompany(v.ctx, true)
+	overdue, err := c.svc.Reports.ReceivablesByCompany(v.ctx, true)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
 	sortRows(overdue, receivablesColumns[6], func(l credit.CompanyReceivables) string { return l.CompanyName }, true)
-	endpoints, err := c.svc.ListWebhookEndpoints(v.ctx)
+	endpoints, err := c.svc.Webhooks.ListEndpoints(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return

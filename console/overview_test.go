@@ -26,7 +26,7 @@ func TestOverview(t *testing.T) {
 	e.MustRecord(t, credit.LedgerEntryInput{CompanyID: alpen.ID, Kind: credit.KindOrderPlaced, Amount: "850.00", OrderGID: "gid://platform/Order/1"})
 	e.Clock.Advance(14*day + time.Hour) // due an hour ago: newly overdue
 	kessler := e.MustCompany(t, store, "Brauhaus Kessler KG", "8000.00")
-	if _, err := e.Service.PlaceHold(credittest.Staff(store), credit.HoldInput{CompanyID: kessler.ID}); err != nil {
+	if _, err := e.Service.Companies.PlaceHold(credittest.Staff(store), credit.HoldInput{CompanyID: kessler.ID}); err != nil {
 		t.Fatal(err)
 	}
 	e.MustApplication(t, store, credit.ApplicationInput{BusinessName: "Gasthof Zur Post"})
@@ -42,7 +42,7 @@ func TestOverview(t *testing.T) {
 		`id="applications-waiting">1</a>`, `id="failed-deliveries">1</a>`, `<svg class="chart" id="aging-chart"`, `<svg class="chart" id="history-chart"`,
 		"1–30: 850.00 EUR")
 
-	ov, err := e.Service.Overview(credittest.Staff(store))
+	ov, err := e.Service.Reports.Overview(credittest.Staff(store))
 	if err != nil {
 		t.Fatal(err)
 	}

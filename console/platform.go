@@ -56,7 +56,7 @@ func (c *Console) showPlatform(w http.ResponseWriter, r *http.Request, v *visit,
 	q := r.URL.Query()
 	body := platformBody{Graces: rotationGraces, DefaultPick: graceChoice(credit.DefaultPlatformSecretGrace), Rotate: rotate,
 		Status: q.Get("status"), Statuses: credit.InboxStatuses, Cursor: q.Get("cursor")}
-	conn, err := c.svc.PlatformConnectionStatus(v.ctx)
+	conn, err := c.svc.Platform.Status(v.ctx)
 	switch {
 	case err == nil:
 		body.Connection = &conn
@@ -67,7 +67,7 @@ func (c *Console) showPlatform(w http.ResponseWriter, r *http.Request, v *visit,
 		return
 	}
 	limit := inboxPerPage
-	body.Inbox, err = c.svc.ListPlatformInbox(v.ctx, credit.InboxListParams{Status: body.Status, ListParams: credit.ListParams{Limit: &limit, Cursor: body.Cursor}})
+	body.Inbox, err = c.svc.Inbox.List(v.ctx, credit.InboxListParams{Status: body.Status, ListParams: credit.ListParams{Limit: &limit, Cursor: body.Cursor}})
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Status >= 500 {
@@ -95,7 +95,7 @@ func (c *Console) rotatePlatformSecret(w http.ResponseWriter, r *http.Request, v
 	grace, err := graceOf(r)
 	var conn credit.PlatformConnection
 	if err == nil {
-		conn, err = c.svc.RotatePlatformSecret(v.ctx, r.PostForm.Get("secret"), grace)
+		conn, err = c.svc.Platform.RotateSecret(v.ctx, r.PostForm.Get("secret"), grace)
 	}
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -118,7 +118,7 @@ func (c *Console) rotatePlatformSecret(w http.ResponseWriter, r *http.Request, v
 // retryPlatformDelivery applies a failed delivery again and returns to the inbox as it was
 // filtered, saying what the delivery came to.
 func (c *Console) retryPlatformDelivery(w http.ResponseWriter, r *http.Request, v *visit) {
-	d, err := c.svc.RetryPlatformDelivery(v.ctx, r.PathValue("id"))
+	d, err := c.svc.Inbox.Retry(v.ctx, r.PathValue("id"))
 	back := retryBack(r)
 	if err != nil {
 		p := httpapi.Describe(err)

@@ -45,7 +45,7 @@ func paymentFor(n int, gid, amount string) string {
 // not have, which the inbox keeps as failed; it returns that delivery's ID.
 func connectAndFail(t *testing.T, env *credittest.Env, store, shop, webhookID string) string {
 	t.Helper()
-	if _, err := env.Service.ConnectPlatform(credittest.Staff(store), shop, platformSecret); err != nil {
+	if _, err := env.Service.Platform.Connect(credittest.Staff(store), shop, platformSecret); err != nil {
 		t.Fatalf("connect %s: %v", store, err)
 	}
 	d := deliverPlatform(t, env, shop, platformSecret, credit.TopicPaymentCreated, webhookID, paymentFor(len(webhookID), unknownCompanyGID, "120.00"))
@@ -92,14 +92,14 @@ func TestPlatformPage(t *testing.T) {
 	anna.post("/platform/secret", url.Values{"csrf": {"forged"}, "secret": {"shpss_the_new_secret_0123456789"}, "grace": {"1h"}}).wantStatus(t, http.StatusForbidden)
 	ledger := func() int {
 		t.Helper()
-		page, err := f.Service.ListLedger(credittest.Staff(f.store), f.company.ID, credit.LedgerListParams{})
+		page, err := f.Service.Ledger.List(credittest.Staff(f.store), f.company.ID, credit.LedgerListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(page.Data)
 	}
 	staff := credittest.Staff(f.store)
-	if failed, _ := f.Service.ListPlatformInbox(staff, credit.InboxListParams{Status: credit.InboxFailed}); len(failed.Data) != 1 {
+	if failed, _ := f.Service.Inbox.List(staff, credit.InboxListParams{Status: credit.InboxFailed}); len(failed.Data) != 1 {
 		t.Fatalf("failed deliveries after the refused forms: %+v", failed.Data)
 	}
 
@@ -108,7 +108,7 @@ func TestPlatformPage(t *testing.T) {
 	anna.follow(anna.post("/platform/deliveries/"+mine+"/retry", url.Values{"status": {"failed"}})).
 		wantText(t, "Delivery "+mine+" is failed: unknown company.", `id="retry-`+mine+`"`)
 	// Fixed by creating the company: applied once.
-	late, err := f.Service.CreateCompany(staff, credit.CompanyInput{Name: "Late Arrival GmbH", PlatformCompanyGID: unknownCompanyGID, PaymentTerms: "NET_30", CreditLimit: "500.00"})
+	late, err := f.Service.Companies.Create(staff, credit.CompanyInput{Name: "Late Arrival GmbH", PlatformCompanyGID: unknownCompanyGID, PaymentTerms: "NET_30", CreditLimit: "500.00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestPlatformPage(t *testing.T) {
 	anna.follow(done).wantText(t, "Delivery "+mine+" is applied.", "No delivery is failed.")
 	anna.get("/platform?status=applied").wantText(t, "alpine-payment-1", `href="/companies/`+late.ID+`"`).wantNoText(t, `id="retry-`+mine+`"`)
 	entries := func() []credit.LedgerEntry {
-		page, err := f.Service.ListLedger(staff, late.ID, credit.LedgerListParams{})
+		page, err := f.Service.Ledger.List(staff, late.ID, credit.LedgerListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestPlatformPage(t *testing.T) {
 		t.Fatalf("a second retry wrote to the ledger: %+v", got)
 	}
 	// Otto's failed delivery is untouched.
-	if d, _ := f.Service.ListPlatformInbox(credittest.Staff(f.otherStore), credit.InboxListParams{Status: credit.InboxFailed}); len(d.Data) != 1 || d.Data[0].ID != theirs {
+	if d, _ := f.Service.Inbox.List(credittest.Staff(f.otherStore), credit.InboxListParams{Status: credit.InboxFailed}); len(d.Data) != 1 || d.Data[0].ID != theirs {
 		t.Fatalf("the other store's inbox: %+v", d.Data)
 	}
 

@@ -47,12 +47,12 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 	// By default the largest overdue amount first: what to chase first.
 	col, desc := pickSort(receivablesColumns, q.Get("sort"), q.Get("order"), 6, true)
 	sortKey := receivablesColumns[col].Key
-	totals, err := c.svc.Receivables(v.ctx)
+	totals, err := c.svc.Reports.Receivables(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
-	lines, err := c.svc.ReceivablesByCompany(v.ctx, overdueOnly)
+	lines, err := c.svc.Reports.ReceivablesByCompany(v.ctx, overdueOnly)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return

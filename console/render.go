@@ -146,7 +146,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *visit, err err
 // done records an action's result on the session and sends the browser to the page that shows
 // it (POST-redirect-GET), so that reloading that page repeats nothing.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, v *visit, to, notice string) {
-	if err := c.svc.SetSessionNotice(v.ctx, v.session.ID, notice); err != nil {
+	if err := c.svc.Staff.SetSessionNotice(v.ctx, v.session.ID, notice); err != nil {
 		httpapi.Log(r.Context(), httpapi.Describe(err), err, "step", "session notice")
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
@@ -167,7 +167,7 @@ func (c *Console) takeNotice(r *http.Request, v *visit) string {
 	if v.session.Notice == nil {
 		return ""
 	}
-	if err := c.svc.SetSessionNotice(v.ctx, v.session.ID, ""); err != nil {
+	if err := c.svc.Staff.SetSessionNotice(v.ctx, v.session.ID, ""); err != nil {
 		httpapi.Log(r.Context(), httpapi.Describe(err), err, "step", "session notice")
 	}
 	return *v.session.Notice

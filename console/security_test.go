@@ -43,7 +43,7 @@ func newFixture(t *testing.T, adjust ...func(*console.Config)) *fixture {
 	f.otherKey = env.MustIssuedKey(t, f.otherStore, "Canary key", credit.ScopeReadCredit)
 	f.endpoints = map[string]string{}
 	for st, k := range map[string]string{f.store: f.key.ID, f.otherStore: f.otherKey.ID} {
-		we, err := env.Service.CreateWebhookEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "http://127.0.0.1:9/hooks", Description: "Canary hooks of " + st})
+		we, err := env.Service.Webhooks.CreateEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "http://127.0.0.1:9/hooks", Description: "Canary hooks of " + st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,15 +150,15 @@ func TestNoPageWithoutSession(t *testing.T) {
 		}
 	}
 	// Nothing changed: no hold, same limit, the application still submitted, the key alive.
-	co, err := f.Service.GetCompany(credittest.Staff(f.store), f.company.ID)
+	co, err := f.Service.Companies.Get(credittest.Staff(f.store), f.company.ID)
 	if err != nil || co.Hold != nil || co.CreditLimit.Amount != "25000.00" || co.Outstanding.Amount != "0.00" {
 		t.Errorf("company after the refused requests: %+v %v", co, err)
 	}
-	a, err := f.Service.GetApplication(credittest.Staff(f.store), f.app.ID)
+	a, err := f.Service.Applications.Get(credittest.Staff(f.store), f.app.ID)
 	if err != nil || a.Status != credit.AppSubmitted || a.Contact.Redacted {
 		t.Errorf("application after the refused requests: %+v %v", a, err)
 	}
-	keys, err := f.Service.ListKeys(credittest.Staff(f.store), time.Hour)
+	keys, err := f.Service.Keys.List(credittest.Staff(f.store), time.Hour)
 	if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
 		t.Errorf("keys after the refused requests: %+v %v", keys, err)
 	}
@@ -192,11 +192,11 @@ func TestCSRFRefused(t *testing.T) {
 		p = anna.post("/logout", url.Values{"csrf": {token}})
 		p.wantStatus(t, http.StatusForbidden)
 	}
-	co, _ := f.Service.GetCompany(credittest.Staff(f.store), f.company.ID)
+	co, _ := f.Service.Companies.Get(credittest.Staff(f.store), f.company.ID)
 	if co.Hold != nil {
 		t.Fatalf("a refused form placed a hold: %+v", co.Hold)
 	}
-	keys, _ := f.Service.ListKeys(credittest.Staff(f.store), time.Hour)
+	keys, _ := f.Service.Keys.List(credittest.Staff(f.store), time.Hour)
 	if keys[0].RevokedAt != nil {
 		t.Fatal("a refused form revoked the key")
 	}
@@ -272,11 +272,11 @@ func TestNoSessionFixation(t *testing.T) {
 		t.Fatalf("second sign-in kept the session token %q", second)
 	}
 	for name, token := range map[string]string{"planted": planted, "first": first} {
-		if _, _, err := f.Service.ResumeSession(t.Context(), token, credit.SessionPolicy{}); err == nil {
+		if _, _, err := f.Service.Staff.ResumeSession(t.Context(), token, credit.SessionPolicy{}); err == nil {
 			t.Errorf("the %s session still works after a new sign-in", name)
 		}
 	}
-	if _, _, err := f.Service.ResumeSession(t.Context(), second, credit.SessionPolicy{}); err != nil {
+	if _, _, err := f.Service.Staff.ResumeSession(t.Context(), second, credit.SessionPolicy{}); err != nil {
 		t.Errorf("the new session: %v", err)
 	}
 
@@ -412,22 +412,22 @@ func TestOtherStoresRecordsAreNotFound(t *testing.T) {
 	b.get("/settings/api").wantStatus(t, http.StatusOK).wantText(t, f.key.ID).wantNoText(t, canaries...)
 	// The other store's records are as they were.
 	other := credittest.Staff(f.otherStore)
-	co, _ := f.Service.GetCompany(other, f.otherCompany.ID)
+	co, _ := f.Service.Companies.Get(other, f.otherCompany.ID)
 	if co.Hold != nil || co.CreditLimit.Amount != "999.00" || co.Outstanding.Amount != "0.00" {
 		t.Errorf("the other store's company changed: %+v", co)
 	}
-	a, _ := f.Service.GetApplication(other, f.otherApp.ID)
+	a, _ := f.Service.Applications.Get(other, f.otherApp.ID)
 	if a.Status != credit.AppSubmitted {
 		t.Errorf("the other store's application changed: %+v", a)
 	}
-	keys, _ := f.Service.ListKeys(other, time.Hour)
+	keys, _ := f.Service.Keys.List(other, time.Hour)
 	if len(keys) != 1 || keys[0].RevokedAt != nil {
 		t.Errorf("the other store's key changed: %+v", keys)
 	}
 	// Erasure in my store leaves the other store's person alone.
 	b.get("/privacy")
 	b.post("/privacy/erase", url.Values{"email": {"canary@example.com"}, "confirm": {"yes"}}).wantStatus(t, http.StatusSeeOther)
-	if a, _ := f.Service.GetApplication(other, f.otherApp.ID); a.Contact.Redacted {
+	if a, _ := f.Service.Applications.Get(other, f.otherApp.ID); a.Contact.Redacted {
 		t.Error("an erasure in one store redacted another store's application")
 	}
 }

@@ -103,7 +103,7 @@ func (c *Console) resume(w http.ResponseWriter, r *http.Request) (*visit, bool) 
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return nil, false
 	}
-	ctx, session, err := c.svc.ResumeSession(r.Context(), cookie.Value, c.policy)
+	ctx, session, err := c.svc.Staff.ResumeSession(r.Context(), cookie.Value, c.policy)
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
 		c.setCookie(w, r, sessionCookie, "", "/", -1)
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -113,7 +113,7 @@ func (c *Console) resume(w http.ResponseWriter, r *http.Request) (*visit, bool) 
 		c.fail(w, r, nil, err)
 		return nil, false
 	}
-	store, err := c.svc.CurrentStore(ctx)
+	store, err := c.svc.Stores.Current(ctx)
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return nil, false
@@ -136,7 +136,7 @@ type signInBody struct {
 // loginPage shows the sign-in form, or sends a signed-in member to the companies.
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	if cookie, err := r.Cookie(sessionCookie); err == nil && cookie.Value != "" {
-		if _, _, err := c.svc.ResumeSession(r.Context(), cookie.Value, c.policy); err == nil {
+		if _, _, err := c.svc.Staff.ResumeSession(r.Context(), cookie.Value, c.policy); err == nil {
 			http.Redirect(w, r, "/companies", http.StatusSeeOther)
 			return
 		}
@@ -187,12 +187,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
-		if err := c.svc.SignOut(r.Context(), old.Value); err != nil {
+		if err := c.svc.Staff.SignOut(r.Context(), old.Value); err != nil {
 			c.fail(w, r, nil, err)
 			return
 		}
 	}
-	token, session, err := c.svc.SignIn(r.Context(), email, password, c.policy)
+	token, session, err := c.svc.Staff.SignIn(r.Context(), email, password, c.policy)
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
 		if retry, limited := c.signInLimited(r, c.byAddr, "console-signin-addr:"+httpapi.ClientAddress(r)); limited {
 			c.refuseSignIn(w, r, email, retry)
@@ -243,7 +243,7 @@ func (c *Console) refuseSignIn(w http.ResponseWriter, r *http.Request, email str
 
 // logout ends the session and clears its cookie.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, v *visit) {
-	if err := c.svc.SignOut(r.Context(), v.token); err != nil {
+	if err := c.svc.Staff.SignOut(r.Context(), v.token); err != nil {
 		c.fail(w, r, v, err)
 		return
 	}

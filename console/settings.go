@@ -41,7 +41,7 @@ func (c *Console) apiSettings(w http.ResponseWriter, r *http.Request, v *visit) 
 }
 
 func (c *Console) showAPISettings(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, create *form, rotate map[string]*form) {
-	keys, err := c.svc.ListKeys(v.ctx, credit.DefaultStaleAfter)
+	keys, err := c.svc.Keys.List(v.ctx, credit.DefaultStaleAfter)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -76,7 +76,7 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	scopes, err := credit.ParseScopes(strings.Join(r.PostForm["scopes"], ","))
 	var k credit.IssuedKey
 	if err == nil {
-		k, err = c.svc.CreateKey(v.ctx, label, scopes)
+		k, err = c.svc.Keys.Create(v.ctx, label, scopes)
 	}
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -110,7 +110,7 @@ func (c *Console) rotateKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	grace, err := graceOf(r)
 	var k credit.IssuedKey
 	if err == nil {
-		k, err = c.svc.RotateKey(v.ctx, id, grace)
+		k, err = c.svc.Keys.Rotate(v.ctx, id, grace)
 	}
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -129,7 +129,7 @@ func (c *Console) rotateKey(w http.ResponseWriter, r *http.Request, v *visit) {
 // revokeKey revokes a key: every secret of it stops at once, on every instance.
 func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	if err := c.svc.RevokeKey(v.ctx, id); err != nil {
+	if err := c.svc.Keys.Revoke(v.ctx, id); err != nil {
 		c.fail(w, r, v, err)
 		return
 	}
@@ -157,7 +157,7 @@ func (c *Console) erasePerson(w http.ResponseWriter, r *http.Request, v *visit) 
 	if r.PostForm.Get("confirm") != "yes" {
 		err = credit.ParamErrorf(credit.CodeValidationFailed, "confirm", "confirm that the erasure cannot be undone")
 	} else {
-		n, err = c.svc.ErasePerson(v.ctx, r.PostForm.Get("email"))
+		n, err = c.svc.Applications.ErasePerson(v.ctx, r.PostForm.Get("email"))
 	}
 	if err != nil {
 		p := httpapi.Describe(err)

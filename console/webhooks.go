@@ -35,7 +35,7 @@ func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, v *visit) {
 }
 
 func (c *Console) showWebhooks(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, create *form, rotate map[string]*form) {
-	endpoints, err := c.svc.ListWebhookEndpoints(v.ctx)
+	endpoints, err := c.svc.Webhooks.ListEndpoints(v.ctx)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -67,7 +67,7 @@ func (c *Console) createWebhook(w http.ResponseWriter, r *http.Request, v *visit
 		Description: strings.TrimSpace(r.PostForm.Get("description")),
 		EventTypes:  r.PostForm["events"],
 	}
-	issued, err := c.svc.CreateWebhookEndpoint(v.ctx, in)
+	issued, err := c.svc.Webhooks.CreateEndpoint(v.ctx, in)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Status >= 500 {
@@ -85,7 +85,7 @@ func (c *Console) createWebhook(w http.ResponseWriter, r *http.Request, v *visit
 // setWebhookEnabled enables or disables an endpoint.
 func (c *Console) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, v *visit) {
 	return func(w http.ResponseWriter, r *http.Request, v *visit) {
-		e, err := c.svc.SetWebhookEndpointEnabled(v.ctx, r.PathValue("id"), enabled)
+		e, err := c.svc.Webhooks.SetEndpointEnabled(v.ctx, r.PathValue("id"), enabled)
 		if err != nil {
 			c.fail(w, r, v, err)
 			return
@@ -105,7 +105,7 @@ func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit
 	grace, err := graceOf(r)
 	var issued credit.IssuedWebhookSecret
 	if err == nil {
-		issued, err = c.svc.RotateWebhookSecret(v.ctx, id, grace)
+		issued, err = c.svc.Webhooks.RotateSecret(v.ctx, id, grace)
 	}
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -138,7 +138,7 @@ func (c *Console) webhook(w http.ResponseWriter, r *http.Request, v *visit) {
 }
 
 func (c *Console) showWebhook(w http.ResponseWriter, r *http.Request, v *visit, status int, notice string, redeliver *form) {
-	report, err := c.svc.WebhookDeliveries(v.ctx, r.PathValue("id"), webhookAttemptsShown)
+	report, err := c.svc.Webhooks.Deliveries(v.ctx, r.PathValue("id"), webhookAttemptsShown)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return
@@ -167,14 +167,14 @@ func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *vi
 	if event == "" {
 		event = strings.TrimSpace(r.PostForm.Get("event"))
 	}
-	d, err := c.svc.RedeliverWebhookEvent(v.ctx, event, id)
+	d, err := c.svc.Webhooks.Redeliver(v.ctx, event, id)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Status >= 500 {
 			c.fail(w, r, v, err)
 			return
 		}
-		if _, known := c.svc.WebhookDeliveries(v.ctx, id, 1); known != nil {
+		if _, known := c.svc.Webhooks.Deliveries(v.ctx, id, 1); known != nil {
 			c.fail(w, r, v, known) // the endpoint itself is unknown here
 			return
 		}
@@ -197,7 +197,7 @@ func (c *Console) testWebhook(w http.ResponseWriter, r *http.Request, v *visit) 
 		c.fail(w, r, v, credit.Errorf(credit.CodeNotFound, "this console cannot send webhooks"))
 		return
 	}
-	due, err := c.svc.WebhookPing(v.ctx, id)
+	due, err := c.svc.Webhooks.Ping(v.ctx, id)
 	if err != nil {
 		c.fail(w, r, v, err)
 		return

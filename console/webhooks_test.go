@@ -54,10 +54,10 @@ func TestWebhooksPage(t *testing.T) {
 
 	// Deliveries: none yet; then an event of its type waits, and an event is asked for again.
 	b.get("/webhooks/"+id[1]).wantStatus(t, http.StatusOK).wantText(t, "ERP sync", "Nothing is waiting.", "No delivery was attempted yet.")
-	if _, err := f.Service.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: f.company.ID}); err != nil {
+	if _, err := f.Service.Companies.PlaceHold(credittest.Staff(f.store), credit.HoldInput{CompanyID: f.company.ID}); err != nil {
 		t.Fatal(err)
 	}
-	events, err := f.Service.ListEvents(credittest.Staff(f.store), credit.EventListParams{Types: []string{"company.hold_placed"}})
+	events, err := f.Service.Events.List(credittest.Staff(f.store), credit.EventListParams{Types: []string{"company.hold_placed"}})
 	if err != nil || len(events.Data) != 1 {
 		t.Fatalf("events: %+v %v", events, err)
 	}
@@ -136,7 +136,7 @@ func TestWebhookTestEvent(t *testing.T) {
 // loopback.
 func withWebhookSender(cfg *console.Config) {
 	w := delivery.New(delivery.Config{
-		Queue:  cfg.Service,
+		Queue:  cfg.Service.WebhookQueue,
 		Lock:   func(context.Context, string) (func(), bool, error) { return func() {}, true, nil },
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: true}),
 		Logger: slog.New(slog.DiscardHandler),

@@ -27,29 +27,32 @@ func TestAdminSideIsStaffOnly(t *testing.T) {
 
 	ops := map[string]func(ctx context.Context) error{
 		"create key": func(ctx context.Context) error {
-			_, err := svc.CreateKey(ctx, "k", []string{credit.ScopeReadCredit})
+			_, err := svc.Keys.Create(ctx, "k", []string{credit.ScopeReadCredit})
 			return err
 		},
-		"rotate key": func(ctx context.Context) error { _, err := svc.RotateKey(ctx, key.ID, time.Hour); return err },
-		"list keys":  func(ctx context.Context) error { _, err := svc.ListKeys(ctx, time.Hour); return err },
+		"rotate key": func(ctx context.Context) error { _, err := svc.Keys.Rotate(ctx, key.ID, time.Hour); return err },
+		"list keys":  func(ctx context.Context) error { _, err := svc.Keys.List(ctx, time.Hour); return err },
 		"create company": func(ctx context.Context) error {
-			_, err := svc.CreateCompany(ctx, credit.CompanyInput{Name: "N", PaymentTerms: "NET_30", CreditLimit: "1"})
+			_, err := svc.Companies.Create(ctx, credit.CompanyInput{Name: "N", PaymentTerms: "NET_30", CreditLimit: "1"})
 			return err
 		},
 		"record ledger entry": func(ctx context.Context) error {
-			_, _, err := svc.RecordLedgerEntry(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: "1.00"})
+			_, _, err := svc.Ledger.Record(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: "1.00"})
 			return err
 		},
 		"create application": func(ctx context.Context) error {
-			_, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+			_, err := svc.Applications.Create(ctx, credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 			return err
 		},
 		"approve application": func(ctx context.Context) error {
-			_, _, err := svc.SetApplicationStatus(ctx, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview})
+			_, _, err := svc.Applications.SetStatus(ctx, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview})
 			return err
 		},
-		"erase person": func(ctx context.Context) error { _, err := svc.ErasePerson(ctx, "ada@example.com"); return err },
-		"revoke key":   func(ctx context.Context) error { return svc.RevokeKey(ctx, key.ID) },
+		"erase person": func(ctx context.Context) error {
+			_, err := svc.Applications.ErasePerson(ctx, "ada@example.com")
+			return err
+		},
+		"revoke key": func(ctx context.Context) error { return svc.Keys.Revoke(ctx, key.ID) },
 	}
 	for name, op := range ops {
 		for viewer, ctx := range map[string]context.Context{
@@ -63,28 +66,28 @@ func TestAdminSideIsStaffOnly(t *testing.T) {
 	}
 	// Another store's staff: the records of this store are not found.
 	other := credittest.Staff(theirs)
-	if _, _, err := svc.SetApplicationStatus(other, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); !credit.IsNotFound(err) {
+	if _, _, err := svc.Applications.SetStatus(other, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); !credit.IsNotFound(err) {
 		t.Errorf("approving another store's application: %v, want not_found", err)
 	}
-	if err := svc.RevokeKey(other, key.ID); !credit.IsNotFound(err) {
+	if err := svc.Keys.Revoke(other, key.ID); !credit.IsNotFound(err) {
 		t.Errorf("revoking another store's key: %v, want not_found", err)
 	}
-	if _, _, err := svc.RecordLedgerEntry(other, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: "1.00"}); !credit.IsNotFound(err) {
+	if _, _, err := svc.Ledger.Record(other, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindAdjustment, Amount: "1.00"}); !credit.IsNotFound(err) {
 		t.Errorf("recording in another store's ledger: %v, want not_found", err)
 	}
 	// Their own staff can.
-	if _, _, err := svc.SetApplicationStatus(credittest.Staff(theirs), credit.StatusChange{ApplicationID: theirApp.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := svc.Applications.SetStatus(credittest.Staff(theirs), credit.StatusChange{ApplicationID: theirApp.ID, Status: credit.AppInReview}); err != nil {
 		t.Errorf("their staff moving their application: %v", err)
 	}
-	if err := svc.RevokeKey(credittest.Staff(theirs), theirKey.ID); err != nil {
+	if err := svc.Keys.Revoke(credittest.Staff(theirs), theirKey.ID); err != nil {
 		t.Errorf("their staff revoking their key: %v", err)
 	}
 	// Nothing of this store changed through the refused calls.
-	keys, err := svc.ListKeys(credittest.Staff(mine), time.Hour)
+	keys, err := svc.Keys.List(credittest.Staff(mine), time.Hour)
 	if err != nil || len(keys) != 1 || keys[0].RevokedAt != nil {
 		t.Fatalf("this store's keys after the refusals: %+v %v", keys, err)
 	}
-	got, err := svc.GetApplication(tenant.APIKey(context.Background(), mine, key.ID, "erp", credit.AllScopes), app.ID)
+	got, err := svc.Applications.Get(tenant.APIKey(context.Background(), mine, key.ID, "erp", credit.AllScopes), app.ID)
 	if err != nil || got.Status != credit.AppSubmitted {
 		t.Fatalf("the application after the refusals: %+v %v", got, err)
 	}

@@ -35,7 +35,7 @@ var applicationTransitions = map[string][]string{
 var ApplicationStatuses = []string{AppSubmitted, AppInReview, AppNeedsInfo, AppApproved, AppRejected}
 
 // NextApplicationStatuses returns the statuses an application in status may move to (contract
-// §5), so that the staff console offers exactly the transitions SetApplicationStatus accepts;
+// §5), so that the staff console offers exactly the transitions Applications.SetStatus accepts;
 // none for an approved or rejected application, or an unknown status.
 func NextApplicationStatuses(status string) []string {
 	return slices.Clone(applicationTransitions[status])
@@ -89,17 +89,17 @@ func applicationView(a *ent.Application) Application {
 	}
 }
 
-// ApplicationListParams are the inputs of ListApplications.
+// ApplicationListParams are the inputs of Applications.List.
 type ApplicationListParams struct {
 	ListParams
 	// Status is "" or one of the five application statuses.
 	Status string
 }
 
-// ListApplications lists the viewer's store's applications, newest submitted_at first.
+// List lists the viewer's store's applications, newest submitted_at first.
 //
 // Errors: insufficient_scope, invalid_parameter (status, limit, cursor).
-func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams) (Page[Application], error) {
+func (s *Applications) List(ctx context.Context, p ApplicationListParams) (Page[Application], error) {
 	if err := requireScope(ctx, ScopeReadApplications); err != nil {
 		return Page[Application]{}, err
 	}
@@ -136,10 +136,10 @@ func (s *Service) ListApplications(ctx context.Context, p ApplicationListParams)
 	}), nil
 }
 
-// GetApplication returns one application of the viewer's store.
+// Get returns one application of the viewer's store.
 //
 // Errors: insufficient_scope, not_found.
-func (s *Service) GetApplication(ctx context.Context, id string) (Application, error) {
+func (s *Applications) Get(ctx context.Context, id string) (Application, error) {
 	if err := requireScope(ctx, ScopeReadApplications); err != nil {
 		return Application{}, err
 	}
@@ -164,10 +164,10 @@ type ApplicationInput struct {
 	SubmittedAt  *Timestamp
 }
 
-// CreateApplication records a wholesale application in the staff member's store.
+// Create records a wholesale application in the staff member's store.
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed.
-func (s *Service) CreateApplication(ctx context.Context, in ApplicationInput) (Application, error) {
+func (s *Applications) Create(ctx context.Context, in ApplicationInput) (Application, error) {
 	v, err := requireStaff(ctx)
 	if err != nil {
 		return Application{}, err
@@ -243,13 +243,13 @@ type StatusChange struct {
 	PlatformCompanyGID string
 }
 
-// SetApplicationStatus changes an application's status along the contract's transitions; on
+// SetStatus changes an application's status along the contract's transitions; on
 // approval it creates the company in the same transaction and returns it. Only staff may:
 // "Approval and rejection are not available through the API".
 //
 // Errors: insufficient_scope (not staff), not_found, validation_failed (status, a refused
 // transition, approval terms), invalid_amount, limit_below_zero.
-func (s *Service) SetApplicationStatus(ctx context.Context, in StatusChange) (Application, *Company, error) {
+func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Application, *Company, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Application{}, nil, err
 	}
@@ -354,10 +354,10 @@ type ApplicationChange struct {
 	OccurredAt Timestamp
 }
 
-// ApplicationHistory returns an application's status changes, newest first, with who made each.
+// History returns an application's status changes, newest first, with who made each.
 //
 // Errors: insufficient_scope (not staff), not_found.
-func (s *Service) ApplicationHistory(ctx context.Context, id string) ([]ApplicationChange, error) {
+func (s *Applications) History(ctx context.Context, id string) ([]ApplicationChange, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
@@ -387,7 +387,7 @@ func (s *Service) ApplicationHistory(ctx context.Context, id string) ([]Applicat
 // ApprovalErrors checks the terms an approval would create the company with, each field on
 // its own, and returns every refusal at once (credit_limit, payment_terms,
 // platform_company_gid), in that order, so that a form can show each beside its field. A GID
-// another company has is SetApplicationStatus's to find. Nothing is written.
+// another company has is Applications.SetStatus's to find. Nothing is written.
 func ApprovalErrors(creditLimit, paymentTerms, gid, currency string) []error {
 	var errs []error
 	if creditLimit == "" {
@@ -415,11 +415,11 @@ func renameParam(err error, param string) error {
 	return err
 }
 
-// ApplicationOfCompany returns the ID of the application whose approval created the company,
+// OfCompany returns the ID of the application whose approval created the company,
 // "" when it was created otherwise: the way back from a company to its application.
 //
 // Errors: insufficient_scope (not staff), not_found (company).
-func (s *Service) ApplicationOfCompany(ctx context.Context, companyID string) (string, error) {
+func (s *Applications) OfCompany(ctx context.Context, companyID string) (string, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return "", err
 	}
@@ -441,7 +441,7 @@ func (s *Service) ApplicationOfCompany(ctx context.Context, companyID string) (s
 // database files. It returns how many applications were changed.
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed (email).
-func (s *Service) ErasePerson(ctx context.Context, email string) (int, error) {
+func (s *Applications) ErasePerson(ctx context.Context, email string) (int, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return 0, err
 	}

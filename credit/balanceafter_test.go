@@ -34,7 +34,7 @@ func TestBalanceAfterIsTheRunningSum(t *testing.T) {
 		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: "-1200.01"})
 		for j := range i + 2 {
 			note := "goodwill"
-			res, err := env.Service.CreateAdjustment(key, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount([]string{"0.01", "-99.99", "1234567890123.45"}[j%3]), Note: &note})
+			res, err := env.Service.Ledger.CreateAdjustment(key, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount([]string{"0.01", "-99.99", "1234567890123.45"}[j%3]), Note: &note})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestBalanceAfterIsTheRunningSum(t *testing.T) {
 	}
 	// The events' objects, by entry ID.
 	events := map[string]credit.LedgerEntry{}
-	page, err := env.Service.ListEvents(key, credit.EventListParams{Types: []string{"ledger_entry.created"}, ListParams: credit.ListParams{Limit: ptr(250)}})
+	page, err := env.Service.Events.List(key, credit.EventListParams{Types: []string{"ledger_entry.created"}, ListParams: credit.ListParams{Limit: ptr(250)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestBalanceAfterIsTheRunningSum(t *testing.T) {
 		var entries []credit.LedgerEntry
 		p := credit.LedgerListParams{ListParams: credit.ListParams{Limit: &limit}}
 		for {
-			page, err := env.Service.ListLedger(key, c.ID, p)
+			page, err := env.Service.Ledger.List(key, c.ID, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestBalanceAfterIsTheRunningSum(t *testing.T) {
 			}
 			checked++
 		}
-		now, err := env.Service.GetCompany(key, c.ID)
+		now, err := env.Service.Companies.Get(key, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ type Company struct {
 	UpdatedAt          Timestamp `json:"updated_at"`
 
 	// ledgerSeq is the sequence number of the company's last ledger entry when the view was
-	// made, so that LatestLedgerEntriesOf need not read the company again.
+	// made, so that Ledger.LatestOf need not read the company again.
 	ledgerSeq int64
 }
 
@@ -99,7 +99,7 @@ func ParsePaymentTerms(s, param string) (int, error) {
 	return days, nil
 }
 
-// CompanyListParams are the inputs of ListCompanies.
+// CompanyListParams are the inputs of Companies.List.
 type CompanyListParams struct {
 	ListParams
 	// Status is "", "approved" or "on_hold".
@@ -116,13 +116,13 @@ type CompanyListParams struct {
 	ByName bool
 }
 
-// ListCompanies lists the viewer's store's companies in p's ordering (by default updated_at
+// List lists the viewer's store's companies in p's ordering (by default updated_at
 // then ID, ascending), filtered by status, update time and search. Each ordering is a keyset
 // read along an index, one statement per page (companyorder.go).
 //
 // Errors: insufficient_scope, invalid_parameter (status, limit, cursor — also one of another
 // ordering or other filters —, order, q for a search of the wrong length).
-func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[Company], error) {
+func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[Company]{}, err
 	}
@@ -195,10 +195,10 @@ func (s *Service) ListCompanies(ctx context.Context, p CompanyListParams) (Page[
 		func(c *ent.Company) string { return encodeCursor(st.CursorSecret, position(c)) }), nil
 }
 
-// GetCompany returns one company of the viewer's store.
+// Get returns one company of the viewer's store.
 //
 // Errors: insufficient_scope, not_found (unknown ID or another store's).
-func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
+func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Company{}, err
 	}
@@ -228,7 +228,7 @@ func (s *Service) GetCompany(ctx context.Context, id string) (Company, error) {
 // loadCompany reads a company with its store, scoped by the data layer to the viewer's store.
 //
 // Errors: not_found.
-func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string) (*ent.Company, error) {
+func (s *core) loadCompany(ctx context.Context, client *ent.Client, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
@@ -266,7 +266,7 @@ func (s *Service) loadCompany(ctx context.Context, client *ent.Client, id string
 // before it reads and locks the company's row.
 //
 // Errors: not_found.
-func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
+func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
@@ -311,7 +311,7 @@ func storeLockedFirst(ctx context.Context, companyID string) predicate.Company {
 // timeline event commit together and writes to one company take turns.
 //
 // Errors: insufficient_scope, not_found, and fn's.
-func (s *Service) writeCompany(ctx context.Context, companyID string, fn func(tx *ent.Tx, c *ent.Company) error) error {
+func (s *core) writeCompany(ctx context.Context, companyID string, fn func(tx *ent.Tx, c *ent.Company) error) error {
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return err
 	}
@@ -460,11 +460,11 @@ type CompanyInput struct {
 	CreditLimit        string
 }
 
-// CreateCompany creates a company on credit terms in the staff member's store.
+// Create creates a company on credit terms in the staff member's store.
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed,
 // invalid_amount, limit_below_zero.
-func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, error) {
+func (s *Companies) Create(ctx context.Context, in CompanyInput) (Company, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Company{}, err
 	}
@@ -494,7 +494,7 @@ func (s *Service) CreateCompany(ctx context.Context, in CompanyInput) (Company, 
 //
 // Errors: validation_failed (a platform company GID another company of the store has, too),
 // invalid_amount, limit_below_zero.
-func (s *Service) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
+func (s *core) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 500); err != nil {
 		return nil, err
@@ -568,7 +568,7 @@ type CreditLimitResult struct {
 //
 // Errors: insufficient_scope, not_found, validation_failed (reason), invalid_amount,
 // currency_mismatch, limit_below_zero.
-func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (CreditLimitResult, error) {
+func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (CreditLimitResult, error) {
 	var out CreditLimitResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency

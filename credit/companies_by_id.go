@@ -10,12 +10,12 @@ import (
 	"github.com/creditd/creditd/ids"
 )
 
-// GetCompanies returns the companies of the viewer's store among ids, by ID, in one query: the
+// GetMany returns the companies of the viewer's store among ids, by ID, in one query: the
 // live companies of a page of events (GraphQL's Event.company). An ID of no company in the
 // store, another store's included, is absent from the map; duplicates are read once.
 //
 // Errors: insufficient_scope.
-func (s *Service) GetCompanies(ctx context.Context, companyIDs []string) (map[string]Company, error) {
+func (s *Companies) GetMany(ctx context.Context, companyIDs []string) (map[string]Company, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 //
 // Errors: insufficient_scope (not staff), not_found (company), validation_failed
 // (platform_company_gid: not a company GID, or another company of the store has it).
-func (s *Service) SetPlatformCompanyGID(ctx context.Context, companyID, gid string) (Company, error) {
+func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid string) (Company, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Company{}, err
 	}
@@ -62,15 +62,15 @@ func (s *Service) SetPlatformCompanyGID(ctx context.Context, companyID, gid stri
 	return out, err
 }
 
-// maxFailedForCompany bounds the failed deliveries FailedDeliveriesFor reads.
+// maxFailedForCompany bounds the failed deliveries Inbox.FailedFor reads.
 const maxFailedForCompany = 250
 
-// FailedDeliveriesFor returns the store's failed platform deliveries that concern a company,
+// FailedFor returns the store's failed platform deliveries that concern a company,
 // newest first: those recorded against it, and those that failed as unknown_company naming
 // its platform company GID (which a retry applies once the GID is set). At most 250.
 //
 // Errors: insufficient_scope (not staff), not_found (company).
-func (s *Service) FailedDeliveriesFor(ctx context.Context, companyID string) ([]InboxDelivery, error) {
+func (s *Inbox) FailedFor(ctx context.Context, companyID string) ([]InboxDelivery, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}

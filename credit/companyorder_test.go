@@ -118,7 +118,7 @@ func pageAll(t *testing.T, env *credittest.Env, ctx context.Context, p credit.Co
 	p.Limit = &limit
 	var out []credit.Company
 	for range 100 {
-		page, err := env.Service.ListCompanies(ctx, p)
+		page, err := env.Service.Companies.List(ctx, p)
 		if err != nil {
 			t.Fatalf("%s: %v", p.Order, err)
 		}
@@ -193,11 +193,11 @@ func TestPagingEveryOrderingWhileWritesHappen(t *testing.T) {
 		if step%2 == 0 {
 			amount = "23456.78"
 		}
-		if _, err := env.Service.CreateAdjustment(ctx, credit.AdjustmentInput{CompanyID: mover, Amount: credit.Amount(amount), Note: &note}); err != nil {
+		if _, err := env.Service.Ledger.CreateAdjustment(ctx, credit.AdjustmentInput{CompanyID: mover, Amount: credit.Amount(amount), Note: &note}); err != nil {
 			t.Fatal(err)
 		}
 		limit := fmt.Sprintf("%d.00", 100+step*997%20000)
-		if _, err := env.Service.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: movers[(step+2)%len(movers)], Amount: credit.Amount(limit)}); err != nil {
+		if _, err := env.Service.Companies.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: movers[(step+2)%len(movers)], Amount: credit.Amount(limit)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,7 +237,7 @@ func TestOrderAndSearchParameters(t *testing.T) {
 		}
 	}
 	limit := 2
-	first, err := env.Service.ListCompanies(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit}, Order: credit.CompanyOrder{Field: credit.OrderOutstanding, Desc: true}})
+	first, err := env.Service.Companies.List(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit}, Order: credit.CompanyOrder{Field: credit.OrderOutstanding, Desc: true}})
 	if err != nil || first.NextCursor == nil {
 		t.Fatalf("first page: %v", err)
 	}
@@ -248,12 +248,12 @@ func TestOrderAndSearchParameters(t *testing.T) {
 		{Order: credit.CompanyOrder{Field: credit.OrderOutstanding, Desc: true}, Search: ptr("e")},
 	} {
 		other.ListParams = credit.ListParams{Cursor: *first.NextCursor}
-		if _, err := env.Service.ListCompanies(ctx, other); credit.CodeOf(err) != credit.CodeInvalidParameter || paramOf(err) != "cursor" {
+		if _, err := env.Service.Companies.List(ctx, other); credit.CodeOf(err) != credit.CodeInvalidParameter || paramOf(err) != "cursor" {
 			t.Errorf("cursor of -outstanding used with order=%s search=%v: %v", other.Order, other.Search, err)
 		}
 	}
 	for _, q := range []string{"", strings.Repeat("é", 101)} {
-		if _, err := env.Service.ListCompanies(ctx, credit.CompanyListParams{Search: &q}); credit.CodeOf(err) != credit.CodeInvalidParameter || paramOf(err) != "q" {
+		if _, err := env.Service.Companies.List(ctx, credit.CompanyListParams{Search: &q}); credit.CodeOf(err) != credit.CodeInvalidParameter || paramOf(err) != "q" {
 			t.Errorf("q of %d characters: %v", len([]rune(q)), err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestOrderAndSearchParameters(t *testing.T) {
 	}
 	// Combined with an ordering and the status filter.
 	note := "review"
-	if _, err := env.Service.PlaceHold(ctx, credit.HoldInput{CompanyID: ids[0], Note: &note}); err != nil {
+	if _, err := env.Service.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: ids[0], Note: &note}); err != nil {
 		t.Fatal(err)
 	}
 	if got := search("MORGENROT", credit.CompanyListParams{Order: credit.CompanyOrder{Field: credit.OrderOutstanding, Desc: true}}); !slices.Equal(got, []string{"Café Morgenrot", "cafe morgenrot"}) {

@@ -84,8 +84,84 @@ type Options struct {
 	DBTimeout time.Duration
 }
 
-// Service carries out every operation of the domain on one database.
+// Service carries out every operation of the domain on one database. It is a set of small
+// services, one per kind of client, over one shared core (the database, the clock, the
+// caches): a transport or worker takes the one it needs, or an interface of its own over it.
 type Service struct {
+	*core
+
+	// Companies: the companies on credit terms, their limits, holds and platform company GIDs.
+	Companies *Companies
+	// Ledger: each company's append-only ledger, adjustments and platform entries.
+	Ledger *Ledger
+	// Invoices: the invoices the ledger's charges open, read by their own IDs and per company.
+	Invoices *Invoices
+	// Timeline: each company's timeline of what happened to it, and who did it.
+	Timeline *Timeline
+	// Applications: wholesale applications, their approval, and erasing a person's data.
+	Applications *Applications
+	// Reports: the receivables and their aging, and the console's morning overview.
+	Reports *Reports
+	// Keys: API keys, and authenticating a request by one.
+	Keys *Keys
+	// Staff: staff accounts, sign-in and sessions of the console.
+	Staff *Staff
+	// Stores: creating and finding stores, the system's work.
+	Stores *Stores
+	// Events: the store's event feed, read by page or subscribed to.
+	Events *Events
+	// Platform: the commerce platform's connection, its secret and the credit checks it asks.
+	Platform *Platform
+	// Inbox: the platform's deliveries received, applied, listed and retried.
+	Inbox *Inbox
+	// Webhooks: the staff's webhook endpoints and their delivery reports.
+	Webhooks *Webhooks
+	// WebhookQueue: what the delivery worker takes and records (delivery.Queue).
+	WebhookQueue *WebhookQueue
+	// Idempotency: Idempotency-Key records, which make a retried write apply once.
+	Idempotency *Idempotency
+	// Maintenance: the periodic sweeps: overdue holds, expired events and idempotency records.
+	Maintenance *Maintenance
+}
+
+// The services. Each is the shared core seen through the methods of one kind of client.
+type (
+	// Companies is the part of the domain about companies on credit terms (Service.Companies).
+	Companies struct{ *core }
+	// Ledger is the part of the domain about ledger entries (Service.Ledger).
+	Ledger struct{ *core }
+	// Invoices is the part of the domain about invoices (Service.Invoices).
+	Invoices struct{ *core }
+	// Timeline is the part of the domain about companies' timelines (Service.Timeline).
+	Timeline struct{ *core }
+	// Applications is the part of the domain about wholesale applications (Service.Applications).
+	Applications struct{ *core }
+	// Reports is the part of the domain that sums up a store (Service.Reports).
+	Reports struct{ *core }
+	// Keys is the part of the domain about API keys (Service.Keys).
+	Keys struct{ *core }
+	// Staff is the part of the domain about the console's staff (Service.Staff).
+	Staff struct{ *core }
+	// Stores is the part of the domain about stores (Service.Stores).
+	Stores struct{ *core }
+	// Events is the part of the domain about the event feed (Service.Events).
+	Events struct{ *core }
+	// Platform is the part of the domain about the commerce platform's connection (Service.Platform).
+	Platform struct{ *core }
+	// Inbox is the part of the domain about the platform's deliveries (Service.Inbox).
+	Inbox struct{ *core }
+	// Webhooks is the part of the domain about webhook endpoints, for staff (Service.Webhooks).
+	Webhooks struct{ *core }
+	// WebhookQueue is the part of the domain the webhook delivery worker uses (Service.WebhookQueue).
+	WebhookQueue struct{ *core }
+	// Idempotency is the part of the domain about Idempotency-Key records (Service.Idempotency).
+	Idempotency struct{ *core }
+	// Maintenance is the part of the domain the periodic sweeps use (Service.Maintenance).
+	Maintenance struct{ *core }
+)
+
+// core is what every service shares: the database, the clock, the options and the caches.
+type core struct {
 	db     Storage
 	client *ent.Client
 	now    func() time.Time
@@ -111,7 +187,7 @@ type Service struct {
 	// keys remembers authentications until a key changes (see Authenticate).
 	keys keyCache
 
-	// feed holds the process's live subscriptions to the event feed (see SubscribeEvents).
+	// feed holds the process's live subscriptions to the event feed (see Events.Subscribe).
 	feed feedHub
 }
 
@@ -131,23 +207,29 @@ func New(db Storage, opts Options) *Service {
 	if read <= 0 {
 		read = defaultSubscriptionRead
 	}
-	return &Service{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, lastUsedWritten: map[string]time.Time{},
+	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, lastUsedWritten: map[string]time.Time{},
 		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
+	return &Service{core: c,
+		Companies: &Companies{c}, Ledger: &Ledger{c}, Invoices: &Invoices{c}, Timeline: &Timeline{c},
+		Applications: &Applications{c}, Reports: &Reports{c}, Keys: &Keys{c}, Staff: &Staff{c},
+		Stores: &Stores{c}, Events: &Events{c}, Platform: &Platform{c}, Inbox: &Inbox{c},
+		Webhooks: &Webhooks{c}, WebhookQueue: &WebhookQueue{c}, Idempotency: &Idempotency{c},
+		Maintenance: &Maintenance{c}}
 }
 
 // Now returns the service clock's current time in UTC with microsecond precision, the
 // precision every stored timestamp has.
-func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *core) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
 // inTx runs fn in one write transaction; see Storage.InTx.
-func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+func (s *core) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	return s.db.InTx(ctx, fn)
 }
 
 // reader is the client for a read: the transaction in ctx when there is one, so that what a
 // GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
 // transaction) includes its own writes, else the service's client.
-func (s *Service) reader(ctx context.Context) *ent.Client { return s.db.Reader(ctx) }
+func (s *core) reader(ctx context.Context) *ent.Client { return s.db.Reader(ctx) }
 
 func deref[T any](p *T) T {
 	var zero T

@@ -104,7 +104,7 @@ type eventData struct {
 // (see database.InsertNumbered), which locks the store's row until commit (see above); a
 // transaction that locks a company has locked that row already (lockCompany), so no other lock
 // may follow one taken here in a different order.
-func (s *Service) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
+func (s *core) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
 	data, err := json.Marshal(eventData{Object: object, Previous: previous})
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
@@ -161,7 +161,7 @@ const DefaultEventRetention = 30 * 24 * time.Hour
 // the two are told apart by the table they are found in.
 const eventIDPrefix = "ev"
 
-// EventListParams are the inputs of ListEvents.
+// EventListParams are the inputs of Events.List.
 type EventListParams struct {
 	ListParams
 	// After keeps only events appended after this event of the store. Errors about it name it
@@ -205,13 +205,13 @@ func eventFilter(ctx context.Context, types []string) ([]string, bool, error) {
 	return out, len(out) == len(EventTypes), nil
 }
 
-// ListEvents lists the viewer's store's events in append order, oldest first, keeping only
+// List lists the viewer's store's events in append order, oldest first, keeping only
 // the types the viewer's scopes allow (contract §11). With After, only events appended after
 // that one: resuming from the last event seen never skips an event nor returns one twice,
 // however late it committed, on SQLite or on PostgreSQL with several instances.
 //
 // Errors: unauthenticated, insufficient_scope, invalid_parameter (limit, cursor, after, type).
-func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event], error) {
+func (s *Events) List(ctx context.Context, p EventListParams) (Page[Event], error) {
 	types, all, err := eventFilter(ctx, p.Types)
 	if err != nil {
 		return Page[Event]{}, err
@@ -267,12 +267,12 @@ func (s *Service) ListEvents(ctx context.Context, p EventListParams) (Page[Event
 	}), nil
 }
 
-// CheckEventListParams checks the inputs of ListEvents that need nothing read, before the
+// CheckListParams checks the inputs of Events.List that need nothing read, before the
 // list is read (see CheckListParams): the form of after (an event's ID) and the type names.
-// ListEvents checks that after names an event the viewer may read.
+// Events.List checks that after names an event the viewer may read.
 //
 // Errors: invalid_parameter (after, type).
-func (s *Service) CheckEventListParams(p EventListParams) error {
+func (s *Events) CheckListParams(p EventListParams) error {
 	if p.After != "" && !ids.HasPrefix(p.After, eventIDPrefix) {
 		return s.errEventAfter()
 	}
@@ -280,16 +280,16 @@ func (s *Service) CheckEventListParams(p EventListParams) error {
 	return err
 }
 
-func (s *Service) errEventAfter() error {
+func (s *core) errEventAfter() error {
 	return ParamErrorf(CodeInvalidParameter, "after",
 		"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
 }
 
-// GetEvent returns one event of the viewer's store that the viewer's scopes allow reading.
+// Get returns one event of the viewer's store that the viewer's scopes allow reading.
 //
 // Errors: unauthenticated, insufficient_scope (no read scope), not_found (unknown ID, another
 // store's, a type the viewer may not read, or purged).
-func (s *Service) GetEvent(ctx context.Context, id string) (Event, error) {
+func (s *Events) Get(ctx context.Context, id string) (Event, error) {
 	types, _, err := eventFilter(ctx, nil)
 	if err != nil {
 		return Event{}, err
@@ -305,12 +305,12 @@ func (s *Service) GetEvent(ctx context.Context, id string) (Event, error) {
 }
 
 // EventRetention is how long this service keeps events.
-func (s *Service) EventRetention() time.Duration { return s.eventRetention }
+func (s *Maintenance) EventRetention() time.Duration { return s.eventRetention }
 
 // PurgeEvents deletes the events older than the retention, in all stores, and returns how
 // many it deleted: system work of the periodic sweep. Deleting the oldest events keeps the
 // rest gapless from the first one kept.
-func (s *Service) PurgeEvents(ctx context.Context) (int, error) {
+func (s *Maintenance) PurgeEvents(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
 	var n int
 	err := s.inTx(ctx, func(tx *ent.Tx) error {
@@ -332,7 +332,7 @@ func retentionText(d time.Duration) string {
 // emitHoldChange appends a company.hold_placed, company.hold_lifted or company.hold_changed
 // event: the company as it now is (c), and its status and hold as they were (before, with the
 // lifted or changed hold's kind).
-func (s *Service) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
+func (s *core) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
 	prev := companyView(before, c.Edges.Store)
 	err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err

@@ -57,7 +57,7 @@ type CompanyResult struct {
 // a staff member's name).
 //
 // Errors: insufficient_scope, not_found, validation_failed (note), hold_exists.
-func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, error) {
+func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, error) {
 	var out CompanyResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		if in.Note != nil {
@@ -100,7 +100,7 @@ func (s *Service) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, e
 // the overdue hold that waited behind it takes its place at once.
 //
 // Errors: insufficient_scope, not_found, hold_not_found, hold_not_liftable.
-func (s *Service) LiftHold(ctx context.Context, companyID string) (CompanyResult, error) {
+func (s *Companies) LiftHold(ctx context.Context, companyID string) (CompanyResult, error) {
 	var out CompanyResult
 	err := s.writeCompany(ctx, companyID, func(tx *ent.Tx, c *ent.Company) error {
 		if c.HoldKind == nil {

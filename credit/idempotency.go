@@ -45,7 +45,7 @@ func Stored(err error) bool {
 	return false
 }
 
-// Idempotent runs a write under an Idempotency-Key. Without a key it just runs it. With one,
+// Run runs a write under an Idempotency-Key. Without a key it just runs it. With one,
 // a repeat of a completed request (same fingerprint) returns the stored response with
 // replayed=true; run never executes twice for one key, also under concurrent retries and
 // across instances.
@@ -57,7 +57,7 @@ func Stored(err error) bool {
 //
 // Errors: insufficient_scope (checked before the key is looked at), idempotency_key_reused,
 // idempotency_key_in_use, and run's own error.
-func (s *Service) Idempotent(ctx context.Context, key, fingerprint string, run func(ctx context.Context) (response []byte, store bool, err error)) (response []byte, replayed bool, err error) {
+func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func(ctx context.Context) (response []byte, store bool, err error)) (response []byte, replayed bool, err error) {
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return nil, false, err
 	}
@@ -114,7 +114,7 @@ func (s *Service) Idempotent(ctx context.Context, key, fingerprint string, run f
 
 // claimKey claims key for this request, or returns the stored response of an earlier
 // identical request.
-func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) ([]byte, error) {
+func (s *core) claimKey(ctx context.Context, key, fingerprint, claim string) ([]byte, error) {
 	// Most keys are new: one INSERT claims them. When the key is taken (the unique index
 	// refuses the row), the transaction below decides what the earlier record means.
 	err := s.db.WriteOne(ctx, func(client *ent.Client) error {
@@ -167,7 +167,7 @@ func (s *Service) claimKey(ctx context.Context, key, fingerprint, claim string) 
 }
 
 // newClaim is the record of a new claim of key.
-func (s *Service) newClaim(ctx context.Context, client *ent.Client, key, fingerprint, claim string, now time.Time) *ent.IdempotencyRecordCreate {
+func (s *core) newClaim(ctx context.Context, client *ent.Client, key, fingerprint, claim string, now time.Time) *ent.IdempotencyRecordCreate {
 	v, _ := tenant.FromContext(ctx)
 	return client.IdempotencyRecord.Create().
 		SetStoreID(v.StoreID).
@@ -189,7 +189,7 @@ func (s *Service) newClaim(ctx context.Context, client *ent.Client, key, fingerp
 // Giving a claim up is always safe: the write's transaction marks the record completed only
 // where the claim is still its own and not completed, so a write whose claim was released or
 // taken over never commits, and a completed record is never deleted.
-func (s *Service) releaseKey(ctx context.Context, key, claim string) {
+func (s *core) releaseKey(ctx context.Context, key, claim string) {
 	attempt, cancel := detachedAttempt(ctx)
 	err := s.deleteClaim(attempt, key, claim)
 	cancel()
@@ -215,7 +215,7 @@ func (s *Service) releaseKey(ctx context.Context, key, claim string) {
 }
 
 // deleteClaim deletes key's record while claim holds it unfinished.
-func (s *Service) deleteClaim(ctx context.Context, key, claim string) error {
+func (s *core) deleteClaim(ctx context.Context, key, claim string) error {
 	return s.inTx(ctx, func(tx *ent.Tx) error {
 		_, err := tx.IdempotencyRecord.Delete().
 			Where(idempotencyrecord.Key(key), idempotencyrecord.Claim(claim), idempotencyrecord.Completed(false)).
@@ -246,7 +246,7 @@ func abandoned(claim string) bool {
 
 // PurgeIdempotencyRecords deletes records past their retention, in all stores, and returns
 // how many it deleted: system work of the periodic sweep.
-func (s *Service) PurgeIdempotencyRecords(ctx context.Context) (int, error) {
+func (s *Maintenance) PurgeIdempotencyRecords(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
 	var n int
 	err := s.inTx(ctx, func(tx *ent.Tx) error {

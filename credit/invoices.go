@@ -23,7 +23,7 @@ import (
 
 // allocate applies a freshly appended entry to the company's invoices and returns the company
 // with its unapplied credit updated. An order's invoice is due dueDays after it was placed.
-func (s *Service) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
+func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
 	switch string(e.Kind) {
 	case KindOrderPlaced:
 		open := e.Amount
@@ -102,7 +102,7 @@ type overdueInvoice struct {
 
 // oldestOverdueInvoice returns the company's open invoice whose due date passed longest ago,
 // or nil when none is overdue.
-func (s *Service) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
+func (s *core) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
 	inv, err := tx.Invoice.Query().
 		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.asOf(ctx))).
 		Order(ent.Asc(invoice.FieldDueAt), ent.Asc(invoice.FieldSeq)).
@@ -122,7 +122,7 @@ func (s *Service) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.C
 // A manual hold is never replaced (contract §5: the overdue hold waits until it is lifted,
 // and lifting it reconciles), so under one nothing below can change, whatever the invoices:
 // they are not read.
-func (s *Service) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
+func (s *core) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
 	if c.HoldKind != nil && *c.HoldKind == company.HoldKindManual {
 		return c, nil
 	}
@@ -188,14 +188,14 @@ type SweepResult struct {
 // service clock's now (creditd holds sweep --now). What it changes is stamped with the
 // service clock's time all the same, never t (contract §11: a hold placed "in the future"
 // would give a company an updated_at that the next real change goes back from).
-func (s *Service) SweepHoldsAsOf(ctx context.Context, t time.Time) (SweepResult, error) {
+func (s *Maintenance) SweepHoldsAsOf(ctx context.Context, t time.Time) (SweepResult, error) {
 	return s.SweepHolds(context.WithValue(ctx, asOfKey{}, t))
 }
 
 type asOfKey struct{}
 
 // asOf is the moment the overdue state is decided at: a sweep's --now, else the clock's now.
-func (s *Service) asOf(ctx context.Context) time.Time {
+func (s *core) asOf(ctx context.Context) time.Time {
 	if t, ok := ctx.Value(asOfKey{}).(time.Time); ok {
 		return t
 	}
@@ -206,7 +206,7 @@ func (s *Service) asOf(ctx context.Context) time.Time {
 // fell due, or an overdue hold lost its reason) across all stores and reconciles each in its
 // own transaction. Several instances may sweep at once: each company is reconciled under its
 // lock, so the outcome is the same.
-func (s *Service) SweepHolds(ctx context.Context) (SweepResult, error) {
+func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 	ctx = tenant.System(ctx)
 	now := s.asOf(ctx)
 	var res SweepResult

@@ -144,7 +144,7 @@ func (c *keyCache) put(hash string, k *cachedKey) {
 // of key changes, so a revocation by any process takes effect on the next request (contract §2).
 //
 // Errors: unauthenticated.
-func (s *Service) Authenticate(ctx context.Context, secret string) (context.Context, error) {
+func (s *Keys) Authenticate(ctx context.Context, secret string) (context.Context, error) {
 	if !wellFormedSecret(secret) {
 		return nil, errUnauthenticated
 	}
@@ -160,7 +160,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (context.Cont
 
 // authenticate is Authenticate's check of a secret's hash: the count of key changes, then the
 // cache entry made under that count, else the key's lookup.
-func (s *Service) authenticate(ctx context.Context, hash string) (*cachedKey, error) {
+func (s *core) authenticate(ctx context.Context, hash string) (*cachedKey, error) {
 	sys := tenant.System(ctx)
 	changes, err := s.db.KeyChanges(sys)
 	if err != nil {
@@ -210,8 +210,8 @@ func (s *Service) authenticate(ctx context.Context, hash string) (*cachedKey, er
 // now, under the count of key changes it was made under, and the read adds the condition
 // "the count is still that" to its statement (confirmedRead). A revocation that returned
 // before the request arrived is in that statement's snapshot, so it is refused as at once as
-// before. Until a statement has seen the condition hold, or ConfirmKey has read the count
-// itself, the request's answer is held: its transport calls ConfirmKey before writing a
+// before. Until a statement has seen the condition hold, or Keys.Confirm has read the count
+// itself, the request's answer is held: its transport calls Keys.Confirm before writing a
 // byte, and answers 401 instead when that fails.
 
 // keyConfirmation is a read's pending confirmation of its cached key. A request's handler
@@ -235,12 +235,12 @@ func pendingConfirmation(ctx context.Context) *keyConfirmation {
 }
 
 // AuthenticateRead is Authenticate for a request that only reads: a key found in the cache is
-// trusted until the request's answer is written, and confirmed by then (see ConfirmKey), by
+// trusted until the request's answer is written, and confirmed by then (see Keys.Confirm), by
 // the read's own statement where the read can (GET of a company, its ledger, the list of
 // companies). A key not in the cache is checked at once, as by Authenticate.
 //
 // Errors: unauthenticated.
-func (s *Service) AuthenticateRead(ctx context.Context, secret string) (context.Context, error) {
+func (s *Keys) AuthenticateRead(ctx context.Context, secret string) (context.Context, error) {
 	if !wellFormedSecret(secret) {
 		return nil, errUnauthenticated
 	}
@@ -255,12 +255,15 @@ func (s *Service) AuthenticateRead(ctx context.Context, secret string) (context.
 	return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
 }
 
-// ConfirmKey confirms the key that AuthenticateRead trusted from its cache, unless a
+// Confirm confirms the key that AuthenticateRead trusted from its cache, unless a
 // statement of the request already did: it checks the key as Authenticate does. It returns
 // nil for a context without such a key, and the same answer when called again.
 //
 // Errors: unauthenticated.
-func (s *Service) ConfirmKey(ctx context.Context) error {
+func (s *Keys) Confirm(ctx context.Context) error { return s.confirmKey(ctx) }
+
+// confirmKey is Confirm, for the core's reads that confirm a cached key (confirmedRead).
+func (s *core) confirmKey(ctx context.Context) error {
 	kc, _ := ctx.Value(keyConfirmationKey{}).(*keyConfirmation)
 	if kc == nil || kc.done {
 		if kc != nil {
@@ -283,11 +286,11 @@ func (s *Service) ConfirmKey(ctx context.Context) error {
 // condition that confirms a pending cached key (see AuthenticateRead) to add to that
 // statement, or a condition that adds nothing. A row returned confirms the key: the count was
 // still the entry's when the statement read it. No row may mean nothing matched or that the
-// count moved: then the key is checked in full (ConfirmKey) and, if it passes, read runs again
+// count moved: then the key is checked in full (Keys.Confirm) and, if it passes, read runs again
 // without the condition, so a valid key never gets an empty answer that the count's move made.
 //
 // Errors: unauthenticated, and read's.
-func (s *Service) confirmedRead(ctx context.Context, read func(confirm func(*sql.Selector)) (found bool, err error)) error {
+func (s *core) confirmedRead(ctx context.Context, read func(confirm func(*sql.Selector)) (found bool, err error)) error {
 	kc := pendingConfirmation(ctx)
 	if kc == nil {
 		_, err := read(noCondition)
@@ -300,7 +303,7 @@ func (s *Service) confirmedRead(ctx context.Context, read func(confirm func(*sql
 		}
 		return err
 	}
-	if err := s.ConfirmKey(ctx); err != nil {
+	if err := s.confirmKey(ctx); err != nil {
 		return err
 	}
 	_, err = read(noCondition)
@@ -312,7 +315,7 @@ func noCondition(*sql.Selector) {}
 // touchKey records a key's use: on its first use, then at most once a minute per process.
 // lastUsedAt is the key's last_used_at as last read. A failure to record is not the caller's
 // problem and does not fail the request.
-func (s *Service) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time, now time.Time) {
+func (s *core) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time, now time.Time) {
 	s.lastUsedMu.Lock()
 	last, seen := s.lastUsedWritten[keyID]
 	due := !seen || now.Sub(last) >= lastUsedInterval
@@ -373,11 +376,11 @@ func ParseScopes(list string) ([]string, error) {
 	return out, nil
 }
 
-// CreateKey creates an API key in the staff member's store (its API settings) and returns
+// Create creates an API key in the staff member's store (its API settings) and returns
 // its secret, shown only this once.
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed (label, scopes).
-func (s *Service) CreateKey(ctx context.Context, label string, scopes []string) (IssuedKey, error) {
+func (s *Keys) Create(ctx context.Context, label string, scopes []string) (IssuedKey, error) {
 	v, err := requireStaff(ctx)
 	if err != nil {
 		return IssuedKey{}, err
@@ -410,12 +413,12 @@ func (s *Service) CreateKey(ctx context.Context, label string, scopes []string) 
 	return out, err
 }
 
-// RotateKey issues a new secret for a key of the staff member's store; its current secrets
+// Rotate issues a new secret for a key of the staff member's store; its current secrets
 // keep working for grace.
 //
 // Errors: insufficient_scope (not staff), not_found (unknown, revoked or another store's
 // key), validation_failed (grace).
-func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Duration) (IssuedKey, error) {
+func (s *Keys) Rotate(ctx context.Context, keyID string, grace time.Duration) (IssuedKey, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return IssuedKey{}, err
 	}
@@ -446,11 +449,11 @@ func (s *Service) RotateKey(ctx context.Context, keyID string, grace time.Durati
 	return out, err
 }
 
-// RevokeKey stops every secret of a key of the staff member's store at once.
+// Revoke stops every secret of a key of the staff member's store at once.
 //
 // Errors: insufficient_scope (not staff), not_found (unknown, already revoked or another
 // store's key).
-func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+func (s *Keys) Revoke(ctx context.Context, keyID string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
@@ -471,7 +474,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 	return err
 }
 
-func (s *Service) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {
+func (s *core) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {
 	if !ids.HasPrefix(keyID, "key") {
 		return nil, errNotFound("key")
 	}
@@ -485,11 +488,11 @@ func (s *Service) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent
 	return k, nil
 }
 
-// ListKeys lists the staff member's store's keys, oldest first, suggesting cleanup for keys
+// List lists the staff member's store's keys, oldest first, suggesting cleanup for keys
 // unused (or, if never used, created) longer than staleAfter ago.
 //
 // Errors: insufficient_scope (not staff), not_found (store).
-func (s *Service) ListKeys(ctx context.Context, staleAfter time.Duration) ([]KeyInfo, error) {
+func (s *Keys) List(ctx context.Context, staleAfter time.Duration) ([]KeyInfo, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}

@@ -37,9 +37,9 @@ const (
 
 // PlatformLedgerKinds are the kinds of entries that record what happened on the commerce
 // platform (orders, payments, refunds, cancellations, opening balances), in the contract's
-// order: the staff console records them with RecordLedgerEntry. An adjustment is a decision of
+// order: the staff console records them with Ledger.Record. An adjustment is a decision of
 // the store's own, made with CreateAdjustment (the API's write), which also puts it on the
-// timeline under its author's name; RecordLedgerEntry still accepts one for the command line.
+// timeline under its author's name; Ledger.Record still accepts one for the command line.
 var PlatformLedgerKinds = []string{KindOrderPlaced, KindPayment, KindRefund, KindCancellation, KindOpeningBalance}
 
 var orderGIDPattern = regexp.MustCompile(`^gid://platform/Order/[0-9]{1,20}$`)
@@ -81,7 +81,7 @@ func ledgerEntryView(e *ent.LedgerEntry, currency string) LedgerEntry {
 	}
 }
 
-// LedgerListParams are the inputs of ListLedger.
+// LedgerListParams are the inputs of Ledger.List.
 type LedgerListParams struct {
 	ListParams
 	// After keeps only entries appended after this entry of the same company. Errors about it
@@ -89,10 +89,10 @@ type LedgerListParams struct {
 	After string
 }
 
-// ListLedger lists a company's ledger newest first, in append order.
+// List lists a company's ledger newest first, in append order.
 //
 // Errors: insufficient_scope, not_found (company), invalid_parameter (limit, cursor, after).
-func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerListParams) (Page[LedgerEntry], error) {
+func (s *Ledger) List(ctx context.Context, companyID string, p LedgerListParams) (Page[LedgerEntry], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[LedgerEntry]{}, err
 	}
@@ -141,7 +141,7 @@ func (s *Service) ListLedger(ctx context.Context, companyID string, p LedgerList
 }
 
 // CheckLedgerAfter checks the form of a ledger list's after before the list is read (see
-// CheckListParams): a ledger entry's ID. ListLedger checks that it is one of the company's.
+// CheckListParams): a ledger entry's ID. Ledger.List checks that it is one of the company's.
 //
 // Errors: invalid_parameter (after).
 func CheckLedgerAfter(after string) error {
@@ -155,11 +155,11 @@ func errLedgerAfter() error {
 	return ParamErrorf(CodeInvalidParameter, "after", "after must be the ID of an entry in this company's ledger")
 }
 
-// GetLedgerEntry returns one ledger entry of the viewer's store, so that GraphQL's node(id:)
+// Get returns one ledger entry of the viewer's store, so that GraphQL's node(id:)
 // can refetch any object it has shown.
 //
 // Errors: insufficient_scope, not_found (unknown ID or another store's).
-func (s *Service) GetLedgerEntry(ctx context.Context, id string) (LedgerEntry, error) {
+func (s *Ledger) Get(ctx context.Context, id string) (LedgerEntry, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return LedgerEntry{}, err
 	}
@@ -193,7 +193,7 @@ type AdjustmentResult struct {
 //
 // Errors: insufficient_scope, not_found, validation_failed (note), invalid_amount,
 // currency_mismatch.
-func (s *Service) CreateAdjustment(ctx context.Context, in AdjustmentInput) (AdjustmentResult, error) {
+func (s *Ledger) CreateAdjustment(ctx context.Context, in AdjustmentInput) (AdjustmentResult, error) {
 	var out AdjustmentResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
@@ -238,12 +238,12 @@ type LedgerEntryInput struct {
 	OccurredAt *Timestamp
 }
 
-// RecordLedgerEntry appends an entry to a company of the staff member's store, enforcing the
+// Record appends an entry to a company of the staff member's store, enforcing the
 // sign convention of contract §5, and updates the company's balance in the same transaction.
 //
 // Errors: insufficient_scope (not staff), not_found (company), validation_failed,
 // invalid_amount.
-func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (LedgerEntry, Company, error) {
+func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, Company, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return LedgerEntry{}, Company{}, err
 	}
@@ -318,12 +318,12 @@ func (s *Service) RecordLedgerEntry(ctx context.Context, in LedgerEntryInput) (L
 	return entry, view, err
 }
 
-// LedgerRecorders returns who recorded each of a company's entries, keyed by entry ID, in one
+// Recorders returns who recorded each of a company's entries, keyed by entry ID, in one
 // statement: for the ledger's "by" column. Entries appended before the actor was kept are
 // absent, as are IDs that are not entries of the company.
 //
 // Errors: insufficient_scope, not_found (company).
-func (s *Service) LedgerRecorders(ctx context.Context, companyID string, entryIDs []string) (map[string]Actor, error) {
+func (s *Ledger) Recorders(ctx context.Context, companyID string, entryIDs []string) (map[string]Actor, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -423,14 +423,14 @@ func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
 // invoices, and places or lifts the automatic overdue hold. It returns the entry and the
 // updated company (with its store edge). An order's invoice is due after the company's NET
 // days.
-func (s *Service) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
+func (s *core) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
 	return s.appendEntryDue(ctx, tx, c, kind, amount, gid, note, occurred, c.PaymentTermsDays, actorOf(ctx))
 }
 
 // appendEntryDue is appendEntry with the days after which an order's invoice is due: the
 // platform's terms for that order win over the company's (contract §13), and the actor the
 // entry is recorded by (the platform's deliveries are the platform's, also when staff retry).
-func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int, by Actor) (*ent.LedgerEntry, *ent.Company, error) {
+func (s *core) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int, by Actor) (*ent.LedgerEntry, *ent.Company, error) {
 	now := s.Now()
 	seq := c.LedgerSeq + 1
 	// The company is locked (lockCompany) and its entries are appended one at a time in
@@ -472,20 +472,20 @@ func (s *Service) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company
 }
 
 // Batched first pages, for GraphQL, where one query asks for the ledgers of a whole page of
-// companies. Each returns, for every company, exactly the first page ListLedger would return
+// companies. Each returns, for every company, exactly the first page Ledger.List would return
 // (same entries, same cursors, same has-more), in a fixed number of statements whatever the
 // number of companies. They rely on the per-company sequence numbers being gapless and the
 // ledger being append-only (contract §6): a company's newest n entries are then exactly those
 // with a sequence number above its last one minus n, which one query can ask for every
 // company at once without window functions (see ledgerWindows).
 
-// LatestLedgerEntries returns the first page of each company's ledger, newest first, keyed by
+// Latest returns the first page of each company's ledger, newest first, keyed by
 // company ID. limit is the page size (nil for the default). Companies that do not exist in the
-// viewer's store are absent from the result, so the caller can ask ListLedger for the
+// viewer's store are absent from the result, so the caller can ask Ledger.List for the
 // not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Service) LatestLedgerEntries(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[LedgerEntry], error) {
+func (s *Ledger) Latest(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[LedgerEntry], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -524,8 +524,8 @@ func (s *Service) LatestLedgerEntries(ctx context.Context, companyIDs []string, 
 	return out, nil
 }
 
-// LatestLedgerEntriesOf is LatestLedgerEntries for companies this service has just shown the
-// viewer (a page of ListCompanies, in GraphQL): each view carries the sequence number of the
+// LatestOf is Ledger.Latest for companies this service has just shown the
+// viewer (a page of Companies.List, in GraphQL): each view carries the sequence number of the
 // company's last entry, so the companies are not read again. On SQLite that read cost more
 // than the rest of a dashboard query: without statistics the planner prefers the tenant's
 // store_id index (assumed to match 10 rows) to 50 primary-key lookups, and walks every company
@@ -533,7 +533,7 @@ func (s *Service) LatestLedgerEntries(ctx context.Context, companyIDs []string, 
 // the newest entry; the view only bounds how far back the read goes).
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Service) LatestLedgerEntriesOf(ctx context.Context, companies []*Company, limit *int) (map[string]Page[LedgerEntry], error) {
+func (s *Ledger) LatestOf(ctx context.Context, companies []*Company, limit *int) (map[string]Page[LedgerEntry], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -557,8 +557,8 @@ func (s *Service) LatestLedgerEntriesOf(ctx context.Context, companies []*Compan
 // numbers start at 1 without gaps, so older entries exist exactly when the page's last one
 // is numbered above 1: no extra entry is read to find out (a sixth of the rows for pages of
 // 5). An entry appended since seqs were read makes the read return more than n, and the
-// page is then the newest n, as ListLedger's.
-func (s *Service) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
+// page is then the newest n, as Ledger.List's.
+func (s *core) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
 	// In ID order, so the statement's text repeats and its prepared form is reused.
 	ids := slices.Sorted(maps.Keys(seqs))
 	var companies []string

@@ -63,7 +63,7 @@ type Overview struct {
 // the last 90 days (their amounts and times).
 //
 // Errors: insufficient_scope (not staff).
-func (s *Service) Overview(ctx context.Context) (Overview, error) {
+func (s *Reports) Overview(ctx context.Context) (Overview, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Overview{}, err
 	}

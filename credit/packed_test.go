@@ -58,7 +58,7 @@ func TestPackedCompanyRowsMatchEnt(t *testing.T) {
 		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindAdjustment, Amount: "10.05", Note: "n"})
 		if i%2 == 1 {
 			note := "held: \"why\""
-			if _, err := env.Service.PlaceHold(tenant.Staff(credittest.Admin(), st, "Olga Ops"), credit.HoldInput{CompanyID: c.ID, Note: &note}); err != nil {
+			if _, err := env.Service.Companies.PlaceHold(tenant.Staff(credittest.Admin(), st, "Olga Ops"), credit.HoldInput{CompanyID: c.ID, Note: &note}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -234,12 +234,12 @@ func TestPackedLedgerRowsMatchEnt(t *testing.T) {
 	}
 	// The views the API shows, through the batched read and a company's ledger.
 	limit := 3
-	pages, err := env.Service.LatestLedgerEntries(viewer, companies, &limit)
+	pages, err := env.Service.Ledger.Latest(viewer, companies, &limit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range companies {
-		list, err := env.Service.ListLedger(viewer, id, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &limit}})
+		list, err := env.Service.Ledger.List(viewer, id, credit.LedgerListParams{ListParams: credit.ListParams{Limit: &limit}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ type PlatformConnection struct {
 	UpdatedAt               Timestamp  `json:"updated_at"`
 }
 
-func (s *Service) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
+func (s *core) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
 	return PlatformConnection{
 		ID: c.ID, StoreID: c.StoreID, ShopDomain: c.ShopDomain, CreatedAt: At(c.CreatedAt), UpdatedAt: At(c.UpdatedAt),
 		PreviousSecretExpiresAt: platformSecret(c).previousExpiry(s.Now()),
@@ -68,7 +68,7 @@ func normalizeShopDomain(domain string) string { return strings.ToLower(strings.
 // sealPlatformSecret refuses a secret that cannot be the platform's and seals the others.
 //
 // Errors: validation_failed (param "secret"); ErrNoWebhookKey.
-func (s *Service) sealPlatformSecret(secret string) (string, error) {
+func (s *core) sealPlatformSecret(secret string) (string, error) {
 	if n := len(secret); n < minPlatformSecret || n > maxPlatformSecret || strings.TrimSpace(secret) != secret {
 		return "", ParamErrorf(CodeValidationFailed, "secret", "the platform secret must be %d to %d characters without surrounding spaces", minPlatformSecret, maxPlatformSecret)
 	}
@@ -79,13 +79,13 @@ func (s *Service) sealPlatformSecret(secret string) (string, error) {
 	return sealer.Seal(secret), nil
 }
 
-// ConnectPlatform connects the staff member's store to its shop on the platform: deliveries
+// Connect connects the staff member's store to its shop on the platform: deliveries
 // naming shopDomain are for this store and must be signed with secret, which is sealed under
 // the webhook master key.
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed (shop_domain:
 // malformed or another store's; the store already connected; secret); ErrNoWebhookKey.
-func (s *Service) ConnectPlatform(ctx context.Context, shopDomain, secret string) (PlatformConnection, error) {
+func (s *Platform) Connect(ctx context.Context, shopDomain, secret string) (PlatformConnection, error) {
 	v, err := requireStaff(ctx)
 	if err != nil {
 		return PlatformConnection{}, err
@@ -134,11 +134,11 @@ func errPlatformConnected(storeID string) error {
 	return ParamErrorf(CodeValidationFailed, "store", "store %s is already connected to a shop; rotate its secret with platform rotate-secret", storeID)
 }
 
-// PlatformConnectionStatus returns the staff member's store's connection, for the console and
+// Status returns the staff member's store's connection, for the console and
 // the command line.
 //
 // Errors: insufficient_scope (not staff), not_found (the store is not connected).
-func (s *Service) PlatformConnectionStatus(ctx context.Context) (PlatformConnection, error) {
+func (s *Platform) Status(ctx context.Context) (PlatformConnection, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
@@ -149,12 +149,12 @@ func (s *Service) PlatformConnectionStatus(ctx context.Context) (PlatformConnect
 	return s.platformConnectionView(c), nil
 }
 
-// RotatePlatformSecret replaces the store's platform secret; the current one is still
+// RotateSecret replaces the store's platform secret; the current one is still
 // accepted for grace (zero: not at all), and a previous one still in its grace is dropped.
 //
 // Errors: insufficient_scope (not staff), not_found (not connected), validation_failed
 // (secret, grace); ErrNoWebhookKey.
-func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace time.Duration) (PlatformConnection, error) {
+func (s *Platform) RotateSecret(ctx context.Context, secret string, grace time.Duration) (PlatformConnection, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
@@ -182,11 +182,11 @@ func (s *Service) RotatePlatformSecret(ctx context.Context, secret string, grace
 	return out, err
 }
 
-// PlatformSecret opens the store's current platform secret, for `creditd platform send`,
+// Secret opens the store's current platform secret, for `creditd platform send`,
 // which signs a body as the platform would.
 //
 // Errors: insufficient_scope (not staff), not_found (not connected); ErrNoWebhookKey.
-func (s *Service) PlatformSecret(ctx context.Context) (string, PlatformConnection, error) {
+func (s *Platform) Secret(ctx context.Context) (string, PlatformConnection, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return "", PlatformConnection{}, err
 	}
@@ -223,13 +223,13 @@ func platformMAC(secret string, body []byte) []byte {
 // without saying which, like a bad API key.
 var errPlatformUnauthenticated = Errorf(CodeUnauthenticated, "the shop domain or the signature is not valid")
 
-// AuthenticatePlatform checks a request of the platform's before its body is read: the shop
+// Authenticate checks a request of the platform's before its body is read: the shop
 // must be connected to a store and signature the base64 HMAC-SHA256 of the raw body under
 // the store's secret, or under the previous one during its grace, compared in constant time.
 // It returns ctx acting as the platform in that store.
 //
 // Errors: unauthenticated; ErrNoWebhookKey.
-func (s *Service) AuthenticatePlatform(ctx context.Context, shopDomain, signature string, body []byte) (context.Context, error) {
+func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature string, body []byte) (context.Context, error) {
 	given, err := base64.StdEncoding.DecodeString(strings.TrimSpace(signature))
 	if err != nil || len(given) != sha256.Size || shopDomain == "" {
 		return nil, errPlatformUnauthenticated
@@ -263,10 +263,10 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, shopDomain, signatur
 	return tenant.Platform(ctx, c.StoreID), nil
 }
 
-// requirePlatform returns the store of a context made by AuthenticatePlatform.
+// requirePlatform returns the store of a context made by Platform.Authenticate.
 //
 // Errors: unauthenticated.
-func (s *Service) requirePlatform(ctx context.Context) (*ent.Store, error) {
+func (s *core) requirePlatform(ctx context.Context) (*ent.Store, error) {
 	v, ok := tenant.FromContext(ctx)
 	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
 		return nil, errPlatformUnauthenticated
@@ -276,7 +276,7 @@ func (s *Service) requirePlatform(ctx context.Context) (*ent.Store, error) {
 
 // lockStore locks a store's row until tx ends, where the database locks rows: the first lock
 // of every writer of the store (see lockCompany).
-func (s *Service) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
+func (s *core) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
 	if !s.db.LocksRows() {
 		return nil
 	}
@@ -315,9 +315,9 @@ type CreditCheck struct {
 // responses show as available_credit (companyView), so the two can never disagree. A company
 // on hold is declined as on_hold whatever its credit. It writes nothing.
 //
-// Errors: unauthenticated (ctx not from AuthenticatePlatform), validation_failed
+// Errors: unauthenticated (ctx not from Platform.Authenticate), validation_failed
 // (company_id, amount not a Money object), invalid_amount.
-func (s *Service) CheckCredit(ctx context.Context, in CreditCheckInput) (CreditCheck, error) {
+func (s *Platform) CheckCredit(ctx context.Context, in CreditCheckInput) (CreditCheck, error) {
 	st, err := s.requirePlatform(ctx)
 	if err != nil {
 		return CreditCheck{}, err

@@ -125,7 +125,7 @@ func inboxView(d *ent.PlatformDelivery) InboxDelivery {
 }
 
 // PlatformDeliveryInput is one delivery as the door received it, its signature already
-// checked (AuthenticatePlatform).
+// checked (Platform.Authenticate).
 type PlatformDeliveryInput struct {
 	Topic       string
 	WebhookID   string
@@ -285,15 +285,15 @@ func parsePlatformMoney(raw json.RawMessage, currency string) (decimal.Decimal, 
 	return d, ""
 }
 
-// ReceivePlatformDelivery records a delivery of the platform's in the store's inbox and
+// Receive records a delivery of the platform's in the store's inbox and
 // applies it, in one transaction, and returns its inbox row: the row recorded by the first
 // delivery when this is a retry (nothing changes), a duplicate row naming the first when the
 // same platform object arrived before under another webhook id. Deliveries that cannot be
 // applied are recorded failed or ignored with their reason; that is not an error.
 //
-// Errors: unauthenticated (ctx not from AuthenticatePlatform), validation_failed (webhook
+// Errors: unauthenticated (ctx not from Platform.Authenticate), validation_failed (webhook
 // id, topic).
-func (s *Service) ReceivePlatformDelivery(ctx context.Context, in PlatformDeliveryInput) (InboxDelivery, error) {
+func (s *Inbox) Receive(ctx context.Context, in PlatformDeliveryInput) (InboxDelivery, error) {
 	st, err := s.requirePlatform(ctx)
 	if err != nil {
 		return InboxDelivery{}, err
@@ -342,7 +342,7 @@ func checkHeaderText(v, name string) error {
 // recordInbox inserts the delivery's row; fresh reports that it is new and must be applied.
 // The INSERT does nothing when it conflicts: with the webhook id (a retry: the first row is
 // returned), or with the platform object (recorded again as a duplicate naming the first).
-func (s *Service) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in PlatformDeliveryInput, triggered *time.Time, ev platformEvent) (*ent.PlatformDelivery, bool, error) {
+func (s *core) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in PlatformDeliveryInput, triggered *time.Time, ev platformEvent) (*ent.PlatformDelivery, bool, error) {
 	now := s.Now()
 	id := ids.New("pd")
 	var key *string
@@ -399,7 +399,7 @@ type settlement struct {
 // applyPlatformEvent applies a recorded delivery and saves its outcome on its row: the one
 // write path of the ledger (appendEntryDue), so balances, invoices, events and overdue holds
 // move as for any other entry. An order releases the deliveries waiting for it.
-func (s *Service) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store, row *ent.PlatformDelivery, ev platformEvent) (*ent.PlatformDelivery, error) {
+func (s *core) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store, row *ent.PlatformDelivery, ev platformEvent) (*ent.PlatformDelivery, error) {
 	res, err := s.settle(ctx, tx, ev)
 	if err != nil {
 		return nil, err
@@ -426,7 +426,7 @@ func (s *Service) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.St
 }
 
 // settle applies ev to the ledger, or says why not.
-func (s *Service) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
+func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
 	if ev.outcome != "" {
 		return settlement{status: ev.outcome, reason: ev.reason}, nil
 	}
@@ -478,7 +478,7 @@ func (s *Service) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (set
 // orderMissing decides what a payment, refund or cancellation whose order is not in its
 // company's ledger comes to: it waits for the order, unless the order was ignored (so is
 // this) or recorded for another company (failed).
-func (s *Service) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (string, string, error) {
+func (s *core) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (string, string, error) {
 	order, err := tx.PlatformDelivery.Query().Where(platformdelivery.ObjectKey("order:" + orderGID)).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
@@ -495,7 +495,7 @@ func (s *Service) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string)
 
 // releaseWaiting applies, in arrival order, the deliveries waiting for an order that has just
 // been recorded, or marks them ignored when the order was.
-func (s *Service) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store, orderGID string, ignored bool) error {
+func (s *core) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store, orderGID string, ignored bool) error {
 	rows, err := tx.PlatformDelivery.Query().
 		Where(platformdelivery.OrderGid(orderGID), platformdelivery.StatusEQ(platformdelivery.StatusWaiting)).
 		Order(ent.Asc(platformdelivery.FieldReceivedAt), ent.Asc(platformdelivery.FieldID)).All(ctx)
@@ -514,12 +514,12 @@ func (s *Service) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store,
 	return nil
 }
 
-// RetryPlatformDelivery applies a failed delivery of the staff member's store again, from
+// Retry applies a failed delivery of the staff member's store again, from
 // its recorded body: once the company it names exists, say. It returns the row as it now is
 // (failed again, with the reason, when the cause remains).
 //
 // Errors: insufficient_scope (not staff), not_found, validation_failed (not failed).
-func (s *Service) RetryPlatformDelivery(ctx context.Context, id string) (InboxDelivery, error) {
+func (s *Inbox) Retry(ctx context.Context, id string) (InboxDelivery, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return InboxDelivery{}, err
 	}
@@ -551,18 +551,18 @@ func (s *Service) RetryPlatformDelivery(ctx context.Context, id string) (InboxDe
 	return out, err
 }
 
-// InboxListParams are the inputs of ListPlatformInbox.
+// InboxListParams are the inputs of Inbox.List.
 type InboxListParams struct {
 	ListParams
 	// Status keeps one status; "" keeps all.
 	Status string
 }
 
-// ListPlatformInbox lists the staff member's store's inbox, newest first.
+// List lists the staff member's store's inbox, newest first.
 //
 // Errors: insufficient_scope (not staff), not_found (store), invalid_parameter (status,
 // limit, cursor).
-func (s *Service) ListPlatformInbox(ctx context.Context, p InboxListParams) (Page[InboxDelivery], error) {
+func (s *Inbox) List(ctx context.Context, p InboxListParams) (Page[InboxDelivery], error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Page[InboxDelivery]{}, err
 	}
@@ -617,9 +617,9 @@ func (s *Service) ListPlatformInbox(ctx context.Context, p InboxListParams) (Pag
 	}), nil
 }
 
-// InboxBacklog counts the inbox rows of every store that wait for their order and that
+// Backlog counts the inbox rows of every store that wait for their order and that
 // failed: system work, for the metrics.
-func (s *Service) InboxBacklog(ctx context.Context) (waiting, failed int, err error) {
+func (s *Inbox) Backlog(ctx context.Context) (waiting, failed int, err error) {
 	ctx = tenant.System(ctx)
 	var counts []struct {
 		Status string `json:"status"`

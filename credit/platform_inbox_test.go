@@ -28,7 +28,7 @@ func newInboxFixture(t *testing.T) *inboxFixture {
 	}})
 	f := &inboxFixture{env: env, store: env.MustStore(t, "Acme", "EUR")}
 	f.company = env.MustCompany(t, f.store, "Buyer GmbH", "1000.00")
-	if _, err := env.Service.ConnectPlatform(credittest.Staff(f.store), inboxShop, platformTestSecret); err != nil {
+	if _, err := env.Service.Platform.Connect(credittest.Staff(f.store), inboxShop, platformTestSecret); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -37,11 +37,11 @@ func newInboxFixture(t *testing.T) *inboxFixture {
 // deliver signs body as the platform and hands it to the door's domain operation.
 func (f *inboxFixture) deliver(t *testing.T, topic, webhookID, body string) credit.InboxDelivery {
 	t.Helper()
-	ctx, err := f.env.Service.AuthenticatePlatform(context.Background(), inboxShop, credit.SignPlatformBody(platformTestSecret, []byte(body)), []byte(body))
+	ctx, err := f.env.Service.Platform.Authenticate(context.Background(), inboxShop, credit.SignPlatformBody(platformTestSecret, []byte(body)), []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.env.Service.ReceivePlatformDelivery(ctx, credit.PlatformDeliveryInput{Topic: topic, WebhookID: webhookID, Body: []byte(body)})
+	d, err := f.env.Service.Inbox.Receive(ctx, credit.PlatformDeliveryInput{Topic: topic, WebhookID: webhookID, Body: []byte(body)})
 	if err != nil {
 		t.Fatalf("%s %s: %v", topic, webhookID, err)
 	}
@@ -50,7 +50,7 @@ func (f *inboxFixture) deliver(t *testing.T, topic, webhookID, body string) cred
 
 func (f *inboxFixture) outstanding(t *testing.T, id string) string {
 	t.Helper()
-	c, err := f.env.Service.GetCompany(credittest.Staff(f.store), id)
+	c, err := f.env.Service.Companies.Get(credittest.Staff(f.store), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,20 +110,20 @@ func TestPlatformDeliveriesApplyExactlyOnceInAnyOrder(t *testing.T) {
 		t.Fatalf("an order of an unknown company: %+v, want failed unknown_company", failed)
 	}
 	ctx := credittest.Staff(f.store)
-	if d, err := f.env.Service.RetryPlatformDelivery(ctx, failed.ID); err != nil || d.Status != "failed" {
+	if d, err := f.env.Service.Inbox.Retry(ctx, failed.ID); err != nil || d.Status != "failed" {
 		t.Errorf("retried while the company is still unknown: %+v, %v; want failed again", d, err)
 	}
-	c, err := f.env.Service.CreateCompany(ctx, credit.CompanyInput{Name: "Late GmbH", PlatformCompanyGID: "gid://platform/Company/77", PaymentTerms: "NET_30", CreditLimit: "100.00"})
+	c, err := f.env.Service.Companies.Create(ctx, credit.CompanyInput{Name: "Late GmbH", PlatformCompanyGID: "gid://platform/Company/77", PaymentTerms: "NET_30", CreditLimit: "100.00"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := f.env.Service.RetryPlatformDelivery(ctx, failed.ID); err != nil || d.Status != "applied" {
+	if d, err := f.env.Service.Inbox.Retry(ctx, failed.ID); err != nil || d.Status != "applied" {
 		t.Errorf("retried once the company exists: %+v, %v; want applied", d, err)
 	}
 	if got := f.outstanding(t, c.ID); got != "40.00" {
 		t.Errorf("the late company's outstanding %s, want 40.00", got)
 	}
-	if _, err := f.env.Service.RetryPlatformDelivery(ctx, failed.ID); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := f.env.Service.Inbox.Retry(ctx, failed.ID); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Errorf("retrying an applied delivery: %v, want validation_failed", err)
 	}
 }
@@ -140,12 +140,12 @@ func TestSweepPlacesOverdueHoldsOnce(t *testing.T) {
 		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: "100.00", OrderGID: fmt.Sprintf("gid://platform/Order/%d", i+1)})
 	}
 	ctx := credittest.Staff(store)
-	if _, err := env.Service.PlaceHold(ctx, credit.HoldInput{CompanyID: manual.ID}); err != nil {
+	if _, err := env.Service.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: manual.ID}); err != nil {
 		t.Fatal(err)
 	}
 	sweep := func() credit.SweepResult {
 		t.Helper()
-		res, err := env.Service.SweepHolds(context.Background())
+		res, err := env.Service.Maintenance.SweepHolds(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestSweepPlacesOverdueHoldsOnce(t *testing.T) {
 		t.Errorf("a second sweep changed %+v, want nothing", res)
 	}
 	get := func(id string) credit.Company {
-		c, err := env.Service.GetCompany(ctx, id)
+		c, err := env.Service.Companies.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

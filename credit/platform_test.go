@@ -27,7 +27,7 @@ func newSealingEnv(t *testing.T) *credittest.Env {
 func TestConnectPlatformUniqueness(t *testing.T) {
 	env := newSealingEnv(t)
 	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
-	if _, err := env.Service.ConnectPlatform(credittest.Staff(mine), " Mine.MyPlatform.com ", platformTestSecret); err != nil {
+	if _, err := env.Service.Platform.Connect(credittest.Staff(mine), " Mine.MyPlatform.com ", platformTestSecret); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -37,7 +37,7 @@ func TestConnectPlatformUniqueness(t *testing.T) {
 		{"this store again, another shop", mine, "other.myplatform.com", "store"},
 		{"another store, this store's shop in another case", theirs, "MINE.myplatform.com", "shop_domain"},
 	} {
-		_, err := env.Service.ConnectPlatform(credittest.Staff(tc.store), tc.shop, platformTestSecret)
+		_, err := env.Service.Platform.Connect(credittest.Staff(tc.store), tc.shop, platformTestSecret)
 		var e *credit.Error
 		if !asError(err, &e) || e.Code != credit.CodeValidationFailed || e.Param != tc.param {
 			t.Errorf("%s: %v, want validation_failed on %s", tc.name, err, tc.param)
@@ -54,7 +54,7 @@ func TestConnectPlatformUniqueness(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[j] = env.Service.ConnectPlatform(credittest.Staff(store), shops[j], platformTestSecret)
+				_, errs[j] = env.Service.Platform.Connect(credittest.Staff(store), shops[j], platformTestSecret)
 			}()
 		}
 		wg.Wait()
@@ -80,26 +80,26 @@ func TestRotatingSecretGrace(t *testing.T) {
 	env := newSealingEnv(t)
 	store := env.MustStore(t, "mine", "EUR")
 	ctx := credittest.Staff(store)
-	if _, err := env.Service.ConnectPlatform(ctx, "mine.myplatform.com", platformTestSecret); err != nil {
+	if _, err := env.Service.Platform.Connect(ctx, "mine.myplatform.com", platformTestSecret); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Service.RotatePlatformSecret(ctx, platformTestSecret+"-2", -time.Second); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := env.Service.Platform.RotateSecret(ctx, platformTestSecret+"-2", -time.Second); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Errorf("negative grace: %v, want validation_failed", err)
 	}
-	c, err := env.Service.RotatePlatformSecret(ctx, platformTestSecret+"-2", time.Hour)
+	c, err := env.Service.Platform.RotateSecret(ctx, platformTestSecret+"-2", time.Hour)
 	if err != nil || c.PreviousSecretExpiresAt == nil {
 		t.Fatalf("rotated with a grace: %+v, %v; want the previous secret's expiry", c, err)
 	}
 	body := []byte(`{}`)
 	for _, secret := range []string{platformTestSecret, platformTestSecret + "-2"} {
-		if _, err := env.Service.AuthenticatePlatform(credittest.Admin(), "mine.myplatform.com", credit.SignPlatformBody(secret, body), body); err != nil {
+		if _, err := env.Service.Platform.Authenticate(credittest.Admin(), "mine.myplatform.com", credit.SignPlatformBody(secret, body), body); err != nil {
 			t.Errorf("signed with %s during the grace: %v", secret, err)
 		}
 	}
-	if c, err = env.Service.RotatePlatformSecret(ctx, platformTestSecret+"-3", 0); err != nil || c.PreviousSecretExpiresAt != nil {
+	if c, err = env.Service.Platform.RotateSecret(ctx, platformTestSecret+"-3", 0); err != nil || c.PreviousSecretExpiresAt != nil {
 		t.Fatalf("rotated without a grace: %+v, %v; want no previous secret", c, err)
 	}
-	if _, err := env.Service.AuthenticatePlatform(credittest.Admin(), "mine.myplatform.com", credit.SignPlatformBody(platformTestSecret+"-2", body), body); credit.CodeOf(err) != credit.CodeUnauthenticated {
+	if _, err := env.Service.Platform.Authenticate(credittest.Admin(), "mine.myplatform.com", credit.SignPlatformBody(platformTestSecret+"-2", body), body); credit.CodeOf(err) != credit.CodeUnauthenticated {
 		t.Errorf("signed with the secret replaced without a grace: %v, want unauthenticated", err)
 	}
 }
@@ -113,15 +113,15 @@ func TestCompanyGIDIsUniquePerStore(t *testing.T) {
 	in := func(name string) credit.CompanyInput {
 		return credit.CompanyInput{Name: name, PlatformCompanyGID: "gid://platform/Company/7", PaymentTerms: "NET_30", CreditLimit: "100.00"}
 	}
-	if _, err := env.Service.CreateCompany(credittest.Staff(mine), in("First")); err != nil {
+	if _, err := env.Service.Companies.Create(credittest.Staff(mine), in("First")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := env.Service.CreateCompany(credittest.Staff(mine), in("Second"))
+	_, err := env.Service.Companies.Create(credittest.Staff(mine), in("Second"))
 	var e *credit.Error
 	if !asError(err, &e) || e.Code != credit.CodeValidationFailed || e.Param != "platform_company_gid" {
 		t.Errorf("a second company with the GID: %v, want validation_failed on platform_company_gid", err)
 	}
-	if _, err := env.Service.CreateCompany(credittest.Staff(theirs), in("Theirs")); err != nil {
+	if _, err := env.Service.Companies.Create(credittest.Staff(theirs), in("Theirs")); err != nil {
 		t.Errorf("another store's company with the GID: %v", err)
 	}
 	var wg sync.WaitGroup
@@ -132,7 +132,7 @@ func TestCompanyGIDIsUniquePerStore(t *testing.T) {
 			defer wg.Done()
 			gidIn := in("Racing")
 			gidIn.PlatformCompanyGID = "gid://platform/Company/8"
-			_, errs[i] = env.Service.CreateCompany(credittest.Staff(mine), gidIn)
+			_, errs[i] = env.Service.Companies.Create(credittest.Staff(mine), gidIn)
 		}()
 	}
 	wg.Wait()
@@ -160,13 +160,13 @@ func TestSetPlatformCompanyGIDAppendsItsEvent(t *testing.T) {
 	ctx := credittest.Staff(store)
 	events := func() []credit.Event {
 		t.Helper()
-		page, err := env.Service.ListEvents(ctx, credit.EventListParams{Types: []string{credit.EventTypeCompanyPlatformGIDChanged}})
+		page, err := env.Service.Events.List(ctx, credit.EventListParams{Types: []string{credit.EventTypeCompanyPlatformGIDChanged}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return page.Data
 	}
-	c, err := env.Service.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001")
+	c, err := env.Service.Companies.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,10 +187,10 @@ func TestSetPlatformCompanyGIDAppendsItsEvent(t *testing.T) {
 		data.Previous.GID == nil || *data.Previous.GID != *second.PlatformCompanyGID || data.Object.UpdatedAt != c.UpdatedAt {
 		t.Errorf("the event's object and previous: %s", got[0].Data)
 	}
-	if _, err := env.Service.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001"); err != nil || len(events()) != 1 {
+	if _, err := env.Service.Companies.SetPlatformCompanyGID(ctx, second.ID, "gid://platform/Company/9001"); err != nil || len(events()) != 1 {
 		t.Errorf("the same GID again: %v, %d events; want no change and no event", err, len(events()))
 	}
-	_, err = env.Service.SetPlatformCompanyGID(ctx, second.ID, *first.PlatformCompanyGID)
+	_, err = env.Service.Companies.SetPlatformCompanyGID(ctx, second.ID, *first.PlatformCompanyGID)
 	var e *credit.Error
 	if !asError(err, &e) || e.Param != "platform_company_gid" || len(events()) != 1 {
 		t.Errorf("another company's GID: %v, %d events; want validation_failed on platform_company_gid and no event", err, len(events()))

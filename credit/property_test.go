@@ -69,7 +69,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 		switch op := rng.IntN(10); op {
 		case 0, 1:
 			gid := fmt.Sprintf("gid://platform/Order/%d", step)
-			_, _, err = svc.RecordLedgerEntry(credittest.Staff(storeOf(c)), credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: amount(c, 1), OrderGID: gid})
+			_, _, err = svc.Ledger.Record(credittest.Staff(storeOf(c)), credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: amount(c, 1), OrderGID: gid})
 			if err == nil {
 				orders[c.ID] = append(orders[c.ID], gid)
 			}
@@ -78,28 +78,28 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 			if len(orders[c.ID]) > 0 && rng.IntN(2) == 0 {
 				in.OrderGID = orders[c.ID][rng.IntN(len(orders[c.ID]))]
 			}
-			_, _, err = svc.RecordLedgerEntry(credittest.Staff(storeOf(c)), in)
+			_, _, err = svc.Ledger.Record(credittest.Staff(storeOf(c)), in)
 		case 3:
 			if len(orders[c.ID]) > 0 {
 				kind := []string{credit.KindRefund, credit.KindCancellation}[rng.IntN(2)]
-				_, _, err = svc.RecordLedgerEntry(credittest.Staff(storeOf(c)), credit.LedgerEntryInput{CompanyID: c.ID, Kind: kind, Amount: amount(c, -1), OrderGID: orders[c.ID][rng.IntN(len(orders[c.ID]))]})
+				_, _, err = svc.Ledger.Record(credittest.Staff(storeOf(c)), credit.LedgerEntryInput{CompanyID: c.ID, Kind: kind, Amount: amount(c, -1), OrderGID: orders[c.ID][rng.IntN(len(orders[c.ID]))]})
 			}
 		case 4:
 			a, note := amount(c, 1-2*rng.IntN(2)), "prop"
 			if rng.IntN(5) == 0 {
 				a = "0" // refused
 			}
-			_, err = svc.CreateAdjustment(ctx, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(a), Note: &note})
+			_, err = svc.Ledger.CreateAdjustment(ctx, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(a), Note: &note})
 		case 5:
 			a := amount(c, 1-2*rng.IntN(4)/3)
-			_, err = svc.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: c.ID, Amount: credit.Amount(a)})
+			_, err = svc.Companies.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: c.ID, Amount: credit.Amount(a)})
 		case 6:
-			_, err = svc.PlaceHold(ctx, credit.HoldInput{CompanyID: c.ID})
+			_, err = svc.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: c.ID})
 		case 7:
-			_, err = svc.LiftHold(ctx, c.ID)
+			_, err = svc.Companies.LiftHold(ctx, c.ID)
 		case 8:
 			env.Clock.Advance(time.Duration(rng.IntN(72)) * time.Hour)
-			_, err = svc.SweepHolds(context.Background())
+			_, err = svc.Maintenance.SweepHolds(context.Background())
 		case 9:
 			// A write through another store's key never reaches the company.
 			other := keyCtx[stores[0]]
@@ -107,7 +107,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 				other = keyCtx[stores[1]]
 			}
 			a, note := "1", "cross-store"
-			if _, err := svc.CreateAdjustment(other, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(a), Note: &note}); credit.CodeOf(err) != credit.CodeNotFound {
+			if _, err := svc.Ledger.CreateAdjustment(other, credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(a), Note: &note}); credit.CodeOf(err) != credit.CodeNotFound {
 				t.Fatalf("step %d: cross-store write: %v", step, err)
 			}
 		}
@@ -140,7 +140,7 @@ func checkInvariants(t *testing.T, env *credittest.Env, step int) {
 		if !sum.Equal(c.Outstanding) || c.LedgerSeq != int64(len(entries)) {
 			t.Fatalf("step %d: %s: outstanding %s, ledger sum %s, seq %d of %d entries", step, c.ID, c.Outstanding, sum, c.LedgerSeq, len(entries))
 		}
-		view, err := env.Service.GetCompany(tenant.Staff(context.Background(), c.StoreID, "check"), c.ID)
+		view, err := env.Service.Companies.Get(tenant.Staff(context.Background(), c.StoreID, "check"), c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -134,7 +134,7 @@ type agingRow struct {
 // agingSums reads, in one statement, the aging of the open invoices matched by where, grouped by
 // the invoice column groupBy (company_id, or store_id for the store's totals). It also counts,
 // per group, the companies with an overdue invoice and finds the oldest due date.
-func (s *Service) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
+func (s *core) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
 	bounds := agingBounds(now)
 	var rows []agingRow
 	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
@@ -257,7 +257,7 @@ func parseMoneySum(text string) (decimal.Decimal, error) {
 // whatever the number of companies and invoices.
 //
 // Errors: insufficient_scope.
-func (s *Service) Receivables(ctx context.Context) (Receivables, error) {
+func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Receivables{}, err
 	}
@@ -311,7 +311,7 @@ func (s *Service) Receivables(ctx context.Context) (Receivables, error) {
 // has an aging of zeros.
 //
 // Errors: insufficient_scope.
-func (s *Service) CompanyAging(ctx context.Context, companyIDs []string) (map[string]Aging, error) {
+func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[string]Aging, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (s *Service) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 
 // viewerCompanies returns the viewer's store, the client to read with, and which of
 // companyIDs are companies of the store.
-func (s *Service) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+func (s *core) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
 	st, err := s.viewerStore(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -350,7 +350,7 @@ func (s *Service) viewerCompanies(ctx context.Context, companyIDs []string) (*en
 // the sums, then the names and balances.
 //
 // Errors: insufficient_scope.
-func (s *Service) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([]CompanyReceivables, error) {
+func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([]CompanyReceivables, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -433,7 +433,7 @@ func SumReceivables(lines []CompanyReceivables, currency string) CompanyReceivab
 	return CompanyReceivables{CompanyName: "Total", Aging: a, Overdue: m(6), NotInvoiced: m(7), Outstanding: m(8)}
 }
 
-// InvoiceListParams are the inputs of ListInvoices.
+// InvoiceListParams are the inputs of Invoices.List.
 type InvoiceListParams struct {
 	ListParams
 	// Status is "", "open", "paid" or "cancelled".
@@ -469,11 +469,11 @@ func cancelledInvoice() predicate.Invoice {
 	}
 }
 
-// ListInvoices lists a company's invoices in the order they were issued, oldest first: the
+// List lists a company's invoices in the order they were issued, oldest first: the
 // order in which payments without an order settle them.
 //
 // Errors: insufficient_scope, not_found (company), invalid_parameter (limit, cursor, status).
-func (s *Service) ListInvoices(ctx context.Context, companyID string, p InvoiceListParams) (Page[Invoice], error) {
+func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListParams) (Page[Invoice], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[Invoice]{}, err
 	}
@@ -513,13 +513,13 @@ func (s *Service) ListInvoices(ctx context.Context, companyID string, p InvoiceL
 
 func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
 
-// LatestInvoices returns the first page of each company's invoices, keyed by company ID, in one
+// Latest returns the first page of each company's invoices, keyed by company ID, in one
 // statement for the invoices (a window per company) and one for their issue dates and
 // cancellations: GraphQL's batch for a page of companies. Companies not in the viewer's store
-// are absent, so the caller can ask ListInvoices for the not_found answer.
+// are absent, so the caller can ask Invoices.List for the not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit, status).
-func (s *Service) LatestInvoices(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
+func (s *Invoices) Latest(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -568,7 +568,7 @@ func anySlice(ss []string) []any {
 
 // invoicePages turns invoice rows (up to n+1 per company, in order) into a page per company,
 // reading their issue dates and cancellations in one statement.
-func (s *Service) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
+func (s *core) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
 	details, err := s.invoiceDetails(ctx, client, rows)
 	if err != nil {
 		return nil, err
@@ -598,7 +598,7 @@ type invoiceDetails struct {
 
 // invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
 // and the cancellations that reference the settled ones.
-func (s *Service) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
+func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
 	d := invoiceDetails{issued: map[string]time.Time{}, cancelled: map[string]bool{}}
 	if len(rows) == 0 {
 		return d, nil
@@ -653,10 +653,10 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 	return v
 }
 
-// GetInvoice returns one invoice of the viewer's store, for GraphQL's node(id:).
+// Get returns one invoice of the viewer's store, for GraphQL's node(id:).
 //
 // Errors: insufficient_scope, not_found (unknown ID or another store's).
-func (s *Service) GetInvoice(ctx context.Context, id string) (Invoice, error) {
+func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Invoice{}, err
 	}

@@ -31,7 +31,7 @@ func TestReceivablesMatchLedger(t *testing.T) {
 		for i, c := range seed.Companies {
 			ids[i] = c.ID
 		}
-		agings, err := env.Service.CompanyAging(ctx, append(ids, oc.ID))
+		agings, err := env.Service.Reports.CompanyAging(ctx, append(ids, oc.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,13 +53,13 @@ func TestReceivablesMatchLedger(t *testing.T) {
 			if want.Overdue.IsPositive() {
 				overdueCompanies++
 			}
-			got, err := env.Service.GetCompany(ctx, c.ID)
+			got, err := env.Service.Companies.Get(ctx, c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			outstanding = outstanding.Add(decimal.RequireFromString(got.Outstanding.Amount))
 
-			page, err := env.Service.ListInvoices(ctx, c.ID, credit.InvoiceListParams{})
+			page, err := env.Service.Invoices.List(ctx, c.ID, credit.InvoiceListParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,13 +84,13 @@ func TestReceivablesMatchLedger(t *testing.T) {
 					inv.Amount.Amount != r.Amount.StringFixed(2) || !inv.IssuedAt.Equal(r.Issued) || !inv.DueAt.Equal(r.Due) {
 					t.Errorf("%s invoice %d = %+v, replay says %+v (status %s, %d days)", c.Name, i, inv, r, wantStatus, wantDays)
 				}
-				again, err := env.Service.GetInvoice(ctx, inv.ID)
+				again, err := env.Service.Invoices.Get(ctx, inv.ID)
 				if err != nil || again != inv {
 					t.Errorf("GetInvoice(%s) = %+v, %v; want %+v", inv.ID, again, err, inv)
 				}
 			}
 		}
-		got, err := env.Service.Receivables(ctx)
+		got, err := env.Service.Reports.Receivables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestReceivablesMatchLedger(t *testing.T) {
 			got.Outstanding.Amount != outstanding.StringFixed(2) {
 			t.Errorf("after %v, totals = %+v; want overdue %s in %d companies, outstanding %s", advance, got, store.Overdue.StringFixed(2), overdueCompanies, outstanding.StringFixed(2))
 		}
-		lines, err := env.Service.ReceivablesByCompany(ctx, false)
+		lines, err := env.Service.Reports.ReceivablesByCompany(ctx, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestInvoiceStatusFilter(t *testing.T) {
 		var out []string
 		p := credit.InvoiceListParams{Status: status, ListParams: credit.ListParams{Limit: &limit}}
 		for {
-			page, err := env.Service.ListInvoices(ctx, seed.CancelledCompany, p)
+			page, err := env.Service.Invoices.List(ctx, seed.CancelledCompany, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,11 +144,11 @@ func TestInvoiceStatusFilter(t *testing.T) {
 	if got := gids("", 1); len(got) != 2 || got[1][:4] != "open" {
 		t.Errorf("all = %v", got)
 	}
-	_, err := env.Service.ListInvoices(ctx, seed.CancelledCompany, credit.InvoiceListParams{Status: "late"})
+	_, err := env.Service.Invoices.List(ctx, seed.CancelledCompany, credit.InvoiceListParams{Status: "late"})
 	if credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("status late: %v", err)
 	}
-	latest, err := env.Service.LatestInvoices(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID, "co_nope"}, credit.InvoicePaid, nil)
+	latest, err := env.Service.Invoices.Latest(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID, "co_nope"}, credit.InvoicePaid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestInvoiceStatusFilter(t *testing.T) {
 		t.Errorf("latest paid = %+v", latest)
 	}
 	one := 1
-	latest, err = env.Service.LatestInvoices(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID}, "", &one)
+	latest, err = env.Service.Invoices.Latest(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID}, "", &one)
 	if err != nil {
 		t.Fatal(err)
 	}

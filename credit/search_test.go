@@ -83,7 +83,7 @@ func TestSearchUsesAnIndex(t *testing.T) {
 	key := ctxKey(st)
 	plan := func(p credit.CompanyListParams) (string, []credit.Company) {
 		t.Helper()
-		page, err := svc.ListCompanies(key, p)
+		page, err := svc.Companies.List(key, p)
 		if err != nil {
 			t.Fatal(err)
 		}

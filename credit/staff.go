@@ -72,12 +72,12 @@ type StaffInput struct {
 // normalEmail is the form emails are stored and looked up in.
 func normalEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-// CreateStaff creates a staff account in the staff member's store (the command line acts as
+// Create creates a staff account in the staff member's store (the command line acts as
 // one).
 //
 // Errors: insufficient_scope (not staff), not_found (store), validation_failed (name, email,
 // an email already used by any store's staff, password).
-func (s *Service) CreateStaff(ctx context.Context, in StaffInput) (StaffMember, error) {
+func (s *Staff) Create(ctx context.Context, in StaffInput) (StaffMember, error) {
 	v, err := requireStaff(ctx)
 	if err != nil {
 		return StaffMember{}, err
@@ -123,10 +123,10 @@ func (s *Service) CreateStaff(ctx context.Context, in StaffInput) (StaffMember, 
 	return out, err
 }
 
-// ListStaff lists the staff member's store's staff accounts, oldest first.
+// List lists the staff member's store's staff accounts, oldest first.
 //
 // Errors: insufficient_scope (not staff), not_found (store).
-func (s *Service) ListStaff(ctx context.Context) ([]StaffMember, error) {
+func (s *Staff) List(ctx context.Context) ([]StaffMember, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Service) ListStaff(ctx context.Context) ([]StaffMember, error) {
 // lockStaffMember reads a staff member of the viewer's store for update.
 //
 // Errors: not_found.
-func (s *Service) lockStaffMember(ctx context.Context, tx *ent.Tx, id string) (*ent.StaffMember, error) {
+func (s *core) lockStaffMember(ctx context.Context, tx *ent.Tx, id string) (*ent.StaffMember, error) {
 	if !ids.HasPrefix(id, "stf") {
 		return nil, errNotFound("staff member")
 	}
@@ -159,12 +159,12 @@ func (s *Service) lockStaffMember(ctx context.Context, tx *ent.Tx, id string) (*
 	return m, nil
 }
 
-// DisableStaff disables a staff account of the staff member's store: it can no longer sign
+// Disable disables a staff account of the staff member's store: it can no longer sign
 // in, and its sessions end at once (they are deleted in the same transaction, and every
 // request checks the account anyway). Disabling a disabled account changes nothing.
 //
 // Errors: insufficient_scope (not staff), not_found (unknown or another store's member).
-func (s *Service) DisableStaff(ctx context.Context, id string) (StaffMember, error) {
+func (s *Staff) Disable(ctx context.Context, id string) (StaffMember, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return StaffMember{}, err
 	}
@@ -188,13 +188,13 @@ func (s *Service) DisableStaff(ctx context.Context, id string) (StaffMember, err
 	return out, err
 }
 
-// ResetStaffPassword sets a new password for a staff account of the staff member's store and
+// ResetPassword sets a new password for a staff account of the staff member's store and
 // ends its sessions, since a reset usually means the old password is no longer trusted. It
 // does not enable a disabled account.
 //
 // Errors: insufficient_scope (not staff), not_found (unknown or another store's member),
 // validation_failed (password).
-func (s *Service) ResetStaffPassword(ctx context.Context, id, password string) error {
+func (s *Staff) ResetPassword(ctx context.Context, id, password string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func hashSessionToken(token string) string {
 //
 // Errors: unauthenticated, the same for an unknown email, a wrong password and a disabled
 // account, which all cost one Argon2id computation.
-func (s *Service) SignIn(ctx context.Context, email, password string, policy SessionPolicy) (string, StaffSession, error) {
+func (s *Staff) SignIn(ctx context.Context, email, password string, policy SessionPolicy) (string, StaffSession, error) {
 	policy = policy.withDefaults()
 	if len(password) > 4*MaxPasswordLength || len(email) > 320 {
 		return "", StaffSession{}, errSignIn
@@ -351,7 +351,7 @@ func sessionView(row *ent.StaffSession, m *ent.StaffMember) StaffSession {
 // token is system work, as for an API key.
 //
 // Errors: unauthenticated.
-func (s *Service) ResumeSession(ctx context.Context, token string, policy SessionPolicy) (context.Context, StaffSession, error) {
+func (s *Staff) ResumeSession(ctx context.Context, token string, policy SessionPolicy) (context.Context, StaffSession, error) {
 	policy = policy.withDefaults()
 	if len(token) != sessionTokenLen {
 		return nil, StaffSession{}, errNoSession
@@ -387,7 +387,7 @@ func (s *Service) ResumeSession(ctx context.Context, token string, policy Sessio
 
 // SignOut ends the session of token, if there is one; an unknown or expired token is not an
 // error, since the result is the same: no session.
-func (s *Service) SignOut(ctx context.Context, token string) error {
+func (s *Staff) SignOut(ctx context.Context, token string) error {
 	if len(token) != sessionTokenLen {
 		return nil
 	}
@@ -403,7 +403,7 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 // clears it, once shown.
 //
 // Errors: insufficient_scope (not staff), not_found (no such session in the store).
-func (s *Service) SetSessionNotice(ctx context.Context, sessionID, notice string) error {
+func (s *Staff) SetSessionNotice(ctx context.Context, sessionID, notice string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func TestCreateStaffChecksItsInput(t *testing.T) {
 		{"email of this store's member", mine, credit.StaffInput{Name: "B", Email: "anna@example.com", Password: staffPassword}, "email"},
 		{"email of another store's member, in another case", theirs, credit.StaffInput{Name: "B", Email: "ANNA@example.com", Password: staffPassword}, "email"},
 	} {
-		_, err := env.Service.CreateStaff(credittest.Staff(tc.store), tc.in)
+		_, err := env.Service.Staff.Create(credittest.Staff(tc.store), tc.in)
 		var e *credit.Error
 		if !asError(err, &e) || e.Code != credit.CodeValidationFailed || e.Param != tc.param {
 			t.Errorf("%s: %v, want validation_failed on %s", tc.name, err, tc.param)
@@ -53,10 +53,10 @@ func TestCreateStaffChecksItsInput(t *testing.T) {
 		t.Errorf("stored password hash %q is not an Argon2id hash at the documented parameters", row.PasswordHash)
 	}
 	// Twelve characters are enough, counted as characters rather than bytes.
-	if _, err := env.Service.CreateStaff(credittest.Staff(mine), credit.StaffInput{Name: "C", Email: "c@example.com", Password: "äöüäöüäöüäöü"}); err != nil {
+	if _, err := env.Service.Staff.Create(credittest.Staff(mine), credit.StaffInput{Name: "C", Email: "c@example.com", Password: "äöüäöüäöüäöü"}); err != nil {
 		t.Errorf("a twelve-character password: %v", err)
 	}
-	if _, err := env.Service.CreateStaff(credittest.Staff(mine), credit.StaffInput{Name: "D", Email: "d@example.com", Password: "äöüäöüäöüäö"}); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := env.Service.Staff.Create(credittest.Staff(mine), credit.StaffInput{Name: "D", Email: "d@example.com", Password: "äöüäöüäöüäö"}); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Errorf("an eleven-character password of 22 bytes: %v, want validation_failed", err)
 	}
 }
@@ -72,14 +72,14 @@ func TestSignIn(t *testing.T) {
 	m := env.MustStaff(t, store, "Anna Berg", "anna@example.com", staffPassword)
 	ctx := context.Background()
 
-	token, sess, err := svc.SignIn(ctx, "ANNA@example.com ", staffPassword, credit.SessionPolicy{})
+	token, sess, err := svc.Staff.SignIn(ctx, "ANNA@example.com ", staffPassword, credit.SessionPolicy{})
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
 	if sess.StaffID != m.ID || sess.StoreID != store || sess.StaffName != "Anna Berg" {
 		t.Fatalf("session %+v", sess)
 	}
-	staffCtx, resumed, err := svc.ResumeSession(ctx, token, credit.SessionPolicy{})
+	staffCtx, resumed, err := svc.Staff.ResumeSession(ctx, token, credit.SessionPolicy{})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestSignIn(t *testing.T) {
 		t.Fatalf("viewer %+v, session %+v", v, resumed)
 	}
 
-	again, _, err := svc.SignIn(ctx, "anna@example.com", staffPassword, credit.SessionPolicy{})
+	again, _, err := svc.Staff.SignIn(ctx, "anna@example.com", staffPassword, credit.SessionPolicy{})
 	if err != nil || again == token {
 		t.Fatalf("second sign-in: token %q (first %q), %v", again, token, err)
 	}
@@ -104,7 +104,7 @@ func TestSignIn(t *testing.T) {
 	}
 
 	other := env.MustStaff(t, store, "Ben Kurz", "ben@example.com", staffPassword)
-	if _, err := svc.DisableStaff(credittest.Staff(store), other.ID); err != nil {
+	if _, err := svc.Staff.Disable(credittest.Staff(store), other.ID); err != nil {
 		t.Fatal(err)
 	}
 	var messages []string
@@ -114,7 +114,7 @@ func TestSignIn(t *testing.T) {
 		"disabled account": {"ben@example.com", staffPassword},
 		"empty":            {"", ""},
 	} {
-		_, _, err := svc.SignIn(ctx, creds[0], creds[1], credit.SessionPolicy{})
+		_, _, err := svc.Staff.SignIn(ctx, creds[0], creds[1], credit.SessionPolicy{})
 		if credit.CodeOf(err) != credit.CodeUnauthenticated {
 			t.Fatalf("%s: %v, want unauthenticated", name, err)
 		}
@@ -125,7 +125,7 @@ func TestSignIn(t *testing.T) {
 			t.Errorf("sign-in refusals differ: %q and %q", messages[0], msg)
 		}
 	}
-	if _, _, err := svc.ResumeSession(ctx, "not a token", credit.SessionPolicy{}); credit.CodeOf(err) != credit.CodeUnauthenticated {
+	if _, _, err := svc.Staff.ResumeSession(ctx, "not a token", credit.SessionPolicy{}); credit.CodeOf(err) != credit.CodeUnauthenticated {
 		t.Errorf("made-up token: %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestSessionsEnd(t *testing.T) {
 	policy := credit.SessionPolicy{IdleTimeout: 2 * time.Hour, Lifetime: 5 * time.Hour}
 	signInFor := func(policy credit.SessionPolicy) string {
 		t.Helper()
-		token, _, err := svc.SignIn(ctx, "anna@example.com", staffPassword, policy)
+		token, _, err := svc.Staff.SignIn(ctx, "anna@example.com", staffPassword, policy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestSessionsEnd(t *testing.T) {
 	signIn := func() string { t.Helper(); return signInFor(policy) }
 	live := func(token string) bool {
 		t.Helper()
-		_, _, err := svc.ResumeSession(ctx, token, policy)
+		_, _, err := svc.Staff.ResumeSession(ctx, token, policy)
 		if err != nil && credit.CodeOf(err) != credit.CodeUnauthenticated {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestSessionsEnd(t *testing.T) {
 	}
 
 	out := signIn()
-	if err := svc.SignOut(ctx, out); err != nil {
+	if err := svc.Staff.SignOut(ctx, out); err != nil {
 		t.Fatal(err)
 	}
 	if live(out) {
@@ -195,20 +195,20 @@ func TestSessionsEnd(t *testing.T) {
 	}
 
 	reset := signIn()
-	if err := svc.ResetStaffPassword(credittest.Staff(store), m.ID, "a brand new passphrase"); err != nil {
+	if err := svc.Staff.ResetPassword(credittest.Staff(store), m.ID, "a brand new passphrase"); err != nil {
 		t.Fatal(err)
 	}
 	if live(reset) {
 		t.Fatal("session lived after a password reset")
 	}
-	if _, _, err := svc.SignIn(ctx, "anna@example.com", staffPassword, policy); credit.CodeOf(err) != credit.CodeUnauthenticated {
+	if _, _, err := svc.Staff.SignIn(ctx, "anna@example.com", staffPassword, policy); credit.CodeOf(err) != credit.CodeUnauthenticated {
 		t.Fatalf("old password after reset: %v", err)
 	}
-	disabled, _, err := svc.SignIn(ctx, "anna@example.com", "a brand new passphrase", policy)
+	disabled, _, err := svc.Staff.SignIn(ctx, "anna@example.com", "a brand new passphrase", policy)
 	if err != nil {
 		t.Fatalf("new password after reset: %v", err)
 	}
-	if _, err := svc.DisableStaff(credittest.Staff(store), m.ID); err != nil {
+	if _, err := svc.Staff.Disable(credittest.Staff(store), m.ID); err != nil {
 		t.Fatal(err)
 	}
 	if live(disabled) {
@@ -230,41 +230,41 @@ func TestStaffAccountsStayInTheirStore(t *testing.T) {
 	env.MustStaff(t, theirs, "Theo", "theo@example.com", staffPassword)
 	key := env.MustIssuedKey(t, mine, "erp", credit.AllScopes...)
 
-	list, err := svc.ListStaff(credittest.Staff(mine))
+	list, err := svc.Staff.List(credittest.Staff(mine))
 	if err != nil || len(list) != 1 || list[0].ID != m.ID {
 		t.Fatalf("my store's staff: %+v %v", list, err)
 	}
 	other := credittest.Staff(theirs)
-	if _, err := svc.DisableStaff(other, m.ID); !credit.IsNotFound(err) {
+	if _, err := svc.Staff.Disable(other, m.ID); !credit.IsNotFound(err) {
 		t.Errorf("disabling another store's member: %v, want not_found", err)
 	}
-	if err := svc.ResetStaffPassword(other, m.ID, "another passphrase"); !credit.IsNotFound(err) {
+	if err := svc.Staff.ResetPassword(other, m.ID, "another passphrase"); !credit.IsNotFound(err) {
 		t.Errorf("resetting another store's member: %v, want not_found", err)
 	}
 	for viewer, ctx := range map[string]context.Context{
 		"an API key": tenant.APIKey(context.Background(), mine, key.ID, "erp", credit.AllScopes),
 		"the system": credittest.Admin(),
 	} {
-		if _, err := svc.CreateStaff(ctx, credit.StaffInput{Name: "X", Email: "x@example.com", Password: staffPassword}); credit.CodeOf(err) != credit.CodeInsufficientScope {
+		if _, err := svc.Staff.Create(ctx, credit.StaffInput{Name: "X", Email: "x@example.com", Password: staffPassword}); credit.CodeOf(err) != credit.CodeInsufficientScope {
 			t.Errorf("create by %s: %v", viewer, err)
 		}
-		if _, err := svc.ListStaff(ctx); credit.CodeOf(err) != credit.CodeInsufficientScope {
+		if _, err := svc.Staff.List(ctx); credit.CodeOf(err) != credit.CodeInsufficientScope {
 			t.Errorf("list by %s: %v", viewer, err)
 		}
-		if _, err := svc.DisableStaff(ctx, m.ID); credit.CodeOf(err) != credit.CodeInsufficientScope {
+		if _, err := svc.Staff.Disable(ctx, m.ID); credit.CodeOf(err) != credit.CodeInsufficientScope {
 			t.Errorf("disable by %s: %v", viewer, err)
 		}
 	}
-	if got, err := svc.OwningStore(context.Background(), m.ID); err != nil || got != mine {
+	if got, err := svc.Stores.OwnerOf(context.Background(), m.ID); err != nil || got != mine {
 		t.Errorf("owning store of a staff member: %q %v", got, err)
 	}
-	if _, _, err := svc.SignIn(context.Background(), "anna@example.com", staffPassword, credit.SessionPolicy{}); err != nil {
+	if _, _, err := svc.Staff.SignIn(context.Background(), "anna@example.com", staffPassword, credit.SessionPolicy{}); err != nil {
 		t.Errorf("the member can still sign in: %v", err)
 	}
 }
 
 // TestNextApplicationStatusesAreTheAcceptedTransitions: the statuses the console offers for an
-// application are exactly those SetApplicationStatus accepts from its current status.
+// application are exactly those Applications.SetStatus accepts from its current status.
 func TestNextApplicationStatusesAreTheAcceptedTransitions(t *testing.T) {
 	env := credittest.New(t)
 	store := env.MustStore(t, "mine", "EUR")
@@ -281,11 +281,11 @@ func TestNextApplicationStatusesAreTheAcceptedTransitions(t *testing.T) {
 		for _, to := range credit.ApplicationStatuses {
 			a := env.MustApplication(t, store, credit.ApplicationInput{BusinessName: "B " + from + " " + to})
 			for _, step := range paths[from] {
-				if _, _, err := env.Service.SetApplicationStatus(staff, approval(a.ID, step)); err != nil {
+				if _, _, err := env.Service.Applications.SetStatus(staff, approval(a.ID, step)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			_, _, err := env.Service.SetApplicationStatus(staff, approval(a.ID, to))
+			_, _, err := env.Service.Applications.SetStatus(staff, approval(a.ID, to))
 			offered := false
 			for _, next := range credit.NextApplicationStatuses(from) {
 				offered = offered || next == to
@@ -320,7 +320,7 @@ func TestCompanySearchByName(t *testing.T) {
 	staff := credittest.Staff(store)
 	list := func(q, cursor string, limit int) credit.Page[credit.Company] {
 		t.Helper()
-		p, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: cursor}, Search: &q, ByName: true})
+		p, err := env.Service.Companies.List(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: cursor}, Search: &q, ByName: true})
 		if err != nil {
 			t.Fatalf("list %q: %v", q, err)
 		}
@@ -357,17 +357,17 @@ func TestCompanySearchByName(t *testing.T) {
 	// A cursor belongs to its search.
 	limit := 2
 	inn := "inn"
-	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: *first.NextCursor}, Search: &inn, ByName: true}); credit.CodeOf(err) != credit.CodeInvalidParameter {
+	if _, err := env.Service.Companies.List(staff, credit.CompanyListParams{ListParams: credit.ListParams{Limit: &limit, Cursor: *first.NextCursor}, Search: &inn, ByName: true}); credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("cursor of another search: %v", err)
 	}
-	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{ListParams: credit.ListParams{Cursor: *first.NextCursor}}); credit.CodeOf(err) != credit.CodeInvalidParameter {
+	if _, err := env.Service.Companies.List(staff, credit.CompanyListParams{ListParams: credit.ListParams{Cursor: *first.NextCursor}}); credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("cursor of the search on the API's list: %v", err)
 	}
 	long := strings.Repeat("x", 101)
-	if _, err := env.Service.ListCompanies(staff, credit.CompanyListParams{Search: &long}); credit.CodeOf(err) != credit.CodeInvalidParameter {
+	if _, err := env.Service.Companies.List(staff, credit.CompanyListParams{Search: &long}); credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("search of 101 characters: %v", err)
 	}
-	st, err := env.Service.CurrentStore(staff)
+	st, err := env.Service.Stores.Current(staff)
 	if err != nil || st.ID != store || st.Name != "mine" {
 		t.Errorf("current store: %+v %v", st, err)
 	}

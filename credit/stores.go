@@ -33,12 +33,12 @@ type StoreInfo struct {
 // DefaultBufferPercent is the safety buffer a store gets unless told otherwise (contract §5).
 const DefaultBufferPercent = 5
 
-// CreateStore creates a store with its currency and safety buffer, and optionally its locale
+// Create creates a store with its currency and safety buffer, and optionally its locale
 // (how its staff write numbers, "en" unless given; like the currency, it is set once). Creating
 // a store is system work: no store's staff exists before it.
 //
 // Errors: validation_failed (name, currency, buffer_percent, locale).
-func (s *Service) CreateStore(ctx context.Context, name, currency string, bufferPercent int, locale ...string) (StoreInfo, error) {
+func (s *Stores) Create(ctx context.Context, name, currency string, bufferPercent int, locale ...string) (StoreInfo, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 200); err != nil {
 		return StoreInfo{}, err
@@ -79,9 +79,9 @@ func (s *Service) CreateStore(ctx context.Context, name, currency string, buffer
 	return out, err
 }
 
-// ListStores lists every store, oldest first, for the operator of the service (the command
+// List lists every store, oldest first, for the operator of the service (the command
 // line's `store list`): system work across stores.
-func (s *Service) ListStores(ctx context.Context) ([]StoreInfo, error) {
+func (s *Stores) List(ctx context.Context) ([]StoreInfo, error) {
 	rows, err := s.client.Store.Query().Order(ent.Asc(store.FieldCreatedAt), ent.Asc(store.FieldID)).All(tenant.System(ctx))
 	if err != nil {
 		return nil, err
@@ -97,14 +97,14 @@ func storeInfo(st *ent.Store) StoreInfo {
 	return StoreInfo{ID: st.ID, Name: st.Name, Currency: st.Currency, BufferPercent: st.BufferPercent, Locale: st.Locale, CreatedAt: At(st.CreatedAt)}
 }
 
-// OwningStore returns the ID of the store that owns a record, named by its ID alone: a store
+// OwnerOf returns the ID of the store that owns a record, named by its ID alone: a store
 // (itself), a company, a ledger entry, an application, an API key, a staff member, a webhook endpoint or a platform delivery. The admin command line
 // names records without their store and then acts as staff of the store it finds, so that the
 // data layer scopes the operation like any other; this look-up is the one piece of system work
 // in that.
 //
 // Errors: not_found.
-func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
+func (s *Stores) OwnerOf(ctx context.Context, id string) (string, error) {
 	sys := tenant.System(ctx)
 	var (
 		storeID string
@@ -145,10 +145,10 @@ func (s *Service) OwningStore(ctx context.Context, id string) (string, error) {
 	return storeID, nil
 }
 
-// CurrentStore describes the viewer's own store, for a page that names it.
+// Current describes the viewer's own store, for a page that names it.
 //
 // Errors: unauthenticated without a viewer of a store, not_found (store).
-func (s *Service) CurrentStore(ctx context.Context) (StoreInfo, error) {
+func (s *Stores) Current(ctx context.Context) (StoreInfo, error) {
 	st, err := s.viewerStore(ctx)
 	if err != nil {
 		return StoreInfo{}, err
@@ -160,7 +160,7 @@ func (s *Service) CurrentStore(ctx context.Context) (StoreInfo, error) {
 //
 // Errors: unauthenticated without a viewer of a store, not_found when the store does not exist
 // (a staff viewer made up on the command line).
-func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
+func (s *core) viewerStore(ctx context.Context) (*ent.Store, error) {
 	v, ok := tenant.FromContext(ctx)
 	if !ok || v.StoreID == "" {
 		return nil, errNoViewer
@@ -177,7 +177,7 @@ func (s *Service) viewerStore(ctx context.Context) (*ent.Store, error) {
 // store only the transaction sees (it created it) is read through it and not cached, since the
 // transaction may yet roll back. Callers pass the ID of the viewer's store or of a row already
 // scoped to it, so the cache never crosses tenants.
-func (s *Service) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
+func (s *core) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
 	if st, ok := s.stores.Load(id); ok {
 		return st.(*ent.Store), nil
 	}

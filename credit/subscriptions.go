@@ -57,7 +57,7 @@ type streamKey struct {
 	until       time.Time
 }
 
-// EventSubscriptionParams are the inputs of SubscribeEvents.
+// EventSubscriptionParams are the inputs of Events.Subscribe.
 type EventSubscriptionParams struct {
 	// After starts the subscription after this event of the store (replayed from the feed,
 	// then live); empty starts it at the moment of subscribing. Errors about it name it
@@ -71,7 +71,7 @@ type EventSubscriptionParams struct {
 // EventSubscription is one subscriber's position in its store's feed. Its methods are called
 // from one goroutine, the subscriber's.
 type EventSubscription struct {
-	s       *Service
+	s       *core
 	storeID string
 	key     streamKey
 	types   []string
@@ -99,29 +99,29 @@ type feedWatcher interface {
 	WatchFeed(ctx context.Context, poll time.Duration, changed func(stores []string, all bool)) error
 }
 
-// SubscribeEvents opens a subscription to the feed of the viewer's store for an API key
+// Subscribe opens a subscription to the feed of the viewer's store for an API key
 // authenticated by Authenticate: the events its scopes allow (and types keeps), after After
 // or from now. The caller reads with Next, checks the key with Confirm before each message,
 // waits with Wake and Done, and must Close it.
 //
 // Errors: unauthenticated (no key from Authenticate), insufficient_scope, invalid_parameter
 // (after, type), rate_limited (the store's MaxSubscriptionsPerStore are open here).
-func (s *Service) SubscribeEvents(ctx context.Context, p EventSubscriptionParams) (*EventSubscription, error) {
+func (s *Events) Subscribe(ctx context.Context, p EventSubscriptionParams) (*EventSubscription, error) {
 	key, ok := ctx.Value(authenticatedKey{}).(streamKey)
 	v, _ := tenant.FromContext(ctx)
 	if !ok || v.StoreID == "" || v.KeyID != key.keyID {
 		return nil, errUnauthenticated
 	}
-	if err := s.CheckEventListParams(EventListParams{After: p.After, Types: p.Types}); err != nil {
+	if err := s.CheckListParams(EventListParams{After: p.After, Types: p.Types}); err != nil {
 		return nil, err
 	}
 	types, all, err := eventFilter(ctx, p.Types)
 	if err != nil {
 		return nil, err
 	}
-	sub := &EventSubscription{s: s, storeID: v.StoreID, key: key, types: types, all: all,
+	sub := &EventSubscription{s: s.core, storeID: v.StoreID, key: key, types: types, all: all,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := s.feed.add(s, sub); err != nil {
+	if err := s.feed.add(s.core, sub); err != nil {
 		return nil, err
 	}
 	// Registered first, positioned second: an event that commits after the position was read
@@ -137,7 +137,7 @@ func (s *Service) SubscribeEvents(ctx context.Context, p EventSubscriptionParams
 
 // subscriptionStart is the position a subscription starts after: After's seq, or the store's
 // latest event.
-func (s *Service) subscriptionStart(ctx context.Context, storeID, after string) (int64, error) {
+func (s *core) subscriptionStart(ctx context.Context, storeID, after string) (int64, error) {
 	if after == "" {
 		st, err := s.client.Store.Query().Where(store.ID(storeID)).Select(store.FieldEventSeq).Only(tenant.System(ctx))
 		if err != nil {
@@ -242,11 +242,11 @@ func (sub *EventSubscription) Sent() { sub.s.feed.sent.Add(1) }
 func (sub *EventSubscription) Close() { sub.s.feed.remove(sub) }
 
 // EndSubscriptions ends every open subscription (their Done closes), for a shutdown.
-func (s *Service) EndSubscriptions() { s.feed.end() }
+func (s *Events) EndSubscriptions() { s.feed.end() }
 
 // NoteCutOff counts a subscriber cut off, by reason (slow_consumer, unauthenticated), for the
 // metrics.
-func (s *Service) NoteCutOff(reason string) {
+func (s *Events) NoteCutOff(reason string) {
 	c, _ := s.feed.cutOff.LoadOrStore(reason, new(atomic.Int64))
 	c.(*atomic.Int64).Add(1)
 }
@@ -259,7 +259,7 @@ type SubscriptionStats struct {
 }
 
 // SubscriptionStats returns this process's subscription figures.
-func (s *Service) SubscriptionStats() SubscriptionStats {
+func (s *Events) SubscriptionStats() SubscriptionStats {
 	s.feed.mu.Lock()
 	st := SubscriptionStats{Open: s.feed.open, Sent: s.feed.sent.Load(), CutOff: map[string]int64{}}
 	s.feed.mu.Unlock()
@@ -270,7 +270,7 @@ func (s *Service) SubscriptionStats() SubscriptionStats {
 	return st
 }
 
-func (h *feedHub) add(s *Service, sub *EventSubscription) error {
+func (h *feedHub) add(s *core, sub *EventSubscription) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.byStore == nil {

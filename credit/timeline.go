@@ -68,7 +68,7 @@ func timelineEventView(e *ent.TimelineEvent) TimelineEvent {
 }
 
 // recordEvent appends a timeline event for a write, attributed to the viewer.
-func (s *Service) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
+func (s *core) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
 	return s.recordEventAs(ctx, tx, c, actorOf(ctx), typ, data)
 }
 
@@ -86,7 +86,7 @@ func actorOf(ctx context.Context) Actor {
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the
 // company's previous event, in one statement where the database allows (see
 // database.InsertNumbered).
-func (s *Service) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
+func (s *core) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
 	if err := timelineevent.ActorTypeValidator(timelineevent.ActorType(actor.Type)); err != nil {
 		return fmt.Errorf("timeline event: %w", err)
 	}
@@ -101,10 +101,10 @@ func (s *Service) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company,
 	return err
 }
 
-// ListTimeline lists a company's timeline events, newest first.
+// List lists a company's timeline events, newest first.
 //
 // Errors: insufficient_scope, not_found, invalid_parameter (limit, cursor).
-func (s *Service) ListTimeline(ctx context.Context, companyID string, p ListParams) (Page[TimelineEvent], error) {
+func (s *Timeline) List(ctx context.Context, companyID string, p ListParams) (Page[TimelineEvent], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Page[TimelineEvent]{}, err
 	}
@@ -135,11 +135,11 @@ func (s *Service) ListTimeline(ctx context.Context, companyID string, p ListPara
 	}), nil
 }
 
-// GetTimelineEvent returns one timeline event of the viewer's store, so that GraphQL's
+// Get returns one timeline event of the viewer's store, so that GraphQL's
 // node(id:) can refetch any object it has shown.
 //
 // Errors: insufficient_scope, not_found (unknown ID or another store's).
-func (s *Service) GetTimelineEvent(ctx context.Context, id string) (TimelineEvent, error) {
+func (s *Timeline) Get(ctx context.Context, id string) (TimelineEvent, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return TimelineEvent{}, err
 	}
@@ -153,12 +153,12 @@ func (s *Service) GetTimelineEvent(ctx context.Context, id string) (TimelineEven
 	return timelineEventView(e), nil
 }
 
-// LatestTimelineEvents returns the first page of each company's timeline, newest first, keyed
-// by company ID, in two statements whatever the number of companies, as LatestLedgerEntries
+// Latest returns the first page of each company's timeline, newest first, keyed
+// by company ID, in two statements whatever the number of companies, as Ledger.Latest
 // does for ledgers (see there). Companies that do not exist in the viewer's store are absent.
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Service) LatestTimelineEvents(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[TimelineEvent], error) {
+func (s *Timeline) Latest(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[TimelineEvent], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func Staff(storeID string) context.Context {
 // StaffOf returns Staff for the store that owns a record (a company, application, key ...).
 func (e *ServiceEnv) StaffOf(tb testing.TB, id string) context.Context {
 	tb.Helper()
-	st, err := e.Service.OwningStore(context.Background(), id)
+	st, err := e.Service.Stores.OwnerOf(context.Background(), id)
 	if err != nil {
 		tb.Fatalf("store of %s: %v", id, err)
 	}
@@ -225,7 +225,7 @@ func (e *ServiceEnv) StaffOf(tb testing.TB, id string) context.Context {
 // MustStore creates a store.
 func (e *ServiceEnv) MustStore(tb testing.TB, name, currency string) string {
 	tb.Helper()
-	st, err := e.Service.CreateStore(Admin(), name, currency, credit.DefaultBufferPercent)
+	st, err := e.Service.Stores.Create(Admin(), name, currency, credit.DefaultBufferPercent)
 	if err != nil {
 		tb.Fatalf("create store: %v", err)
 	}
@@ -235,7 +235,7 @@ func (e *ServiceEnv) MustStore(tb testing.TB, name, currency string) string {
 // MustKey creates an API key with scopes and returns its secret.
 func (e *ServiceEnv) MustKey(tb testing.TB, storeID, label string, scopes ...string) string {
 	tb.Helper()
-	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
+	k, err := e.Service.Keys.Create(Staff(storeID), label, scopes)
 	if err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
@@ -245,7 +245,7 @@ func (e *ServiceEnv) MustKey(tb testing.TB, storeID, label string, scopes ...str
 // MustIssuedKey is MustKey returning the key's ID too.
 func (e *ServiceEnv) MustIssuedKey(tb testing.TB, storeID, label string, scopes ...string) credit.IssuedKey {
 	tb.Helper()
-	k, err := e.Service.CreateKey(Staff(storeID), label, scopes)
+	k, err := e.Service.Keys.Create(Staff(storeID), label, scopes)
 	if err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
@@ -264,11 +264,11 @@ func (e *ServiceEnv) MustCompany(tb testing.TB, storeID, name, limit string, ter
 		pt = terms[0]
 	}
 	in := credit.CompanyInput{Name: name, PlatformCompanyGID: "gid://platform/Company/42", PaymentTerms: pt, CreditLimit: limit}
-	c, err := e.Service.CreateCompany(Staff(storeID), in)
+	c, err := e.Service.Companies.Create(Staff(storeID), in)
 	if credit.CodeOf(err) == credit.CodeValidationFailed && strings.Contains(err.Error(), "platform_company_gid") {
 		// The store's first company is Company/42; a GID names one company of a store.
 		in.PlatformCompanyGID = fmt.Sprintf("gid://platform/Company/%d", 1000+companyGIDs.Add(1))
-		c, err = e.Service.CreateCompany(Staff(storeID), in)
+		c, err = e.Service.Companies.Create(Staff(storeID), in)
 	}
 	if err != nil {
 		tb.Fatalf("create company: %v", err)
@@ -279,7 +279,7 @@ func (e *ServiceEnv) MustCompany(tb testing.TB, storeID, name, limit string, ter
 // MustRecord appends a ledger entry from the platform side.
 func (e *ServiceEnv) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credit.LedgerEntry {
 	tb.Helper()
-	le, _, err := e.Service.RecordLedgerEntry(e.StaffOf(tb, in.CompanyID), in)
+	le, _, err := e.Service.Ledger.Record(e.StaffOf(tb, in.CompanyID), in)
 	if err != nil {
 		tb.Fatalf("record ledger entry: %v", err)
 	}
@@ -298,7 +298,7 @@ func (e *ServiceEnv) MustApplication(tb testing.TB, storeID string, in credit.Ap
 	if in.ContactEmail == "" {
 		in.ContactEmail = "ada@example.com"
 	}
-	a, err := e.Service.CreateApplication(Staff(storeID), in)
+	a, err := e.Service.Applications.Create(Staff(storeID), in)
 	if err != nil {
 		tb.Fatalf("create application: %v", err)
 	}
@@ -308,7 +308,7 @@ func (e *ServiceEnv) MustApplication(tb testing.TB, storeID string, in credit.Ap
 // MustStaff creates a staff account in storeID that signs in with email and password.
 func (e *ServiceEnv) MustStaff(tb testing.TB, storeID, name, email, password string) credit.StaffMember {
 	tb.Helper()
-	m, err := e.Service.CreateStaff(Staff(storeID), credit.StaffInput{Name: name, Email: email, Password: password})
+	m, err := e.Service.Staff.Create(Staff(storeID), credit.StaffInput{Name: name, Email: email, Password: password})
 	if err != nil {
 		tb.Fatalf("create staff member: %v", err)
 	}

@@ -74,7 +74,7 @@ func (e *Env) SeedReceivables(tb testing.TB) ReceivablesSeed {
 	record(dune, credit.KindPayment, "-40.00", "")
 	place(dune, "100.00", 33)
 	// Echo: nothing but an adjustment, which is no invoice.
-	if _, err := e.Service.CreateAdjustment(Staff(st), credit.AdjustmentInput{CompanyID: echo.ID, Amount: credit.Amount("12.34"), Note: strPtr("goodwill")}); err != nil {
+	if _, err := e.Service.Ledger.CreateAdjustment(Staff(st), credit.AdjustmentInput{CompanyID: echo.ID, Amount: credit.Amount("12.34"), Note: strPtr("goodwill")}); err != nil {
 		tb.Fatalf("adjustment: %v", err)
 	}
 	return seed
@@ -123,7 +123,7 @@ func (e *Env) ReplayNotInvoiced(tb testing.TB, companyID string) decimal.Decimal
 func (e *Env) replayLedger(tb testing.TB, companyID string) ([]RecomputedInvoice, decimal.Decimal) {
 	tb.Helper()
 	ctx := e.StaffOf(tb, companyID)
-	c, err := e.Service.GetCompany(ctx, companyID)
+	c, err := e.Service.Companies.Get(ctx, companyID)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func (e *Env) replayLedger(tb testing.TB, companyID string) ([]RecomputedInvoice
 	var entries []credit.LedgerEntry
 	p := credit.LedgerListParams{ListParams: credit.ListParams{Limit: intPtr(250)}}
 	for {
-		page, err := e.Service.ListLedger(ctx, companyID, p)
+		page, err := e.Service.Ledger.List(ctx, companyID, p)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func (e *Env) SeedReconcile(tb testing.TB) ReceivablesSeed {
 		e.MustRecord(tb, credit.LedgerEntryInput{CompanyID: c.ID, Kind: kind, Amount: amount, OrderGID: gid})
 	}
 	adjust := func(c credit.Company, amount string) {
-		if _, err := e.Service.CreateAdjustment(Staff(seed.Store), credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(amount), Note: strPtr("correction")}); err != nil {
+		if _, err := e.Service.Ledger.CreateAdjustment(Staff(seed.Store), credit.AdjustmentInput{CompanyID: c.ID, Amount: credit.Amount(amount), Note: strPtr("correction")}); err != nil {
 			tb.Fatalf("adjustment: %v", err)
 		}
 	}
@@ -281,7 +281,7 @@ func (e *Env) LedgerSum(tb testing.TB, companyID string) decimal.Decimal {
 	sum := decimal.Zero
 	p := credit.LedgerListParams{ListParams: credit.ListParams{Limit: intPtr(250)}}
 	for {
-		page, err := e.Service.ListLedger(ctx, companyID, p)
+		page, err := e.Service.Ledger.List(ctx, companyID, p)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestTwoWorkersOnOneSQLiteFileDeliverOnce(t *testing.T) {
 	}
 	env := credittest.New(t, credittest.Options{ServiceOptions: opts})
 	st := env.MustStore(t, "Two", "EUR")
-	if _, err := env.Service.CreateWebhookEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: recv.URL + "/hooks"}); err != nil {
+	if _, err := env.Service.Webhooks.CreateEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: recv.URL + "/hooks"}); err != nil {
 		t.Fatal(err)
 	}
 	const companies = 15
@@ -90,8 +90,8 @@ func TestTwoWorkersOnOneSQLiteFileDeliverOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, w := range []delivery.Config{
-		{Queue: env.Service, Lock: env.DB.TryLock},
-		{Queue: svc2, Lock: db2.TryLock},
+		{Queue: env.Service.WebhookQueue, Lock: env.DB.TryLock},
+		{Queue: svc2.WebhookQueue, Lock: db2.TryLock},
 	} {
 		w.Client = webhook.NewClient(webhook.Options{AllowPrivate: true, Now: env.Clock.Now})
 		w.PollInterval, w.Logger = 5*time.Millisecond, quiet

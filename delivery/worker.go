@@ -53,7 +53,7 @@ const batchSize = 50
 // batchesPerTurn bounds how many batches one endpoint gets before the others have their turn.
 const batchesPerTurn = 4
 
-// Queue is what the worker needs of the domain; *credit.Service implements it.
+// Queue is what the worker needs of the domain; *credit.WebhookQueue implements it.
 type Queue interface {
 	DueWebhookEndpoints(ctx context.Context) ([]credit.WebhookTarget, error)
 	NextWebhookDeliveries(ctx context.Context, endpointID string, max int) ([]*credit.WebhookDue, error)
@@ -205,9 +205,9 @@ func (w *Worker) WithEndpointLock(ctx context.Context, endpointID string, fn fun
 }
 
 // SendNow makes one attempt of due at once and records it, as the worker records its own.
-// It is for the attempts an operator asks for: a ping (credit.Service.WebhookPing), which goes
+// It is for the attempts an operator asks for: a ping (credit.Webhooks.Ping), which goes
 // beside the endpoint's ordered stream and so needs no lock, and a redelivery that
-// credit.Service.RedeliverWebhookEventNow claimed, sent under WithEndpointLock.
+// credit.Webhooks.RedeliverNow claimed, sent under WithEndpointLock.
 func (w *Worker) SendNow(ctx context.Context, due *credit.WebhookDue) (credit.WebhookAttemptRecord, error) {
 	made, _ := w.deliver(ctx, []*credit.WebhookDue{due})
 	if len(made) == 0 {

@@ -42,7 +42,7 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 		st := env.MustStore(t, "Rebind", "EUR")
 		// example.com is a public name (and the name in httptest's certificate); the test's
 		// resolver answers 127.0.0.1 for it, as a rebinding attacker's DNS would.
-		we, err := env.Service.CreateWebhookEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "https://example.com:" + port + "/hooks"})
+		we, err := env.Service.Webhooks.CreateEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: "https://example.com:" + port + "/hooks"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,14 +56,14 @@ func TestWorkerRefusesAPrivateAddressAtConnectTime(t *testing.T) {
 			Resolver:     webhooktest.FakeDNS(t, map[string][]netip.Addr{"example.com.": {netip.MustParseAddr("127.0.0.1")}}),
 			Now:          env.Clock.Now,
 		})
-		w := delivery.New(delivery.Config{Queue: env.Service, Lock: env.DB.TryLock, Client: client, PollInterval: 10 * time.Millisecond,
+		w := delivery.New(delivery.Config{Queue: env.Service.WebhookQueue, Lock: env.DB.TryLock, Client: client, PollInterval: 10 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); w.Run(ctx) }()
 		var report credit.WebhookDeliveryReport
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			report, err = env.Service.WebhookDeliveries(credittest.Staff(st), we.ID, 10)
+			report, err = env.Service.Webhooks.Deliveries(credittest.Staff(st), we.ID, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

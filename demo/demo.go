@@ -37,11 +37,11 @@ type Key struct {
 // applications, and full access. It returns seeded=false and does nothing when the database
 // already has a store.
 func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err error) {
-	stores, err := s.ListStores(ctx)
+	stores, err := s.Stores.List(ctx)
 	if err != nil || len(stores) > 0 {
 		return Demo{}, false, err
 	}
-	st, err := s.CreateStore(ctx, StoreName, "EUR", credit.DefaultBufferPercent)
+	st, err := s.Stores.Create(ctx, StoreName, "EUR", credit.DefaultBufferPercent)
 	if err != nil {
 		return Demo{}, false, err
 	}
@@ -82,12 +82,12 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 	}
 	var last credit.Company
 	for _, c := range companies {
-		co, err := s.CreateCompany(ctx, credit.CompanyInput{Name: c.name, PlatformCompanyGID: c.gid, PaymentTerms: c.terms, CreditLimit: c.limit})
+		co, err := s.Companies.Create(ctx, credit.CompanyInput{Name: c.name, PlatformCompanyGID: c.gid, PaymentTerms: c.terms, CreditLimit: c.limit})
 		if err != nil {
 			return Demo{}, false, fmt.Errorf("demo company: %w", err)
 		}
 		for _, e := range c.entries {
-			if _, _, err := s.RecordLedgerEntry(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: e.kind, Amount: e.amount, OrderGID: e.order, OccurredAt: ts(e.ago)}); err != nil {
+			if _, _, err := s.Ledger.Record(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: e.kind, Amount: e.amount, OrderGID: e.order, OccurredAt: ts(e.ago)}); err != nil {
 				return Demo{}, false, fmt.Errorf("demo ledger: %w", err)
 			}
 		}
@@ -96,7 +96,7 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 	// Brauhaus Kessler's order is past its NET_14 due date, so it carries an overdue hold;
 	// Seeblick Catering gets a manual hold from staff.
 	note := "Awaiting signed credit agreement"
-	if _, err := s.PlaceHold(ctx, credit.HoldInput{CompanyID: last.ID, Note: &note}); err != nil {
+	if _, err := s.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: last.ID, Note: &note}); err != nil {
 		return Demo{}, false, fmt.Errorf("demo hold: %w", err)
 	}
 
@@ -110,7 +110,7 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 		{"Hafenküche Kiel", "DE111222333", "Tom Jensen", "tom.jensen@example.com", credit.AppRejected, 9 * day},
 	}
 	for _, a := range apps {
-		created, err := s.CreateApplication(ctx, credit.ApplicationInput{BusinessName: a.business, VATNumber: a.vat, VATStatus: "valid", VATRegistry: "VIES", ContactName: a.name, ContactEmail: a.email, SubmittedAt: ts(a.ago)})
+		created, err := s.Applications.Create(ctx, credit.ApplicationInput{BusinessName: a.business, VATNumber: a.vat, VATStatus: "valid", VATRegistry: "VIES", ContactName: a.name, ContactEmail: a.email, SubmittedAt: ts(a.ago)})
 		if err != nil {
 			return Demo{}, false, fmt.Errorf("demo application: %w", err)
 		}
@@ -120,7 +120,7 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 			credit.AppRejected:  {credit.AppInReview, credit.AppRejected},
 		}[a.status]
 		for _, status := range path {
-			if _, _, err := s.SetApplicationStatus(ctx, credit.StatusChange{ApplicationID: created.ID, Status: status}); err != nil {
+			if _, _, err := s.Applications.SetStatus(ctx, credit.StatusChange{ApplicationID: created.ID, Status: status}); err != nil {
 				return Demo{}, false, fmt.Errorf("demo application status: %w", err)
 			}
 		}
@@ -134,7 +134,7 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 		{"demo dashboard", []string{credit.ScopeReadCredit, credit.ScopeReadApplications}},
 		{"demo ERP (full access)", []string{credit.ScopeReadCredit, credit.ScopeReadApplications, credit.ScopeWriteCredit}},
 	} {
-		issued, err := s.CreateKey(ctx, k.label, k.scopes)
+		issued, err := s.Keys.Create(ctx, k.label, k.scopes)
 		if err != nil {
 			return Demo{}, false, fmt.Errorf("demo key: %w", err)
 		}
@@ -143,7 +143,7 @@ func Seed(ctx context.Context, s *credit.Service) (demo Demo, seeded bool, err e
 	// The platform connector (contract §13), so `creditd platform send` can play the shop.
 	// Without a master key to seal its secret (PostgreSQL without CREDITD_WEBHOOK_KEY) the
 	// demo goes without it.
-	switch _, err := s.ConnectPlatform(ctx, ShopDomain, "demo_"+ids.Random(32)); {
+	switch _, err := s.Platform.Connect(ctx, ShopDomain, "demo_"+ids.Random(32)); {
 	case errors.Is(err, credit.ErrNoWebhookKey):
 	case err != nil:
 		return Demo{}, false, fmt.Errorf("demo platform connection: %w", err)

@@ -45,7 +45,7 @@ func TestPlatformGuideResponses(t *testing.T) {
 		return m[1]
 	}
 	secret := shellValue("SECRET")
-	if _, err := env.Service.RotatePlatformSecret(credittest.Staff(d.StoreID), secret, 0); err != nil {
+	if _, err := env.Service.Platform.RotateSecret(credittest.Staff(d.StoreID), secret, 0); err != nil {
 		t.Fatal(err)
 	}
 	post := func(path, body string, header map[string]string) map[string]any {

@@ -116,7 +116,7 @@ func (c *argumentChecker) field(f *ast.Field) *gqlerror.Error {
 				ep.Types = append(ep.Types, s)
 			}
 		}
-		err = c.svc.CheckEventListParams(ep)
+		err = c.svc.Events.CheckListParams(ep)
 	}
 	if search, ok := args["search"].(string); ok && err == nil {
 		err = credit.CheckCompanySearch(&search)

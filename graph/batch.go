@@ -14,7 +14,7 @@ import (
 // A dataloader library batches by waiting a few milliseconds for calls to pile up; on a busy
 // machine a slow goroutine misses the window and the query count varies with timing. Here the
 // batch is known exactly: the companies of one page. When the first company of a page asks
-// for its ledger, the ledgers of the whole page are read at once (credit.LatestLedgerEntries)
+// for its ledger, the ledgers of the whole page are read at once (credit.Ledger.Latest)
 // and its siblings pick theirs from that result. Nothing waits on a timer and nothing is
 // cached beyond the page it belongs to, so a mutation's payload never sees a stale ledger.
 
@@ -137,7 +137,7 @@ func (l *loaders) companyOf(ctx context.Context, svc *credit.Service, e *credit.
 			return c, nil
 		}
 	}
-	c, err := svc.GetCompany(ctx, e.CompanyID)
+	c, err := svc.Companies.Get(ctx, e.CompanyID)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (l *loaders) eventCompany(ctx context.Context, svc *credit.Service, e *cred
 					companyIDs = append(companyIDs, id)
 				}
 			}
-			b.companies, b.err = svc.GetCompanies(ctx, companyIDs)
+			b.companies, b.err = svc.Companies.GetMany(ctx, companyIDs)
 		})
 		if b.err != nil {
 			return nil, b.err
@@ -192,7 +192,7 @@ func (l *loaders) eventCompany(ctx context.Context, svc *credit.Service, e *cred
 			return &c, nil
 		}
 	}
-	c, err := svc.GetCompany(ctx, id)
+	c, err := svc.Companies.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +207,8 @@ func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p 
 		return p, false, nil
 	}
 	// A page's companies were just read with their last sequence numbers: the batch reads only
-	// the entries (credit.LatestLedgerEntriesOf).
-	return load(l, l.ledgers, ctx, c, first, "", l.svc.LatestLedgerEntries, l.svc.LatestLedgerEntriesOf)
+	// the entries (credit.Ledger.LatestOf).
+	return load(l, l.ledgers, ctx, c, first, "", l.svc.Ledger.Latest, l.svc.Ledger.LatestOf)
 }
 
 // timeline is ledger for the timeline.
@@ -216,7 +216,7 @@ func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (
 	if l == nil {
 		return p, false, nil
 	}
-	return load(l, l.timelines, ctx, c, first, "", l.svc.LatestTimelineEvents, nil)
+	return load(l, l.timelines, ctx, c, first, "", l.svc.Timeline.Latest, nil)
 }
 
 // invoices is ledger for the invoices with a status filter.
@@ -225,7 +225,7 @@ func (l *loaders) invoices(ctx context.Context, c *credit.Company, first *int, s
 		return p, false, nil
 	}
 	read := func(ctx context.Context, companyIDs []string, limit *int) (map[string]credit.Page[credit.Invoice], error) {
-		return l.svc.LatestInvoices(ctx, companyIDs, status, limit)
+		return l.svc.Invoices.Latest(ctx, companyIDs, status, limit)
 	}
 	return load(l, l.invoicePages, ctx, c, first, status, read, nil)
 }
@@ -240,7 +240,7 @@ func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Comp
 		l.mu.Unlock()
 	}
 	if s == nil {
-		agings, err := svc.CompanyAging(ctx, []string{c.ID})
+		agings, err := svc.Reports.CompanyAging(ctx, []string{c.ID})
 		a, found = agings[c.ID]
 		return a, found, err
 	}
@@ -251,7 +251,7 @@ func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Comp
 		l.agings[s] = b
 	}
 	l.mu.Unlock()
-	b.once.Do(func() { b.agings, b.err = svc.CompanyAging(ctx, s.ids) })
+	b.once.Do(func() { b.agings, b.err = svc.Reports.CompanyAging(ctx, s.ids) })
 	a, found = b.agings[c.ID]
 	return a, found, b.err
 }

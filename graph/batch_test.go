@@ -56,7 +56,7 @@ func TestDashboardQueryCount(t *testing.T) {
 				env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: fmt.Sprintf("%d.50", 10+j), OrderGID: fmt.Sprintf("gid://platform/Order/%d%02d", i, j)})
 			}
 			if i%10 == 3 {
-				if _, err := env.Service.PlaceHold(staff, credit.HoldInput{CompanyID: c.ID}); err != nil {
+				if _, err := env.Service.Companies.PlaceHold(staff, credit.HoldInput{CompanyID: c.ID}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -77,12 +77,12 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	// Every company's latest snapshot is made older than the company: its limit changes, then
 	// its balance (an entry's event carries the entry, not the company).
 	ctx := viewerOf(d.StoreID)
-	companies, err := env.Service.ListCompanies(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
+	companies, err := env.Service.Companies.List(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range companies.Data {
-		if _, err := env.Service.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: c.ID, Amount: credit.Amount("40000.00")}); err != nil {
+		if _, err := env.Service.Companies.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: c.ID, Amount: credit.Amount("40000.00")}); err != nil {
 			t.Fatal(err)
 		}
 		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: "123.45", OrderGID: fmt.Sprintf("gid://platform/Order/%d", 90000+i)})
@@ -139,7 +139,7 @@ func TestDashboardClientsInBrowser(t *testing.T) {
 	}
 	// The figures now, after the page's adjustment: the clients' refetch must show them.
 	live := map[string]map[string]any{}
-	companies, err = env.Service.ListCompanies(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
+	companies, err = env.Service.Companies.List(ctx, credit.CompanyListParams{ListParams: credit.ListParams{Limit: ptrInt(250)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,13 @@ import (
 func TestErrorCodesMatchREST(t *testing.T) {
 	f := newFixture(t)
 	held := f.env.MustCompany(t, f.store, "Held AG", "100.00")
-	if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: held.ID}); err != nil {
 		t.Fatal(err)
 	}
 	overdue := f.env.MustCompany(t, f.store, "Overdue KG", "1000.00", "NET_14")
 	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: overdue.ID, Kind: credit.KindOrderPlaced, Amount: "500.00", OrderGID: "gid://platform/Order/9001"})
 	f.env.Clock.Advance(15 * 24 * time.Hour)
-	if _, err := f.env.Service.SweepHolds(credittestAdmin()); err != nil {
+	if _, err := f.env.Service.Maintenance.SweepHolds(credittestAdmin()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -97,7 +97,7 @@ func TestErrorCodesMatchREST(t *testing.T) {
 			}
 		})
 	}
-	if c, err := f.env.Service.GetCompany(viewerOf(f.store), co); err != nil || c.Outstanding.Amount != "4800.00" || c.CreditLimit.Amount != "25000.00" || c.Hold != nil {
+	if c, err := f.env.Service.Companies.Get(viewerOf(f.store), co); err != nil || c.Outstanding.Amount != "4800.00" || c.CreditLimit.Amount != "25000.00" || c.Hold != nil {
 		t.Fatalf("a refused write changed the company: %+v %v", c, err)
 	}
 }

@@ -13,10 +13,10 @@ import (
 func TestEventObjectIsTyped(t *testing.T) {
 	f := newFixture(t) // company.created, ledger_entry.created, application.created, key.created
 	ctx := viewerOf(f.store)
-	if _, err := f.env.Service.PlaceHold(ctx, credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.env.Service.SetApplicationStatus(ctx, credit.StatusChange{ApplicationID: f.app.ID, Status: "in_review"}); err != nil {
+	if _, _, err := f.env.Service.Applications.SetStatus(ctx, credit.StatusChange{ApplicationID: f.app.ID, Status: "in_review"}); err != nil {
 		t.Fatal(err)
 	}
 	data := query(t, f.env, f.both, `{ events(first: 250) { edges { node { type data object {

@@ -179,7 +179,7 @@ func TestTransportRefusals(t *testing.T) {
 			t.Fatalf("GET mutation: %d Allow %q %s", res.HTTP.Status, res.HTTP.Header.Get("Allow"), res.HTTP.Body)
 		}
 		res.wantCodes(t, "method_not_allowed")
-		c, err := f.env.Service.GetCompany(viewerOf(f.store), f.alpen.ID)
+		c, err := f.env.Service.Companies.Get(viewerOf(f.store), f.alpen.ID)
 		if err != nil || c.Hold != nil {
 			t.Fatalf("the GET mutation placed a hold: %+v %v", c.Hold, err)
 		}

@@ -43,7 +43,7 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	respond := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
 		var resp *graphql.Response
-		stored, replayed, err := req.key.Run(ctx, h.svc, func(ctx context.Context) (httpapi.Response, bool, error) {
+		stored, replayed, err := req.key.Run(ctx, h.svc.Idempotency, func(ctx context.Context) (httpapi.Response, bool, error) {
 			req.inTx.Store(true)
 			defer req.inTx.Store(false)
 			resp = respond(ctx)

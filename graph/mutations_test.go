@@ -106,7 +106,7 @@ func TestSeveralMutationsInOneRequest(t *testing.T) {
 		t.Fatalf("over the limit: %d %v %s", res.HTTP.Status, res.HTTP.Header, res.HTTP.Body)
 	}
 	wantRefused(t, res, http.StatusTooManyRequests, "rate_limited", "")
-	if c, _ := f.env.Service.GetCompany(viewerOf(f.store), f.brau.ID); c.Outstanding.Amount != "0.00" || c.Hold != nil {
+	if c, _ := f.env.Service.Companies.Get(viewerOf(f.store), f.brau.ID); c.Outstanding.Amount != "0.00" || c.Hold != nil {
 		t.Fatalf("a refused request wrote: %+v", c)
 	}
 }
@@ -121,7 +121,7 @@ func TestIdempotentMutations(t *testing.T) {
 		return doGQL(t, f.env, gqlRequest{Key: f.full, Query: q, Variables: vars, Header: map[string]string{"Idempotency-Key": key}})
 	}
 	outstanding := func() string {
-		c, err := f.env.Service.GetCompany(viewerOf(f.store), co)
+		c, err := f.env.Service.Companies.Get(viewerOf(f.store), co)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,20 +169,20 @@ func TestIdempotentMutations(t *testing.T) {
 		}
 	})
 	t.Run("outcomes decided by the data are stored", func(t *testing.T) {
-		if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+		if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 			t.Fatal(err)
 		}
 		vars := map[string]any{"in": map[string]any{"companyId": f.brau.ID}}
 		first := send("hold-1", placeMutation, vars)
 		first.wantCodes(t, "hold_exists")
-		if _, err := f.env.Service.LiftHold(viewerOf(f.store), f.brau.ID); err != nil {
+		if _, err := f.env.Service.Companies.LiftHold(viewerOf(f.store), f.brau.ID); err != nil {
 			t.Fatal(err)
 		}
 		again := send("hold-1", placeMutation, vars)
 		if again.HTTP.Header.Get("Idempotent-Replayed") != "true" || string(again.HTTP.Body) != string(first.HTTP.Body) {
 			t.Fatalf("retry: %v %s", again.HTTP.Header, again.HTTP.Body)
 		}
-		if c, _ := f.env.Service.GetCompany(viewerOf(f.store), f.brau.ID); c.Hold != nil {
+		if c, _ := f.env.Service.Companies.Get(viewerOf(f.store), f.brau.ID); c.Hold != nil {
 			t.Fatal("the replayed request placed a hold")
 		}
 	})
@@ -190,7 +190,7 @@ func TestIdempotentMutations(t *testing.T) {
 		const two = `mutation($co: ID!, $held: ID!) {
 		  a: createAdjustment(input: {companyId: $co, amount: "50.00", note: "batch"}) { ledgerEntry { id } }
 		  b: placeHold(input: {companyId: $held}) { company { id } } }`
-		if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+		if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 			t.Fatal(err)
 		}
 		vars := map[string]any{"co": co, "held": f.brau.ID}
@@ -244,7 +244,7 @@ func TestIdempotentMutations(t *testing.T) {
 // A new mutation field fails this test until it has a case below.
 func TestEveryMutationKeepsItsWriteBesideARefusedField(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 		t.Fatal(err)
 	}
 	co, held := f.alpen.ID, f.brau.ID
@@ -300,7 +300,7 @@ func TestIdempotencyRefusalsHaveNoData(t *testing.T) {
 	}
 	outstanding := func() string {
 		t.Helper()
-		c, err := f.env.Service.GetCompany(viewerOf(f.store), f.alpen.ID)
+		c, err := f.env.Service.Companies.Get(viewerOf(f.store), f.alpen.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ const companyFields = `id name platformCompanyGid status paymentTerms updatedAt
 func TestCompanyMatchesREST(t *testing.T) {
 	f := newFixture(t)
 	note := "credit check pending"
-	if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.alpen.ID, Note: &note}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.alpen.ID, Note: &note}); err != nil {
 		t.Fatal(err)
 	}
 	gql := query(t, f.env, f.readCredit, `query($id: ID!) { company(id: $id) { `+companyFields+` } }`, map[string]any{"id": f.alpen.ID})["company"]
@@ -55,7 +55,7 @@ func TestCompaniesFiltersAndPaging(t *testing.T) {
 	f.env.Clock.Advance(3600e9)
 	later := f.env.MustCompany(t, f.store, "Café Morgenrot", "5000.00")
 	f.env.Clock.Advance(60e9)
-	if _, err := f.env.Service.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(viewerOf(f.store), credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(data map[string]any) []string {
@@ -199,7 +199,7 @@ func TestApplicationQueries(t *testing.T) {
 	f := newFixture(t)
 	f.env.Clock.Advance(60e9)
 	second := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Seeblick Catering", ContactName: "Bo Chef", ContactEmail: "bo@example.com"})
-	if _, _, err := f.env.Service.SetApplicationStatus(viewerOf(f.store), credit.StatusChange{ApplicationID: second.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := f.env.Service.Applications.SetStatus(viewerOf(f.store), credit.StatusChange{ApplicationID: second.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
 	const fields = `id status businessName submittedAt vat { number status registry checkedAt } contact { name email redacted }`

@@ -36,7 +36,7 @@ func (r *companyResolver) Ledger(ctx context.Context, obj *credit.Company, first
 			return ledgerConnection(p), nil
 		}
 	}
-	p, err := r.svc.ListLedger(ctx, obj.ID, credit.LedgerListParams{
+	p, err := r.svc.Ledger.List(ctx, obj.ID, credit.LedgerListParams{
 		ListParams: listParams(first, after),
 		After:      deref(afterEntry),
 	})
@@ -58,7 +58,7 @@ func (r *companyResolver) Timeline(ctx context.Context, obj *credit.Company, fir
 			return timelineConnection(p), nil
 		}
 	}
-	p, err := r.svc.ListTimeline(ctx, obj.ID, listParams(first, after))
+	p, err := r.svc.Timeline.List(ctx, obj.ID, listParams(first, after))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (r *companyResolver) Invoices(ctx context.Context, obj *credit.Company, fir
 			return invoiceConnection(p), nil
 		}
 	}
-	p, err := r.svc.ListInvoices(ctx, obj.ID, credit.InvoiceListParams{ListParams: listParams(first, after), Status: deref(status)})
+	p, err := r.svc.Invoices.List(ctx, obj.ID, credit.InvoiceListParams{ListParams: listParams(first, after), Status: deref(status)})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (r *companyResolver) Aging(ctx context.Context, obj *credit.Company) (*cred
 	defer serialize(ctx)()
 	a, found, err := loadersFrom(ctx).aging(ctx, r.svc, obj)
 	if err == nil && !found {
-		_, err = r.svc.GetCompany(ctx, obj.ID) // the not_found answer
+		_, err = r.svc.Companies.Get(ctx, obj.ID) // the not_found answer
 	}
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (r *ledgerEntryResolver) Company(ctx context.Context, obj *credit.LedgerEnt
 // CreateAdjustment is the createAdjustment mutation.
 func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.CreateAdjustmentInput) (*credit.AdjustmentResult, error) {
 	defer serialize(ctx)()
-	res, err := r.svc.CreateAdjustment(ctx, credit.AdjustmentInput{
+	res, err := r.svc.Ledger.CreateAdjustment(ctx, credit.AdjustmentInput{
 		CompanyID: input.CompanyID,
 		Amount:    amount(input.Amount),
 		Note:      &input.Note,
@@ -160,7 +160,7 @@ func (r *mutationResolver) CreateAdjustment(ctx context.Context, input model.Cre
 // SetCreditLimit is the setCreditLimit mutation.
 func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error) {
 	defer serialize(ctx)()
-	res, err := r.svc.SetCreditLimit(ctx, credit.CreditLimitInput{
+	res, err := r.svc.Companies.SetCreditLimit(ctx, credit.CreditLimitInput{
 		CompanyID: input.CompanyID,
 		Amount:    amount(input.Amount),
 		Reason:    input.Reason,
@@ -176,7 +176,7 @@ func (r *mutationResolver) SetCreditLimit(ctx context.Context, input model.SetCr
 // PlaceHold is the placeHold mutation.
 func (r *mutationResolver) PlaceHold(ctx context.Context, input model.PlaceHoldInput) (*credit.CompanyResult, error) {
 	defer serialize(ctx)()
-	res, err := r.svc.PlaceHold(ctx, credit.HoldInput{CompanyID: input.CompanyID, Note: input.Note})
+	res, err := r.svc.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: input.CompanyID, Note: input.Note})
 	mutated(ctx, err)
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (r *mutationResolver) PlaceHold(ctx context.Context, input model.PlaceHoldI
 // LiftHold is the liftHold mutation.
 func (r *mutationResolver) LiftHold(ctx context.Context, input model.LiftHoldInput) (*credit.CompanyResult, error) {
 	defer serialize(ctx)()
-	res, err := r.svc.LiftHold(ctx, input.CompanyID)
+	res, err := r.svc.Companies.LiftHold(ctx, input.CompanyID)
 	mutated(ctx, err)
 	if err != nil {
 		return nil, err
@@ -205,19 +205,19 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	)
 	switch {
 	case ids.HasPrefix(id, "co"):
-		node, err = found(r.svc.GetCompany(ctx, id))
+		node, err = found(r.svc.Companies.Get(ctx, id))
 	case ids.HasPrefix(id, "app"):
-		node, err = found(r.svc.GetApplication(ctx, id))
+		node, err = found(r.svc.Applications.Get(ctx, id))
 	case ids.HasPrefix(id, "le"):
-		node, err = found(r.svc.GetLedgerEntry(ctx, id))
+		node, err = found(r.svc.Ledger.Get(ctx, id))
 	case ids.HasPrefix(id, "inv"):
-		node, err = found(r.svc.GetInvoice(ctx, id))
+		node, err = found(r.svc.Invoices.Get(ctx, id))
 	case ids.HasPrefix(id, "ev"):
 		// Feed events and timeline events share the prefix: a feed event first, the
 		// timeline's when there is none visible.
-		node, err = found(r.svc.GetEvent(ctx, id))
+		node, err = found(r.svc.Events.Get(ctx, id))
 		if credit.IsNotFound(err) || credit.CodeOf(err) == credit.CodeInsufficientScope {
-			node, err = found(r.svc.GetTimelineEvent(ctx, id))
+			node, err = found(r.svc.Timeline.Get(ctx, id))
 		}
 	}
 	if credit.IsNotFound(err) {
@@ -228,13 +228,13 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 
 // Company is the company query.
 func (r *queryResolver) Company(ctx context.Context, id string) (*credit.Company, error) {
-	return found(r.svc.GetCompany(ctx, id))
+	return found(r.svc.Companies.Get(ctx, id))
 }
 
 // Companies is the companies query. Its companies become one batch for their ledgers and
 // timelines.
 func (r *queryResolver) Companies(ctx context.Context, first *int, after *string, status *string, updatedSince *credit.Timestamp, orderBy *model.CompanyOrder, search *string) (*model.CompanyConnection, error) {
-	p, err := r.svc.ListCompanies(ctx, credit.CompanyListParams{
+	p, err := r.svc.Companies.List(ctx, credit.CompanyListParams{
 		ListParams:   listParams(first, after),
 		Status:       deref(status),
 		UpdatedSince: updatedSince,
@@ -253,12 +253,12 @@ func (r *queryResolver) Companies(ctx context.Context, first *int, after *string
 
 // Application is the application query.
 func (r *queryResolver) Application(ctx context.Context, id string) (*credit.Application, error) {
-	return found(r.svc.GetApplication(ctx, id))
+	return found(r.svc.Applications.Get(ctx, id))
 }
 
 // Applications is the applications query.
 func (r *queryResolver) Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error) {
-	p, err := r.svc.ListApplications(ctx, credit.ApplicationListParams{
+	p, err := r.svc.Applications.List(ctx, credit.ApplicationListParams{
 		ListParams: listParams(first, after),
 		Status:     deref(status),
 	})
@@ -274,7 +274,7 @@ func (r *queryResolver) Applications(ctx context.Context, first *int, after *str
 // Events is the events query: the REST feed's rules, with afterEvent and types for after and
 // type (the error presenter names them so: fieldParamNames).
 func (r *queryResolver) Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error) {
-	p, err := r.svc.ListEvents(ctx, credit.EventListParams{
+	p, err := r.svc.Events.List(ctx, credit.EventListParams{
 		ListParams: listParams(first, after),
 		After:      deref(afterEvent),
 		Types:      types,
@@ -291,7 +291,7 @@ func (r *queryResolver) Events(ctx context.Context, first *int, after *string, a
 
 // Receivables is the receivables query.
 func (r *queryResolver) Receivables(ctx context.Context) (*credit.Receivables, error) {
-	return found(r.svc.Receivables(ctx))
+	return found(r.svc.Reports.Receivables(ctx))
 }
 
 // Events is the events subscription.

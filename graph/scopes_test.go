@@ -84,7 +84,7 @@ func TestPersonalData(t *testing.T) {
 	if mustJSON(t, contact) != `{"email":"ada@example.com","name":"Ada Buyer","redacted":false}` {
 		t.Fatalf("contact %v", contact)
 	}
-	if _, err := f.env.Service.ErasePerson(viewerOf(f.store), "ADA@example.com"); err != nil {
+	if _, err := f.env.Service.Applications.ErasePerson(viewerOf(f.store), "ADA@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	contact = at(t, query(t, f.env, f.readApps, q, map[string]any{"id": f.app.ID}), "application", "contact")
@@ -167,7 +167,7 @@ func TestForeignIDs(t *testing.T) {
 			t.Errorf("%s on another store's company: %s", name, res.HTTP.Body)
 		}
 	}
-	c, err := f.env.Service.GetCompany(viewerOf(f.other), f.foreignCompany.ID)
+	c, err := f.env.Service.Companies.Get(viewerOf(f.other), f.foreignCompany.ID)
 	if err != nil || c.Hold != nil || c.CreditLimit.Amount != "1000.00" || c.Outstanding.Amount != "10.00" {
 		t.Fatalf("the other store's company changed: %+v %v", c, err)
 	}

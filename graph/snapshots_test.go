@@ -46,11 +46,11 @@ func TestEventCompanyIsLive(t *testing.T) {
 	log := &sqlLog{}
 	f := newFixture(t, log.Options())
 	ctx := viewerOf(f.store)
-	if _, err := f.env.Service.PlaceHold(ctx, credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(ctx, credit.HoldInput{CompanyID: f.brau.ID}); err != nil {
 		t.Fatal(err)
 	}
 	limit := "30000.00"
-	if _, err := f.env.Service.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: f.alpen.ID, Amount: credit.Amount(limit)}); err != nil {
+	if _, err := f.env.Service.Companies.SetCreditLimit(ctx, credit.CreditLimitInput{CompanyID: f.alpen.ID, Amount: credit.Amount(limit)}); err != nil {
 		t.Fatal(err)
 	}
 	statements := map[int][]string{}
@@ -59,7 +59,7 @@ func TestEventCompanyIsLive(t *testing.T) {
 			f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.alpen.ID, Kind: credit.KindAdjustment, Amount: "1.00", Note: fmt.Sprint("a", i)})
 			f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.brau.ID, Kind: credit.KindAdjustment, Amount: "1.00", Note: fmt.Sprint("b", i)})
 		}
-		alpen, err := f.env.Service.GetCompany(ctx, f.alpen.ID)
+		alpen, err := f.env.Service.Companies.Get(ctx, f.alpen.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

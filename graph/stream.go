@@ -276,7 +276,7 @@ func (c *wsConn) write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	var ne net.Error
 	if err != nil && errors.As(err, &ne) && ne.Timeout() && c.cut.CompareAndSwap(false, true) {
-		c.svc.NoteCutOff("slow_consumer")
+		c.svc.Events.NoteCutOff("slow_consumer")
 		_ = c.Conn.Close()
 	}
 	return n, err
@@ -351,7 +351,7 @@ func (w *sseWriter) cutOff(err error) {
 	w.broken = true
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		w.svc.NoteCutOff("slow_consumer")
+		w.svc.Events.NoteCutOff("slow_consumer")
 	}
 	w.cancel()
 }

@@ -22,7 +22,7 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 			return nil, err
 		}
 	}
-	sub, err := r.svc.SubscribeEvents(ctx, credit.EventSubscriptionParams{After: deref(afterEvent), Types: types})
+	sub, err := r.svc.Events.Subscribe(ctx, credit.EventSubscriptionParams{After: deref(afterEvent), Types: types})
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 	defer sub.Close()
 	fail := func(err error) {
 		if credit.CodeOf(err) == credit.CodeUnauthenticated {
-			svc.NoteCutOff("unauthenticated")
+			svc.Events.NoteCutOff("unauthenticated")
 		}
 		st.fail(ctx, err, out)
 	}

@@ -16,7 +16,7 @@ import (
 // Idempotency-Key, the HTTP half (contract §7): which header names the key, what identifies
 // the request it was sent with (method, path and canonical body), and how a response is stored
 // and replayed. REST writes and GraphQL mutations both run through Idempotency.Run; the claim,
-// the transaction and the replay rules are the domain's (credit.Service.Idempotent).
+// the transaction and the replay rules are the domain's (credit.Idempotency.Run).
 
 // IdempotencyHeader is the request header that carries the key.
 const IdempotencyHeader = "Idempotency-Key"
@@ -108,6 +108,12 @@ func decodeResponse(b []byte) (Response, error) {
 	return Response{Status: code, Body: body}, nil
 }
 
+// IdempotencyRecords is what Run needs of the domain: the records that make a write run once
+// per key. *credit.Idempotency is one.
+type IdempotencyRecords interface {
+	Run(ctx context.Context, key, fingerprint string, run func(ctx context.Context) (response []byte, store bool, err error)) (response []byte, replayed bool, err error)
+}
+
 // Run runs a write under the key: run executes at most once for the key, also under concurrent
 // retries and across instances, and a retry of a completed request gets the stored response
 // again with replayed=true. run receives a context carrying the write's transaction and
@@ -115,8 +121,8 @@ func decodeResponse(b []byte) (Response, error) {
 // are); a response not kept, or an error, rolls the write back and releases the key.
 //
 // Errors: insufficient_scope, idempotency_key_reused, idempotency_key_in_use, and run's own.
-func (k Idempotency) Run(ctx context.Context, svc *credit.Service, run func(ctx context.Context) (Response, bool, error)) (resp Response, replayed bool, err error) {
-	stored, replayed, err := svc.Idempotent(ctx, k.Key, k.fingerprint, func(ctx context.Context) ([]byte, bool, error) {
+func (k Idempotency) Run(ctx context.Context, records IdempotencyRecords, run func(ctx context.Context) (Response, bool, error)) (resp Response, replayed bool, err error) {
+	stored, replayed, err := records.Run(ctx, k.Key, k.fingerprint, func(ctx context.Context) ([]byte, bool, error) {
 		r, keep, err := run(ctx)
 		if err != nil {
 			return nil, false, err

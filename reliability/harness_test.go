@@ -84,7 +84,7 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	k := env.MustIssuedKey(tb, s.id, s.keyLabel, credit.AllScopes...)
 	s.key, s.keyID = k.Secret, k.ID
 	for i, name := range []string{"Company ", "Second "} {
-		c, err := env.Service.CreateCompany(credittest.Staff(s.id), credit.CompanyInput{
+		c, err := env.Service.Companies.Create(credittest.Staff(s.id), credit.CompanyInput{
 			Name: name + s.tag, PlatformCompanyGID: fmt.Sprintf("gid://platform/Company/%s%d", gidNum, i),
 			PaymentTerms: "NET_30", CreditLimit: "5000.00",
 		})
@@ -108,7 +108,7 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	env.Do(tb, credittest.Request{Method: "PUT", Path: co + "/credit-limit", Key: s.key, Body: map[string]string{"amount": "6000.00", "reason": "reason " + s.tag}}).WantStatus(tb, 200)
 	env.Do(tb, credittest.Request{Method: "POST", Path: co + "/hold", Key: s.key, Body: map[string]string{"note": "hold " + s.tag}}).WantStatus(tb, 200)
 	for i, prefix := range []string{"", "other-"} {
-		app, err := env.Service.CreateApplication(credittest.Staff(s.id), credit.ApplicationInput{
+		app, err := env.Service.Applications.Create(credittest.Staff(s.id), credit.ApplicationInput{
 			BusinessName: prefix + "Business " + s.tag, VATNumber: vatNum, VATStatus: "valid", VATRegistry: "REG" + s.tag,
 			ContactName: prefix + "Contact " + s.tag, ContactEmail: prefix + email,
 		})
@@ -121,7 +121,7 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 			s.application2 = app.ID
 		}
 	}
-	timeline, err := env.Service.ListTimeline(credittest.Admin(), s.company, credit.ListParams{})
+	timeline, err := env.Service.Timeline.List(credittest.Admin(), s.company, credit.ListParams{})
 	if err != nil {
 		tb.Fatalf("timeline: %v", err)
 	}
@@ -131,7 +131,7 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	if len(s.events) != 5 {
 		tb.Fatalf("store %d has %d timeline events, want 5 (the order and the payment recorded as staff, adjustment, limit, hold)", n, len(s.events))
 	}
-	feed, err := env.Service.ListEvents(credittest.Staff(s.id), credit.EventListParams{})
+	feed, err := env.Service.Events.List(credittest.Staff(s.id), credit.EventListParams{})
 	if err != nil {
 		tb.Fatalf("events: %v", err)
 	}

@@ -365,11 +365,11 @@ func (r *run) recordPlatformEntry(rng *rand.Rand, c company, amount func(int) st
 		in.Kind, in.Amount, in.OrderGID = credit.KindRefund, amount(-1), orders[rng.IntN(len(orders))]
 	}
 	in.Note = "platform " + in.Kind
-	store, err := r.env.Service.OwningStore(context.Background(), in.CompanyID)
+	store, err := r.env.Service.Stores.OwnerOf(context.Background(), in.CompanyID)
 	if err != nil {
 		return err
 	}
-	if _, _, err := r.env.Service.RecordLedgerEntry(credittest.Staff(store), in); err != nil {
+	if _, _, err := r.env.Service.Ledger.Record(credittest.Staff(store), in); err != nil {
 		return fmt.Errorf("record %+v: %v", in, err)
 	}
 	if in.Kind == credit.KindOrderPlaced {

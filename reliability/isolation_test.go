@@ -215,7 +215,7 @@ func (m *matrix) snapshot() map[string]string {
 			out[s.id+p] = fmt.Sprintf("%d %s", x.status, x.body)
 		}
 		for _, c := range []string{s.company, s.company2} {
-			tl, err := m.env.Service.ListTimeline(credittest.Admin(), c, credit.ListParams{})
+			tl, err := m.env.Service.Timeline.List(credittest.Admin(), c, credit.ListParams{})
 			if err != nil {
 				m.t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
 	if types != "" {
 		p.Types = strings.Split(types, ",")
 	}
-	page, err := a.svc.ListEvents(r.Context(), p)
+	page, err := a.svc.Events.List(r.Context(), p)
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -46,7 +46,7 @@ func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	e, err := a.svc.GetEvent(r.Context(), r.PathValue("id"))
+	e, err := a.svc.Events.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return

@@ -41,7 +41,7 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 	if v, ok := q["q"]; ok {
 		p.Search = &v
 	}
-	page, err := a.svc.ListCompanies(r.Context(), p)
+	page, err := a.svc.Companies.List(r.Context(), p)
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -55,7 +55,7 @@ func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	c, err := a.svc.GetCompany(r.Context(), r.PathValue("id"))
+	c, err := a.svc.Companies.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (a *API) listLedger(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	page, err := a.svc.ListLedger(r.Context(), r.PathValue("id"), p)
+	page, err := a.svc.Ledger.List(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (a *API) listApplications(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	page, err := a.svc.ListApplications(r.Context(), p)
+	page, err := a.svc.Applications.List(r.Context(), p)
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return
@@ -117,7 +117,7 @@ func (a *API) getApplication(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	app, err := a.svc.GetApplication(r.Context(), r.PathValue("id"))
+	app, err := a.svc.Applications.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		httpapi.WriteError(w, r, err)
 		return

@@ -33,7 +33,7 @@ func (a *API) write(w http.ResponseWriter, r *http.Request, decode func(body []b
 		httpapi.WriteError(w, r, err)
 		return
 	}
-	resp, replayed, err := key.Run(r.Context(), a.svc, func(ctx context.Context) (httpapi.Response, bool, error) {
+	resp, replayed, err := key.Run(r.Context(), a.svc.Idempotency, func(ctx context.Context) (httpapi.Response, bool, error) {
 		status, result, opErr := op(ctx)
 		if opErr != nil {
 			p := httpapi.Describe(opErr)
@@ -65,7 +65,7 @@ func (a *API) createAdjustment(w http.ResponseWriter, r *http.Request) {
 			httpapi.StringField("note", &in.Note),
 			httpapi.StringField("currency", &in.Currency))
 	}, func(ctx context.Context) (int, any, error) {
-		res, err := a.svc.CreateAdjustment(ctx, in)
+		res, err := a.svc.Ledger.CreateAdjustment(ctx, in)
 		return http.StatusCreated, res, err
 	})
 }
@@ -79,7 +79,7 @@ func (a *API) setCreditLimit(w http.ResponseWriter, r *http.Request) {
 			httpapi.StringField("reason", &in.Reason),
 			httpapi.StringField("currency", &in.Currency))
 	}, func(ctx context.Context) (int, any, error) {
-		res, err := a.svc.SetCreditLimit(ctx, in)
+		res, err := a.svc.Companies.SetCreditLimit(ctx, in)
 		return http.StatusOK, res, err
 	})
 }
@@ -90,7 +90,7 @@ func (a *API) placeHold(w http.ResponseWriter, r *http.Request) {
 	a.write(w, r, func(body []byte) error {
 		return httpapi.DecodeObject(body, httpapi.StringField("note", &in.Note))
 	}, func(ctx context.Context) (int, any, error) {
-		res, err := a.svc.PlaceHold(ctx, in)
+		res, err := a.svc.Companies.PlaceHold(ctx, in)
 		return http.StatusOK, res, err
 	})
 }
@@ -101,7 +101,7 @@ func (a *API) liftHold(w http.ResponseWriter, r *http.Request) {
 	a.write(w, r, func(body []byte) error {
 		return httpapi.DecodeObject(body)
 	}, func(ctx context.Context) (int, any, error) {
-		res, err := a.svc.LiftHold(ctx, id)
+		res, err := a.svc.Companies.LiftHold(ctx, id)
 		return http.StatusOK, res, err
 	})
 }

@@ -25,11 +25,11 @@ func TestEveryUnusableKeyGetsTheSame401(t *testing.T) {
 	st := env.MustStore(t, "Store", "EUR")
 	good := env.MustIssuedKey(t, st, "good", credit.ScopeReadCredit)
 	revoked := env.MustIssuedKey(t, st, "revoked", credit.ScopeReadCredit)
-	if err := env.Service.RevokeKey(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
+	if err := env.Service.Keys.Revoke(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
 		t.Fatal(err)
 	}
 	rotated := env.MustIssuedKey(t, st, "rotated", credit.ScopeReadCredit)
-	fresh, err := env.Service.RotateKey(env.StaffOf(t, rotated.ID), rotated.ID, time.Hour)
+	fresh, err := env.Service.Keys.Rotate(env.StaffOf(t, rotated.ID), rotated.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 	env := newAuthEnv(t)
 	s := mustStoreWithData(t, env, "Store")
 	revoked := env.MustIssuedKey(t, s.id, "revoked", credit.AllScopes...)
-	if err := env.Service.RevokeKey(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
+	if err := env.Service.Keys.Revoke(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
 		t.Fatal(err)
 	}
 	var reference string
@@ -153,7 +153,7 @@ func TestReadsDoNotWriteTheDatabase(t *testing.T) {
 	key := env.MustIssuedKey(t, s.id, "reader", credit.ScopeReadCredit, credit.ScopeReadApplications)
 	lastUsed := func() string {
 		t.Helper()
-		keys, err := env.Service.ListKeys(credittest.Staff(s.id), credit.DefaultStaleAfter)
+		keys, err := env.Service.Keys.List(credittest.Staff(s.id), credit.DefaultStaleAfter)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestCachedKeyIsConfirmedByTheRead(t *testing.T) {
 				t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 			}
 		}
-		if err := env.Service.RevokeKey(env.StaffOf(t, k.ID), k.ID); err != nil {
+		if err := env.Service.Keys.Revoke(env.StaffOf(t, k.ID), k.ID); err != nil {
 			t.Fatal(err)
 		}
 		r := env.Get(t, k.Secret, path)
@@ -267,7 +267,7 @@ func TestCachedKeyIsConfirmedByTheRead(t *testing.T) {
 	}
 	for _, path := range paths {
 		other := env.MustIssuedKey(t, s.id, "other", credit.ScopeReadCredit)
-		if err := env.Service.RevokeKey(env.StaffOf(t, other.ID), other.ID); err != nil {
+		if err := env.Service.Keys.Revoke(env.StaffOf(t, other.ID), other.ID); err != nil {
 			t.Fatal(err)
 		}
 		r := env.Get(t, s.key, path)

@@ -35,7 +35,7 @@ func TestValidKeysAreNeverRefusedByTheFailedAuthenticationLimit(t *testing.T) {
 	revoked := env.MustIssuedKey(t, st, "old ERP", credit.ScopeReadCredit, credit.ScopeWriteCredit)
 	// The revoked key was in use, so its authentication may be in the key cache.
 	env.Get(t, revoked.Secret, "/v1/companies").WantStatus(t, 200)
-	if err := env.Service.RevokeKey(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
+	if err := env.Service.Keys.Revoke(env.StaffOf(t, revoked.ID), revoked.ID); err != nil {
 		t.Fatal(err)
 	}
 	graphQL := func(key string) *credittest.Response {

@@ -186,17 +186,17 @@ func TestConditionalGet(t *testing.T) {
 			env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindPayment, Amount: "-50.00"})
 		}, []string{"/v1/companies/" + co.ID + "/ledger?after=" + entry.ID}},
 		{"application status", func(t *testing.T) {
-			if _, _, err := env.Service.SetApplicationStatus(sc, credit.StatusChange{ApplicationID: app.ID, Status: "in_review"}); err != nil {
+			if _, _, err := env.Service.Applications.SetStatus(sc, credit.StatusChange{ApplicationID: app.ID, Status: "in_review"}); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"/v1/applications/" + app.ID}},
 		{"person erased", func(t *testing.T) {
-			if _, err := env.Service.ErasePerson(sc, "ada@example.com"); err != nil {
+			if _, err := env.Service.Applications.ErasePerson(sc, "ada@example.com"); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"/v1/applications/" + app.ID, "/v1/applications"}},
 		{"key rotated", func(t *testing.T) {
-			if _, err := env.Service.RotateKey(sc, full.ID, 0); err != nil {
+			if _, err := env.Service.Keys.Rotate(sc, full.ID, 0); err != nil {
 				t.Fatal(err)
 			}
 			full = env.MustIssuedKey(t, st, "erp2", credit.ScopeReadCredit, credit.ScopeWriteCredit)

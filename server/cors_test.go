@@ -163,7 +163,7 @@ func TestCORSInBrowser(t *testing.T) {
 	if g := got["graphql"]; g.Status != 200 || !strings.Contains(g.Body, co.Name) {
 		t.Errorf("GraphQL from the listed origin: %+v", g)
 	}
-	c, err := env.Service.GetCompany(credittest.Staff(st), co.ID)
+	c, err := env.Service.Companies.Get(credittest.Staff(st), co.ID)
 	if err != nil || c.Outstanding.Amount != "10.00" {
 		t.Fatalf("the page's write: %+v %v", c, err)
 	}
@@ -174,7 +174,7 @@ func TestCORSInBrowser(t *testing.T) {
 			t.Errorf("%s from an unlisted origin was not refused by the browser: %+v", name, o)
 		}
 	}
-	if c, _ := env.Service.GetCompany(credittest.Staff(st), co.ID); c.Outstanding.Amount != "10.00" {
+	if c, _ := env.Service.Companies.Get(credittest.Staff(st), co.ID); c.Outstanding.Amount != "10.00" {
 		t.Errorf("an unlisted origin's write reached the server: outstanding %s", c.Outstanding.Amount)
 	}
 }

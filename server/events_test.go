@@ -104,7 +104,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	// The sweep: an order falls due while nothing is written.
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "50.00", OrderGID: "gid://platform/Order/2"})
 	env.Clock.Advance(31 * 24 * time.Hour)
-	if res, err := env.Service.SweepHolds(credittest.Admin()); err != nil || res.Placed != 1 {
+	if res, err := env.Service.Maintenance.SweepHolds(credittest.Admin()); err != nil || res.Placed != 1 {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced)
@@ -113,17 +113,17 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
 	// Staff correct the company's platform company GID (its representation changes).
-	if _, err := env.Service.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
+	if _, err := env.Service.Companies.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, credit.EventTypeCompanyPlatformGIDChanged)
 
 	// Applications: created, reviewed, approved (which creates a company first).
 	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof Linde", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
-	if _, _, err := env.Service.SetApplicationStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
-	_, approved, err := env.Service.SetApplicationStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "500", PaymentTerms: "NET_14"})
+	_, approved, err := env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "500", PaymentTerms: "NET_14"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +132,10 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 
 	// Keys: rotated, revoked.
 	other := env.MustIssuedKey(t, st, "old integration", credit.ScopeReadCredit)
-	if _, err := env.Service.RotateKey(staff, other.ID, time.Hour); err != nil {
+	if _, err := env.Service.Keys.Rotate(staff, other.ID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Service.RevokeKey(staff, other.ID); err != nil {
+	if err := env.Service.Keys.Revoke(staff, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, credit.EventTypeKeyCreated, credit.EventTypeKeyRotated, credit.EventTypeKeyRevoked)
@@ -227,7 +227,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 
 	// Erasing the applicant changes no event: they never carried the person.
 	before := env.Get(t, full.Secret, "/v1/events?limit=250").WantStatus(t, 200).Body
-	if n, err := env.Service.ErasePerson(staff, "maria.huber@example.com"); err != nil || n != 1 {
+	if n, err := env.Service.Applications.ErasePerson(staff, "maria.huber@example.com"); err != nil || n != 1 {
 		t.Fatalf("erase: %d %v", n, err)
 	}
 	if after := env.Get(t, full.Secret, "/v1/events?limit=250").WantStatus(t, 200).Body; string(after) != string(before) {
@@ -458,8 +458,8 @@ func TestEventFeedSyncUnderConcurrentWriters(t *testing.T) {
 func TestEventRetention(t *testing.T) {
 	t.Parallel()
 	env := credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) { o.EventRetention = time.Hour }})
-	if env.Service.EventRetention() != credit.DefaultEventRetention {
-		t.Fatalf("retention %s: a shorter one must be raised to 30 days", env.Service.EventRetention())
+	if env.Service.Maintenance.EventRetention() != credit.DefaultEventRetention {
+		t.Fatalf("retention %s: a shorter one must be raised to 30 days", env.Service.Maintenance.EventRetention())
 	}
 	st := env.MustStore(t, "Store", "EUR")
 	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit)
@@ -470,11 +470,11 @@ func TestEventRetention(t *testing.T) {
 	if len(first) != 3 {
 		t.Fatalf("events %v", first)
 	}
-	if n, err := env.Service.PurgeEvents(credittest.Admin()); err != nil || n != 0 {
+	if n, err := env.Service.Maintenance.PurgeEvents(credittest.Admin()); err != nil || n != 0 {
 		t.Fatalf("purge at 29 days: %d %v", n, err)
 	}
 	env.Clock.Advance(24*time.Hour + time.Second)
-	if n, err := env.Service.PurgeEvents(credittest.Admin()); err != nil || n != 2 {
+	if n, err := env.Service.Maintenance.PurgeEvents(credittest.Admin()); err != nil || n != 2 {
 		t.Fatalf("purge after 30 days: %d %v (want the key's and %s's events)", n, err, old.ID)
 	}
 	if got := env.Get(t, key, "/v1/events").ListPage(t).IDs(t); !slices.Equal(got, first[2:]) {

@@ -101,17 +101,17 @@ func newFaultLoad(t *testing.T, pgURL string) *faultLoad {
 		t.Cleanup(func() { ts.Close(); db.Close() })
 		l.instances = append(l.instances, ts.URL)
 	}
-	st, err := l.svc.CreateStore(credittest.Admin(), "faults", "EUR", credit.DefaultBufferPercent)
+	st, err := l.svc.Stores.Create(credittest.Admin(), "faults", "EUR", credit.DefaultBufferPercent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := l.svc.CreateKey(credittest.Staff(st.ID), "erp", credit.AllScopes)
+	key, err := l.svc.Keys.Create(credittest.Staff(st.ID), "erp", credit.AllScopes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.key = key.Secret
 	for i := range 3 {
-		c, err := l.svc.CreateCompany(credittest.Staff(st.ID), credit.CompanyInput{Name: fmt.Sprintf("c%d", i),
+		c, err := l.svc.Companies.Create(credittest.Staff(st.ID), credit.CompanyInput{Name: fmt.Sprintf("c%d", i),
 			PlatformCompanyGID: fmt.Sprintf("gid://platform/Company/%d", i+1), PaymentTerms: "NET_30", CreditLimit: "100000.00"})
 		if err != nil {
 			t.Fatal(err)

@@ -96,7 +96,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 		t.Fatalf("within 24 h: %d %s", r.Status, r.Body)
 	}
 	f.env.Clock.Advance(time.Hour + time.Second)
-	n, err := f.env.Service.PurgeIdempotencyRecords(credittest.Admin())
+	n, err := f.env.Service.Maintenance.PurgeIdempotencyRecords(credittest.Admin())
 	if err != nil || n != 1 {
 		t.Fatalf("purge: %d %v", n, err)
 	}

@@ -93,7 +93,7 @@ func mustStoreWithData(t *testing.T, env *credittest.Env, name string) storeWith
 	}
 	mustStaffHold(t, env, s.id, s.company, "held")
 	s.application = env.MustApplication(t, s.id, credit.ApplicationInput{BusinessName: name + " Applicant", ContactEmail: strings.ToLower(name) + "@example.com"}).ID
-	events, err := env.Service.ListEvents(credittest.Staff(s.id), credit.EventListParams{})
+	events, err := env.Service.Events.List(credittest.Staff(s.id), credit.EventListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
 			t.Errorf("%s changed after another store's requests:\nbefore %s\nafter  %s", p, body, got)
 		}
 	}
-	timeline, err := env.Service.ListTimeline(credittest.Admin(), theirs.company, credit.ListParams{})
+	timeline, err := env.Service.Timeline.List(credittest.Admin(), theirs.company, credit.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +244,11 @@ func TestPersonalDataOnlyInApplications(t *testing.T) {
 	st := env.MustStore(t, "Store", "EUR")
 	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
 	for _, s := range []string{credit.AppInReview} {
-		if _, _, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
+		if _, _, err := env.Service.Applications.SetStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, co, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "1000", PaymentTerms: "NET_30"})
+	_, co, err := env.Service.Applications.SetStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "1000", PaymentTerms: "NET_30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,11 +292,11 @@ func TestApprovedApplicationBecomesACompany(t *testing.T) {
 		t.Fatalf("companies before approval: %v", got)
 	}
 	for _, s := range []string{credit.AppInReview, credit.AppNeedsInfo, credit.AppInReview} {
-		if _, _, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
+		if _, _, err := env.Service.Applications.SetStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, co, err := env.Service.SetApplicationStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "7500.5", PaymentTerms: "NET_45", PlatformCompanyGID: "gid://platform/Company/77"})
+	_, co, err := env.Service.Applications.SetStatus(credittest.Staff(st), credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved, CreditLimit: "7500.5", PaymentTerms: "NET_45", PlatformCompanyGID: "gid://platform/Company/77"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestFeedMirrorStaysExact(t *testing.T) {
 	m.check(t, "created", seen)
 	sweep := func(step string) {
 		t.Helper()
-		if _, err := env.Service.SweepHolds(context.Background()); err != nil {
+		if _, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		m.check(t, step, seen)
@@ -134,7 +134,7 @@ func TestFeedMirrorStaysExact(t *testing.T) {
 
 	// A sweep as of day 60 finds order 3 (due day 50) overdue and holds b, stamped with the
 	// service clock's day 36; the real sweep then lifts it, later, not earlier.
-	if _, err := env.Service.SweepHoldsAsOf(context.Background(), env.Clock.Now().Add(24*day)); err != nil {
+	if _, err := env.Service.Maintenance.SweepHoldsAsOf(context.Background(), env.Clock.Now().Add(24*day)); err != nil {
 		t.Fatal(err)
 	}
 	m.check(t, "sweep as of day 60", seen)

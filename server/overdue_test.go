@@ -22,14 +22,14 @@ func TestOverdueHoldLifecycle(t *testing.T) {
 	env := f.env
 	env.MustRecord(t, order(f.company.ID, "gid://platform/Order/1", "400.00"))
 	env.Clock.Advance(29 * day)
-	if res, err := env.Service.SweepHolds(context.Background()); err != nil || res.Placed != 0 {
+	if res, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil || res.Placed != 0 {
 		t.Fatalf("sweep before due: %+v %v", res, err)
 	}
 	if c := f.companyNow(t); c.Hold != nil {
 		t.Fatalf("hold before the due date: %+v", c.Hold)
 	}
 	env.Clock.Advance(1*day + time.Second) // NET_30 passed
-	res, err := env.Service.SweepHolds(context.Background())
+	res, err := env.Service.Maintenance.SweepHolds(context.Background())
 	if err != nil || res.Placed != 1 {
 		t.Fatalf("sweep after due: %+v %v", res, err)
 	}
@@ -44,7 +44,7 @@ func TestOverdueHoldLifecycle(t *testing.T) {
 	if r.Status != http.StatusConflict || r.ErrorCode() != "hold_not_liftable" {
 		t.Fatalf("lift overdue hold: %d %s", r.Status, r.Body)
 	}
-	if _, err := env.Service.LiftHold(tenant.Staff(context.Background(), f.storeID, "Ops"), f.company.ID); credit.CodeOf(err) != credit.CodeHoldNotLiftable {
+	if _, err := env.Service.Companies.LiftHold(tenant.Staff(context.Background(), f.storeID, "Ops"), f.company.ID); credit.CodeOf(err) != credit.CodeHoldNotLiftable {
 		t.Fatalf("staff lift: %v", err)
 	}
 	if r := env.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + f.company.ID + "/hold", Key: f.full}); r.ErrorCode() != "hold_exists" {
@@ -86,12 +86,12 @@ func TestManualHoldIsNeverOverwritten(t *testing.T) {
 	f := newWriteFixture(t)
 	env := f.env
 	staff := tenant.Staff(context.Background(), f.storeID, "Maria (credit desk)")
-	if _, err := env.Service.PlaceHold(staff, credit.HoldInput{CompanyID: f.company.ID}); err != nil {
+	if _, err := env.Service.Companies.PlaceHold(staff, credit.HoldInput{CompanyID: f.company.ID}); err != nil {
 		t.Fatal(err)
 	}
 	env.MustRecord(t, order(f.company.ID, "gid://platform/Order/2", "100.00"))
 	env.Clock.Advance(31 * day)
-	if _, err := env.Service.SweepHolds(context.Background()); err != nil {
+	if _, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c := f.companyNow(t)
@@ -121,14 +121,14 @@ func TestUnallocatedPaymentsPayOldestFirst(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company.ID, Kind: credit.KindPayment, Amount: "-130.00"})
 	// Order 10 is paid, order 11 has 70 open: it falls due 30 days after it was placed.
 	env.Clock.Advance(26 * day)
-	if _, err := env.Service.SweepHolds(context.Background()); err != nil {
+	if _, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if c := f.companyNow(t); c.Hold != nil {
 		t.Fatalf("hold while only a paid invoice is past due: %+v", c.Hold)
 	}
 	env.Clock.Advance(5 * day)
-	if _, err := env.Service.SweepHolds(context.Background()); err != nil {
+	if _, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c := f.companyNow(t)
@@ -142,7 +142,7 @@ func TestUnallocatedPaymentsPayOldestFirst(t *testing.T) {
 	}
 	env.MustRecord(t, order(f.company.ID, "gid://platform/Order/12", "20.00"))
 	env.Clock.Advance(40 * day)
-	if _, err := env.Service.SweepHolds(context.Background()); err != nil {
+	if _, err := env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if c := f.companyNow(t); c.Hold != nil {
@@ -171,7 +171,7 @@ func TestLedgerRecordRules(t *testing.T) {
 		{credit.LedgerEntryInput{Kind: "gift", Amount: "1"}, credit.CodeValidationFailed},
 	} {
 		tc.in.CompanyID = f.company.ID
-		if _, _, err := f.env.Service.RecordLedgerEntry(credittest.Staff(f.storeID), tc.in); credit.CodeOf(err) != tc.code {
+		if _, _, err := f.env.Service.Ledger.Record(credittest.Staff(f.storeID), tc.in); credit.CodeOf(err) != tc.code {
 			t.Errorf("%+v: got %v, want %s", tc.in, err, tc.code)
 		}
 	}

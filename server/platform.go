@@ -49,7 +49,7 @@ func (s *Server) platformDoor(handle func(ctx context.Context, r *http.Request, 
 			httpapi.WriteError(w, r, err)
 			return
 		}
-		ctx, err := s.svc.AuthenticatePlatform(r.Context(), r.Header.Get(HeaderPlatformShopDomain), r.Header.Get(HeaderPlatformHmac), body)
+		ctx, err := s.svc.Platform.Authenticate(r.Context(), r.Header.Get(HeaderPlatformShopDomain), r.Header.Get(HeaderPlatformHmac), body)
 		if err != nil {
 			httpapi.WriteError(w, r, err)
 			return
@@ -77,7 +77,7 @@ func (s *Server) platformDoor(handle func(ctx context.Context, r *http.Request, 
 // receivePlatformDelivery serves POST /platform/webhooks.
 func (s *Server) receivePlatformDelivery(ctx context.Context, r *http.Request, body []byte) (any, error) {
 	topic := r.Header.Get(HeaderPlatformTopic)
-	d, err := s.svc.ReceivePlatformDelivery(ctx, credit.PlatformDeliveryInput{
+	d, err := s.svc.Inbox.Receive(ctx, credit.PlatformDeliveryInput{
 		Topic: topic, WebhookID: r.Header.Get(HeaderPlatformWebhookID), TriggeredAt: r.Header.Get(HeaderPlatformTriggeredAt), Body: body,
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Server) checkCredit(ctx context.Context, r *http.Request, body []byte) 
 	if err := httpapi.DecodeObject(body, httpapi.StringField("company_id", &in.CompanyGID), httpapi.ObjectField("amount", &in.Amount)); err != nil {
 		return nil, err
 	}
-	check, err := s.svc.CheckCredit(ctx, in)
+	check, err := s.svc.Platform.CheckCredit(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +120,15 @@ func newPlatformLimiter(cfg Config, now func() time.Time) ratelimit.Limiter {
 // inboxCollector reports the inbox rows waiting for their order and failed, across stores,
 // read when /metrics is scraped.
 type inboxCollector struct {
-	svc             *credit.Service
+	inbox interface {
+		Backlog(ctx context.Context) (waiting, failed int, err error)
+	}
 	waiting, failed *prometheus.Desc
 }
 
-func newInboxCollector(svc *credit.Service) *inboxCollector {
+func newInboxCollector(inbox *credit.Inbox) *inboxCollector {
 	return &inboxCollector{
-		svc:     svc,
+		inbox:   inbox,
 		waiting: prometheus.NewDesc("creditd_platform_inbox_waiting", "Platform deliveries waiting for their order.", nil, nil),
 		failed:  prometheus.NewDesc("creditd_platform_inbox_failed", "Platform deliveries kept as failed, for staff to retry.", nil, nil),
 	}
@@ -139,7 +141,7 @@ func (c *inboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.waiting;
 func (c *inboxCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	waiting, failed, err := c.svc.InboxBacklog(ctx)
+	waiting, failed, err := c.inbox.Backlog(ctx)
 	if err != nil {
 		return
 	}

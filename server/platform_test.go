@@ -43,7 +43,7 @@ func newPlatformFixture(t *testing.T, config ...func(*server.Config)) *platformF
 	f.storeID = env.MustStore(t, "Acme", "EUR")
 	f.company = env.MustCompany(t, f.storeID, "Buyer GmbH", "1000.00")
 	f.key = env.MustKey(t, f.storeID, "ERP", credit.ScopeReadCredit, credit.ScopeWriteCredit)
-	if _, err := env.Service.ConnectPlatform(credittest.Staff(f.storeID), f.shop, f.secret); err != nil {
+	if _, err := env.Service.Platform.Connect(credittest.Staff(f.storeID), f.shop, f.secret); err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	return f
@@ -72,7 +72,7 @@ func (f *platformFixture) send(t *testing.T, topic, webhookID, body string) cred
 
 func (f *platformFixture) inbox(t *testing.T, status string) []credit.InboxDelivery {
 	t.Helper()
-	page, err := f.env.Service.ListPlatformInbox(credittest.Staff(f.storeID), credit.InboxListParams{Status: status, ListParams: credit.ListParams{Limit: ptr(250)}})
+	page, err := f.env.Service.Inbox.List(credittest.Staff(f.storeID), credit.InboxListParams{Status: status, ListParams: credit.ListParams{Limit: ptr(250)}})
 	if err != nil {
 		t.Fatalf("inbox: %v", err)
 	}
@@ -149,7 +149,7 @@ func TestPlatformDoorRefusesWhatIsNotSigned(t *testing.T) {
 
 	// Rotation: the old secret works for its grace, then 401.
 	const newSecret = "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"
-	if _, err := f.env.Service.RotatePlatformSecret(credittest.Staff(f.storeID), newSecret, time.Hour); err != nil {
+	if _, err := f.env.Service.Platform.RotateSecret(credittest.Staff(f.storeID), newSecret, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	f.env.Clock.Advance(59 * time.Minute)
@@ -210,18 +210,18 @@ func TestPlatformFailedDeliveries(t *testing.T) {
 
 	staff := credittest.Staff(f.storeID)
 	// Still unknown: failed again, nothing applied.
-	if d, err := f.env.Service.RetryPlatformDelivery(staff, ids["unknown company"]); err != nil || d.Status != credit.InboxFailed {
+	if d, err := f.env.Service.Inbox.Retry(staff, ids["unknown company"]); err != nil || d.Status != credit.InboxFailed {
 		t.Fatalf("retry before the company exists: %+v %v", d, err)
 	}
-	co, err := f.env.Service.CreateCompany(staff, credit.CompanyInput{Name: "Late GmbH", PlatformCompanyGID: "gid://platform/Company/999", PaymentTerms: "NET_30", CreditLimit: "500.00"})
+	co, err := f.env.Service.Companies.Create(staff, credit.CompanyInput{Name: "Late GmbH", PlatformCompanyGID: "gid://platform/Company/999", PaymentTerms: "NET_30", CreditLimit: "500.00"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.env.Service.RetryPlatformDelivery(staff, ids["unknown company"])
+	d, err := f.env.Service.Inbox.Retry(staff, ids["unknown company"])
 	if err != nil || d.Status != credit.InboxApplied || d.LedgerEntryID == nil || d.CompanyID == nil || *d.CompanyID != co.ID {
 		t.Fatalf("retry once the company exists: %+v %v", d, err)
 	}
-	if _, err := f.env.Service.RetryPlatformDelivery(staff, ids["unknown company"]); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := f.env.Service.Inbox.Retry(staff, ids["unknown company"]); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Fatalf("second retry of an applied delivery: %v", err)
 	}
 	if c := f.companyNow(t, co.ID); c.Outstanding.Amount != "100.00" || len(f.ledger(t, co.ID)) != 1 {
@@ -269,7 +269,7 @@ func TestPlatformDeliveriesApplyOnceInAnyOrder(t *testing.T) {
 
 	// The order's own terms (14 days) win over the company's NET_30: overdue after 14 days.
 	f.env.Clock.Set(time.Date(2026, 3, 15, 10, 0, 1, 0, time.UTC))
-	if _, err := f.env.Service.SweepHolds(context.Background()); err != nil {
+	if _, err := f.env.Service.Maintenance.SweepHolds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c := f.companyNow(t, co)
@@ -317,7 +317,7 @@ func TestPlatformDeliveriesApplyOnceInAnyOrder(t *testing.T) {
 	}
 
 	// The timeline names the platform as the actor of its entries.
-	page, err := f.env.Service.ListTimeline(credittest.Staff(f.storeID), co, credit.ListParams{Limit: ptr(250)})
+	page, err := f.env.Service.Timeline.List(credittest.Staff(f.storeID), co, credit.ListParams{Limit: ptr(250)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,10 +344,10 @@ func TestPlatformDeliveriesStayInTheirStore(t *testing.T) {
 	if otherCo.PlatformCompanyGID == nil || *otherCo.PlatformCompanyGID != gid42 {
 		t.Fatalf("other store's company: %+v", otherCo.PlatformCompanyGID)
 	}
-	if _, err := f.env.Service.ConnectPlatform(credittest.Staff(other), "other.myplatform.com", "shpss_other_secret_0123456789"); err != nil {
+	if _, err := f.env.Service.Platform.Connect(credittest.Staff(other), "other.myplatform.com", "shpss_other_secret_0123456789"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.env.Service.ConnectPlatform(credittest.Staff(other), f.shop, "shpss_other_secret_0123456789"); credit.CodeOf(err) != credit.CodeValidationFailed {
+	if _, err := f.env.Service.Platform.Connect(credittest.Staff(other), f.shop, "shpss_other_secret_0123456789"); credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Fatalf("second connection: %v", err)
 	}
 	f.send(t, credit.TopicOrderCreated, "w1", orderBody(1, gid42, ptr(14), "100.00"))
@@ -360,7 +360,7 @@ func TestPlatformDeliveriesStayInTheirStore(t *testing.T) {
 	if c := f.companyNow(t, f.company.ID); c.Outstanding.Amount != "100.00" {
 		t.Fatalf("store A's company: %s", c.Outstanding.Amount)
 	}
-	page, err := f.env.Service.ListPlatformInbox(credittest.Staff(other), credit.InboxListParams{})
+	page, err := f.env.Service.Inbox.List(credittest.Staff(other), credit.InboxListParams{})
 	if err != nil || len(page.Data) != 0 {
 		t.Fatalf("store B's inbox: %+v %v", page.Data, err)
 	}
@@ -401,7 +401,7 @@ func TestPlatformCreditCheck(t *testing.T) {
 	want(check("gid://platform/Company/7", "1.00", "EUR"), "declined", "unknown_company")
 	want(check(gid42, "1.00", "USD"), "declined", "currency_mismatch")
 	staff := credittest.Staff(f.storeID)
-	if _, err := f.env.Service.PlaceHold(staff, credit.HoldInput{CompanyID: f.company.ID}); err != nil {
+	if _, err := f.env.Service.Companies.PlaceHold(staff, credit.HoldInput{CompanyID: f.company.ID}); err != nil {
 		t.Fatal(err)
 	}
 	want(check(gid42, "1.00", "EUR"), "declined", "on_hold")
@@ -469,16 +469,16 @@ func TestPlatformMetrics(t *testing.T) {
 func TestPlatformCompanyGIDIsUniqueInItsStore(t *testing.T) {
 	f := newPlatformFixture(t)
 	staff := credittest.Staff(f.storeID)
-	_, err := f.env.Service.CreateCompany(staff, credit.CompanyInput{Name: "Twin", PlatformCompanyGID: gid42, PaymentTerms: "NET_30", CreditLimit: "1.00"})
+	_, err := f.env.Service.Companies.Create(staff, credit.CompanyInput{Name: "Twin", PlatformCompanyGID: gid42, PaymentTerms: "NET_30", CreditLimit: "1.00"})
 	if credit.CodeOf(err) != credit.CodeValidationFailed || !strings.Contains(err.Error(), "platform_company_gid") {
 		t.Fatalf("second company with %s: %v", gid42, err)
 	}
 	app := f.env.MustApplication(t, f.storeID, credit.ApplicationInput{BusinessName: "Twin GmbH", VATNumber: "DE123456789", VATStatus: "valid", VATRegistry: "VIES",
 		ContactName: "Eva", ContactEmail: "eva@example.com"})
-	if _, _, err := f.env.Service.SetApplicationStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := f.env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = f.env.Service.SetApplicationStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved,
+	_, _, err = f.env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved,
 		CreditLimit: "100.00", PaymentTerms: "NET_30", PlatformCompanyGID: gid42})
 	if credit.CodeOf(err) != credit.CodeValidationFailed {
 		t.Fatalf("approval with a taken GID: %v", err)

@@ -55,7 +55,7 @@ func mustJSONEqual(tb testing.TB, got []byte, want string) {
 // mustStaffHold places a manual hold as a staff member.
 func mustStaffHold(tb testing.TB, env *credittest.Env, storeID, companyID, note string) {
 	tb.Helper()
-	if _, err := env.Service.PlaceHold(tenant.Staff(credittest.Admin(), storeID, "Olga Ops"), credit.HoldInput{CompanyID: companyID, Note: &note}); err != nil {
+	if _, err := env.Service.Companies.PlaceHold(tenant.Staff(credittest.Admin(), storeID, "Olga Ops"), credit.HoldInput{CompanyID: companyID, Note: &note}); err != nil {
 		tb.Fatalf("place hold: %v", err)
 	}
 }
@@ -118,7 +118,7 @@ func TestMoneyFormatsByStoreCurrency(t *testing.T) {
 		{"USD", 5, "100", []string{"99.99"}, "100.00", "99.99", "0.00", []string{"99.99"}},
 	} {
 		t.Run(fmt.Sprintf("%s_buffer%d", tc.currency, tc.buffer), func(t *testing.T) {
-			st, err := env.Service.CreateStore(credittest.Admin(), "Store "+tc.currency, tc.currency, tc.buffer)
+			st, err := env.Service.Stores.Create(credittest.Admin(), "Store "+tc.currency, tc.currency, tc.buffer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -442,7 +442,7 @@ func TestCompaniesOrderedByUpdatedAtThenID(t *testing.T) {
 			f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: id, Kind: credit.KindAdjustment, Amount: "-1", Note: "n"})
 		}},
 		{"hold lifted", same[1], func(id string) {
-			if _, err := f.env.Service.LiftHold(tenant.Staff(credittest.Admin(), f.store, "Olga"), id); err != nil {
+			if _, err := f.env.Service.Companies.LiftHold(tenant.Staff(credittest.Admin(), f.store, "Olga"), id); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -612,7 +612,7 @@ func TestApplications(t *testing.T) {
 	unverified := f.env.MustApplication(t, f.store, credit.ApplicationInput{BusinessName: "Bäckerei", ContactEmail: "lena@example.com", SubmittedAt: readTS("2026-02-10T00:00:00Z")})
 	move := func(id string, statuses ...string) {
 		for _, s := range statuses {
-			if _, _, err := f.env.Service.SetApplicationStatus(credittest.Staff(f.store), credit.StatusChange{ApplicationID: id, Status: s}); err != nil {
+			if _, _, err := f.env.Service.Applications.SetStatus(credittest.Staff(f.store), credit.StatusChange{ApplicationID: id, Status: s}); err != nil {
 				t.Fatal(err)
 			}
 		}

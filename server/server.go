@@ -102,8 +102,8 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(reg)
 	s.authFailures = newAuthFailures(authLimiter, now, reg)
 	reg.MustRegister(cfg.Collectors...)
-	reg.MustRegister(newInboxCollector(cfg.Service))
-	reg.MustRegister(newSubscriptionCollector(cfg.Service))
+	reg.MustRegister(newInboxCollector(cfg.Service.Inbox))
+	reg.MustRegister(newSubscriptionCollector(cfg.Service.Events))
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
@@ -168,16 +168,16 @@ func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWrit
 // readAuthenticated is authenticate for a request that only reads: a key from the cache is
 // confirmed by the read's own statement where the read can (credit.AuthenticateRead), and the
 // answer is held until it is: before its first byte, the key is confirmed if no statement did
-// (credit.ConfirmKey), and a key refused then gets the 401 that authenticate would have given,
+// (credit.Keys.Confirm), and a key refused then gets the 401 that authenticate would have given,
 // whatever the handler wrote.
 func (s *Server) readAuthenticated(next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return s.authenticateWith(true, next, writeErr)
 }
 
 func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
-	auth := s.svc.Authenticate
+	auth := s.svc.Keys.Authenticate
 	if read {
-		auth = s.svc.AuthenticateRead
+		auth = s.svc.Keys.AuthenticateRead
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The failed-authentication limit is consulted only once the key has failed: a valid
@@ -225,7 +225,7 @@ type confirmingWriter struct {
 func (w *confirmingWriter) confirm() bool {
 	if w.state == 0 {
 		w.state = 1
-		if err := w.s.svc.ConfirmKey(w.r.Context()); err != nil {
+		if err := w.s.svc.Keys.Confirm(w.r.Context()); err != nil {
 			w.state = 2
 			h := w.ResponseWriter.Header()
 			clear(h)
@@ -282,7 +282,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 // flight finish for up to 10 seconds. Subscription streams are completed at once, so their
 // clients resume on another instance with afterEvent (contract §16).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	stop := context.AfterFunc(ctx, s.svc.EndSubscriptions)
+	stop := context.AfterFunc(ctx, s.svc.Events.EndSubscriptions)
 	defer stop()
 	return httpapi.Serve(ctx, l, s)
 }

@@ -90,7 +90,7 @@ func originAllowed(r *http.Request, origins []string) bool {
 func (s *Server) streamAuthenticate(ctx context.Context, r *http.Request, authorization string) (context.Context, error) {
 	err := credit.ErrUnauthenticated()
 	if secret, ok := bearerToken(authorization); ok {
-		ctx, err = s.svc.Authenticate(ctx, secret)
+		ctx, err = s.svc.Keys.Authenticate(ctx, secret)
 	}
 	if err != nil && credit.CodeOf(err) == credit.CodeUnauthenticated {
 		if d, limited := s.authFailures.fail(r); limited {
@@ -113,11 +113,13 @@ func (s *Server) chargeSubscription(ctx context.Context) error {
 
 // subscriptionCollector exposes the process's subscription figures.
 type subscriptionCollector struct {
-	svc                  *credit.Service
+	svc interface {
+		SubscriptionStats() credit.SubscriptionStats
+	}
 	open, sent, cutOffDs *prometheus.Desc
 }
 
-func newSubscriptionCollector(svc *credit.Service) *subscriptionCollector {
+func newSubscriptionCollector(svc *credit.Events) *subscriptionCollector {
 	return &subscriptionCollector{
 		svc:      svc,
 		open:     prometheus.NewDesc("creditd_subscriptions_open", "Open GraphQL subscriptions on this instance.", nil, nil),

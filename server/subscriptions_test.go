@@ -167,7 +167,7 @@ func TestSubscriptionEndsAtRevocation(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	f.adjust(t, f.env.Server.URL, "before")
 	credittest.NextEvent(t, c.Read(t, 2*time.Second))
-	if err := f.env.Service.RevokeKey(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
+	if err := f.env.Service.Keys.Revoke(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
 		t.Fatal(err)
 	}
 	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "2.00", Note: "after"})
@@ -178,7 +178,7 @@ func TestSubscriptionEndsAtRevocation(t *testing.T) {
 	if m := c.Read(t, 5*time.Second); m != nil || c.Closed == nil || c.Closed.Code != 4401 {
 		t.Fatalf("after the error: %+v, close %v", m, c.Closed)
 	}
-	if got := f.env.Service.SubscriptionStats().CutOff["unauthenticated"]; got != 1 {
+	if got := f.env.Service.Events.SubscriptionStats().CutOff["unauthenticated"]; got != 1 {
 		t.Fatalf("cut off for unauthenticated: %d", got)
 	}
 }
@@ -236,7 +236,7 @@ func TestSubscriptionSSE(t *testing.T) {
 	if e := next(); !strings.HasPrefix(e, "event: next\n") || !strings.Contains(e, feed[len(feed)-1]) {
 		t.Fatalf("first event %q, feed %v", e, feed)
 	}
-	if err := f.env.Service.RevokeKey(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
+	if err := f.env.Service.Keys.Revoke(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
 		t.Fatal(err)
 	}
 	if e := next(); !strings.HasPrefix(e, "event: next\n") || !strings.Contains(e, `"code":"unauthenticated"`) || strings.Contains(e, `"id":"ev_`) {
@@ -255,7 +255,7 @@ func TestSubscriptionLimitPerStore(t *testing.T) {
 	for i := 1; i <= credit.MaxSubscriptionsPerStore; i++ {
 		c.Subscribe(t, fmt.Sprint(i), credittest.EventsSubscription, nil)
 	}
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
 	c.Subscribe(t, "51", credittest.EventsSubscription, nil)
 	m := c.Read(t, 5*time.Second)
 	if m == nil || m.ID != "51" || strings.Join(credittest.ErrorCodes(m), ",") != "rate_limited" {
@@ -265,15 +265,15 @@ func TestSubscriptionLimitPerStore(t *testing.T) {
 		t.Fatalf("51st subscription's end: %+v", m)
 	}
 	c.Send(t, credittest.WSMessage{Type: "complete", ID: "1"})
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore-1 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore-1 })
 	c.Subscribe(t, "52", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore })
 	// Another store's key is not limited by this store's subscriptions.
 	st2 := f.env.MustStore(t, "Other", "EUR")
 	key2 := f.env.MustKey(t, st2, "other", credit.ScopeReadCredit)
 	c2 := credittest.MustDialWS(t, f.env.Server.URL, key2, credittest.WSOptions{})
 	c2.Subscribe(t, "1", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore+1 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == credit.MaxSubscriptionsPerStore+1 })
 }
 
 // TestSubscriptionRateLimitCounting: starting a subscription counts one request of the store's
@@ -282,7 +282,7 @@ func TestSubscriptionRateLimitCounting(t *testing.T) {
 	f := newSubsFixture(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 3 }})
 	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
 	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 1 })
 	for i := range 5 {
 		f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "1.00", Note: fmt.Sprint("n", i)})
 		credittest.NextEvent(t, c.Read(t, 5*time.Second))
@@ -308,7 +308,7 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 	slow.Subscribe(t, "1", `subscription { events { id type occurredAt data } }`, nil)
 	fast := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
 	fast.Subscribe(t, "1", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 2 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 2 })
 	note := strings.Repeat("n", 490)
 	const n = 300
 	got := make(chan int)
@@ -330,7 +330,7 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 		t.Fatalf("the reading subscriber got %d of %d events", count, n)
 	}
 	waitFor(t, func() bool {
-		st := f.env.Service.SubscriptionStats()
+		st := f.env.Service.Events.SubscriptionStats()
 		return st.CutOff["slow_consumer"] == 1 && st.Open == 1
 	})
 	metrics := f.env.Get(t, "", "/metrics").Body
@@ -360,8 +360,8 @@ func TestSubscriptionEndsAtGraceEnd(t *testing.T) {
 	f := newSubsFixture(t)
 	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
 	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
-	if _, err := f.env.Service.RotateKey(f.env.StaffOf(t, f.keyID), f.keyID, time.Hour); err != nil {
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 1 })
+	if _, err := f.env.Service.Keys.Rotate(f.env.StaffOf(t, f.keyID), f.keyID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if ev := credittest.NextEvent(t, c.Read(t, 5*time.Second)); ev.Type != credit.EventTypeKeyRotated {
@@ -406,7 +406,7 @@ func TestSubscriptionRefusals(t *testing.T) {
 	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"code":"invalid_request"`) {
 		t.Fatalf("a subscription over plain POST: %d %s", r.Status, r.Body)
 	}
-	if got := f.env.Service.SubscriptionStats().Open; got != 0 {
+	if got := f.env.Service.Events.SubscriptionStats().Open; got != 0 {
 		t.Fatalf("%d subscriptions open after refusals", got)
 	}
 }
@@ -436,7 +436,7 @@ func TestSubscriptionCompletedOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 2 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 2 })
 	cancel()
 	if m := c.Read(t, 5*time.Second); m == nil || m.ID != "1" || m.Type != "complete" {
 		t.Fatalf("WebSocket at shutdown: %+v (close %v)", m, c.Closed)
@@ -463,7 +463,7 @@ func TestSubscriptionKeyInHandshakeHeader(t *testing.T) {
 		t.Fatalf("connection_init without payload: %+v (close %v)", m, c.Closed)
 	}
 	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
-	waitFor(t, func() bool { return f.env.Service.SubscriptionStats().Open == 1 })
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 1 })
 	f.adjust(t, f.env.Server.URL, "header")
 	credittest.NextEvent(t, c.Read(t, 5*time.Second))
 }

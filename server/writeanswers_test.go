@@ -49,7 +49,7 @@ func TestWriteAnswersMatchReads(t *testing.T) {
 		t.Helper()
 		env.Clock.Advance(1500 * time.Microsecond)
 		in.CompanyID = f.company.ID
-		_, c, err := env.Service.RecordLedgerEntry(staff, in)
+		_, c, err := env.Service.Ledger.Record(staff, in)
 		if err != nil {
 			t.Fatalf("%+v: %v", in, err)
 		}

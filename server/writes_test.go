@@ -49,7 +49,7 @@ func (f *writeFixture) ledgerCount(t *testing.T) int {
 func (f *writeFixture) timeline(t *testing.T) []credit.TimelineEvent {
 	t.Helper()
 	ctx := tenant.Staff(context.Background(), f.storeID, "test")
-	page, err := f.env.Service.ListTimeline(ctx, f.company.ID, credit.ListParams{})
+	page, err := f.env.Service.Timeline.List(ctx, f.company.ID, credit.ListParams{})
 	if err != nil {
 		t.Fatalf("timeline: %v", err)
 	}

@@ -42,7 +42,7 @@ func storeCreateCommand() command {
 			if err := required("name", *name, "currency", *currency); err != nil {
 				return err
 			}
-			st, err := env.svc.CreateStore(ctx, *name, *currency, *buffer, *locale)
+			st, err := env.svc.Stores.Create(ctx, *name, *currency, *buffer, *locale)
 			if err != nil {
 				return err
 			}
@@ -57,7 +57,7 @@ func storeListCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			stores, err := env.svc.ListStores(ctx)
+			stores, err := env.svc.Stores.List(ctx)
 			if err != nil {
 				return err
 			}
@@ -94,7 +94,7 @@ func keyCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			k, err := env.svc.CreateKey(sctx, *label, list)
+			k, err := env.svc.Keys.Create(sctx, *label, list)
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func keyRotateCommand() command {
 			if err != nil {
 				return err
 			}
-			k, err := env.svc.RotateKey(sctx, args[0], *grace)
+			k, err := env.svc.Keys.Rotate(sctx, args[0], *grace)
 			if err != nil {
 				return err
 			}
@@ -142,7 +142,7 @@ func keyRevokeCommand() command {
 			if err != nil {
 				return err
 			}
-			if err := env.svc.RevokeKey(sctx, args[0]); err != nil {
+			if err := env.svc.Keys.Revoke(sctx, args[0]); err != nil {
 				return err
 			}
 			return env.print(map[string]any{"id": args[0], "revoked": true}, args[0]+" revoked")
@@ -165,7 +165,7 @@ func keyListCommand() command {
 			if err != nil {
 				return err
 			}
-			keys, err := env.svc.ListKeys(sctx, *stale)
+			keys, err := env.svc.Keys.List(sctx, *stale)
 			if err != nil {
 				return err
 			}
@@ -209,7 +209,7 @@ func companyCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			c, err := env.svc.CreateCompany(sctx, in)
+			c, err := env.svc.Companies.Create(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func companySetGIDCommand() command {
 			if err != nil {
 				return err
 			}
-			c, err := env.svc.SetPlatformCompanyGID(sctx, args[0], *gid)
+			c, err := env.svc.Companies.SetPlatformCompanyGID(sctx, args[0], *gid)
 			if err != nil {
 				return err
 			}
@@ -267,7 +267,7 @@ func ledgerRecordCommand() command {
 			if err != nil {
 				return err
 			}
-			e, c, err := env.svc.RecordLedgerEntry(sctx, in)
+			e, c, err := env.svc.Ledger.Record(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -302,7 +302,7 @@ func applicationCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			a, err := env.svc.CreateApplication(sctx, in)
+			a, err := env.svc.Applications.Create(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -331,7 +331,7 @@ func applicationSetStatusCommand() command {
 			if err != nil {
 				return err
 			}
-			a, c, err := env.svc.SetApplicationStatus(sctx, in)
+			a, c, err := env.svc.Applications.SetStatus(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -361,7 +361,7 @@ func personEraseCommand() command {
 			if err != nil {
 				return err
 			}
-			n, err := env.svc.ErasePerson(sctx, *email)
+			n, err := env.svc.Applications.ErasePerson(sctx, *email)
 			if err != nil {
 				return err
 			}

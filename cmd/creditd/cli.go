@@ -137,7 +137,7 @@ func (e *cmdEnv) staffFor(ctx context.Context, args []string, what string) (cont
 //
 // Errors: not_found.
 func (e *cmdEnv) asStaff(ctx context.Context, id, name string) (context.Context, error) {
-	storeID, err := e.svc.OwningStore(ctx, id)
+	storeID, err := e.svc.Stores.OwnerOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -350,33 +350,33 @@ func TestCLIRefusesBadInputWritingNothing(t *testing.T) {
 	d := newCLIDB(t)
 	svc := d.service(t)
 	ctx := tenant.Staff(context.Background(), d.store, "test staff")
-	key, err := svc.CreateKey(ctx, "revoked", []string{credit.ScopeReadCredit})
+	key, err := svc.Keys.Create(ctx, "revoked", []string{credit.ScopeReadCredit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RevokeKey(ctx, key.ID); err != nil {
+	if err := svc.Keys.Revoke(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	live, err := svc.CreateKey(ctx, "live", []string{credit.ScopeReadCredit})
+	live, err := svc.Keys.Create(ctx, "live", []string{credit.ScopeReadCredit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	co, err := svc.CreateCompany(ctx, credit.CompanyInput{Name: "Buyer", PlatformCompanyGID: "gid://platform/Company/1", PaymentTerms: "NET_30", CreditLimit: "100"})
+	co, err := svc.Companies.Create(ctx, credit.CompanyInput{Name: "Buyer", PlatformCompanyGID: "gid://platform/Company/1", PaymentTerms: "NET_30", CreditLimit: "100"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.RecordLedgerEntry(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10", OrderGID: "gid://platform/Order/1"}); err != nil {
+	if _, _, err := svc.Ledger.Record(ctx, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10", OrderGID: "gid://platform/Order/1"}); err != nil {
 		t.Fatal(err)
 	}
-	app, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+	app, err := svc.Applications.Create(ctx, credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inReview, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: "C", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+	inReview, err := svc.Applications.Create(ctx, credit.ApplicationInput{BusinessName: "C", VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.SetApplicationStatus(ctx, credit.StatusChange{ApplicationID: inReview.ID, Status: credit.AppInReview}); err != nil {
+	if _, _, err := svc.Applications.SetStatus(ctx, credit.StatusChange{ApplicationID: inReview.ID, Status: credit.AppInReview}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -589,7 +589,7 @@ func TestApplicationTransitions(t *testing.T) {
 	statuses := []string{credit.AppSubmitted, credit.AppInReview, credit.AppNeedsInfo, credit.AppApproved, credit.AppRejected}
 	for _, from := range statuses {
 		for _, to := range statuses {
-			a, err := svc.CreateApplication(ctx, credit.ApplicationInput{BusinessName: from + " to " + to, VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
+			a, err := svc.Applications.Create(ctx, credit.ApplicationInput{BusinessName: from + " to " + to, VATNumber: "X", ContactName: "N", ContactEmail: "n@example.com"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -598,7 +598,7 @@ func TestApplicationTransitions(t *testing.T) {
 				if s == credit.AppApproved {
 					in.CreditLimit, in.PaymentTerms = "10", "NET_30"
 				}
-				if _, _, err := svc.SetApplicationStatus(ctx, in); err != nil {
+				if _, _, err := svc.Applications.SetStatus(ctx, in); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -607,7 +607,7 @@ func TestApplicationTransitions(t *testing.T) {
 				args = append(args, "--credit-limit", "10", "--payment-terms", "NET_30")
 			}
 			r := d.run(t, append(args, "--json")...)
-			after, err := svc.GetApplication(ctx, a.ID)
+			after, err := svc.Applications.Get(ctx, a.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -630,7 +630,7 @@ func TestApplicationTransitions(t *testing.T) {
 		}
 	}
 	// Each approval created exactly one company: the one approved above and the one approved here.
-	page, err := svc.ListCompanies(tenant.APIKey(context.Background(), d.store, "key_test", "test", credit.AllScopes), credit.CompanyListParams{})
+	page, err := svc.Companies.List(tenant.APIKey(context.Background(), d.store, "key_test", "test", credit.AllScopes), credit.CompanyListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,18 +722,18 @@ func TestPersonEraseStaysInItsStore(t *testing.T) {
 	d := newCLIDB(t)
 	svc := d.service(t)
 	ctx := tenant.System(context.Background())
-	other, err := svc.CreateStore(ctx, "Other", "EUR", 5)
+	other, err := svc.Stores.Create(ctx, "Other", "EUR", 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := svc.CreateApplication(tenant.Staff(ctx, other.ID, "test staff"), credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "Ann", ContactEmail: "ann@example.com"})
+	theirs, err := svc.Applications.Create(tenant.Staff(ctx, other.ID, "test staff"), credit.ApplicationInput{BusinessName: "B", VATNumber: "X", ContactName: "Ann", ContactEmail: "ann@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := d.json(t, "person", "erase", "--store", d.store, "--email", "ann@example.com"); got["applications_redacted"] != float64(0) {
 		t.Errorf("erased in another store: %v", got)
 	}
-	a, err := svc.GetApplication(ctx, theirs.ID)
+	a, err := svc.Applications.Get(ctx, theirs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

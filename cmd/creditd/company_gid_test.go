@@ -41,7 +41,7 @@ func TestCompanySetGIDAndStaffNames(t *testing.T) {
 
 	svc := d.service(t)
 	ctx := credittest.Staff(d.store)
-	page, err := svc.ListTimeline(ctx, co, credit.ListParams{})
+	page, err := svc.Timeline.List(ctx, co, credit.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +53,16 @@ func TestCompanySetGIDAndStaffNames(t *testing.T) {
 	if strings.Join(events, ", ") != strings.Join(want, ", ") {
 		t.Errorf("timeline %v, want %v", events, want)
 	}
-	history, err := svc.ApplicationHistory(ctx, app)
+	history, err := svc.Applications.History(ctx, app)
 	if err != nil || len(history) != 2 || history[0].To != credit.AppApproved || history[0].CompanyID == nil || *history[0].CompanyID != co ||
 		history[0].Actor.Label != "Olga" || history[1].From != credit.AppSubmitted || history[1].Actor.Label != "Olga" {
 		t.Errorf("application history %+v %v", history, err)
 	}
-	ledger, err := svc.ListLedger(ctx, co, credit.LedgerListParams{})
+	ledger, err := svc.Ledger.List(ctx, co, credit.LedgerListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	by, err := svc.LedgerRecorders(ctx, co, []string{ledger.Data[0].ID})
+	by, err := svc.Ledger.Recorders(ctx, co, []string{ledger.Data[0].ID})
 	if err != nil || by[ledger.Data[0].ID] != (credit.Actor{Type: "staff", Label: "Olga"}) {
 		t.Errorf("the entry was recorded by %v %v, want Olga", by, err)
 	}

@@ -31,7 +31,7 @@ func TestCLIWritesAppendEvents(t *testing.T) {
 	d.run(t, "key", "revoke", key).mustSucceed(t)
 
 	svc := d.service(t)
-	page, err := svc.ListEvents(credittest.Staff(d.store), credit.EventListParams{})
+	page, err := svc.Events.List(credittest.Staff(d.store), credit.EventListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestCLIWritesAppendEvents(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("events of the command lines\n got %v\nwant %v", got, want)
 	}
-	timeline, err := svc.ListTimeline(credittest.Staff(d.store), co, credit.ListParams{})
+	timeline, err := svc.Timeline.List(credittest.Staff(d.store), co, credit.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSweepPurgesOldEvents(t *testing.T) {
 	defer db.Close()
 	count := func(svc *credit.Service) int {
 		t.Helper()
-		page, err := svc.ListEvents(credittest.Staff(d.store), credit.EventListParams{})
+		page, err := svc.Events.List(credittest.Staff(d.store), credit.EventListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}

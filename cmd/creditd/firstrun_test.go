@@ -283,7 +283,7 @@ func TestSecondDemoSaysHowToMakeAKey(t *testing.T) {
 		t.Errorf("key create line:\n got %s\nwant %s", line[1], want)
 	}
 	key := runCreditd(t, append(strings.Fields(line[1])[1:], "--json")...).mustSucceed(t).object(t)
-	if owner, err := (&cliDB{path: db}).service(t).OwningStore(context.Background(), key["id"].(string)); err != nil || owner != store {
+	if owner, err := (&cliDB{path: db}).service(t).Stores.OwnerOf(context.Background(), key["id"].(string)); err != nil || owner != store {
 		t.Errorf("the printed line made key %v of store %q (%v), want one of %s", key["id"], owner, err, store)
 	}
 }

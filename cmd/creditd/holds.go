@@ -28,7 +28,7 @@ func holdPlaceCommand() command {
 			if *note != "" {
 				in.Note = note
 			}
-			res, err := env.svc.PlaceHold(sctx, in)
+			res, err := env.svc.Companies.PlaceHold(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ func holdLiftCommand() command {
 			if err != nil {
 				return err
 			}
-			res, err := env.svc.LiftHold(sctx, args[0])
+			res, err := env.svc.Companies.LiftHold(sctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -75,9 +75,11 @@ func holdsSweepCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			sweep := env.svc.SweepHolds
+			sweep := env.svc.Maintenance.SweepHolds
 			if asOf != nil {
-				sweep = func(ctx context.Context) (credit.SweepResult, error) { return env.svc.SweepHoldsAsOf(ctx, *asOf) }
+				sweep = func(ctx context.Context) (credit.SweepResult, error) {
+					return env.svc.Maintenance.SweepHoldsAsOf(ctx, *asOf)
+				}
 			}
 			res, err := sweep(ctx)
 			if err != nil {

@@ -52,7 +52,7 @@ func platformConnectCommand() command {
 			if err != nil {
 				return err
 			}
-			c, err := env.svc.ConnectPlatform(sctx, *shop, secret)
+			c, err := env.svc.Platform.Connect(sctx, *shop, secret)
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ func platformRotateCommand() command {
 			if err != nil {
 				return err
 			}
-			c, err := env.svc.RotatePlatformSecret(sctx, secret, *grace)
+			c, err := env.svc.Platform.RotateSecret(sctx, secret, *grace)
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func platformInboxCommand() command {
 			if err != nil {
 				return err
 			}
-			page, err := env.svc.ListPlatformInbox(sctx, credit.InboxListParams{Status: *status, ListParams: credit.ListParams{Limit: limit}})
+			page, err := env.svc.Inbox.List(sctx, credit.InboxListParams{Status: *status, ListParams: credit.ListParams{Limit: limit}})
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func platformRetryCommand() command {
 			if err != nil {
 				return err
 			}
-			d, err := env.svc.RetryPlatformDelivery(sctx, args[0])
+			d, err := env.svc.Inbox.Retry(sctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -172,7 +172,7 @@ func platformSendCommand() command {
 			if err != nil {
 				return err
 			}
-			secret, conn, err := env.svc.PlatformSecret(sctx)
+			secret, conn, err := env.svc.Platform.Secret(sctx)
 			if err != nil {
 				return err
 			}

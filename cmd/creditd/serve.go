@@ -296,7 +296,7 @@ func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
 // store when the database has exactly one (the demo's, say), else with ST to fill in.
 func staffCreateHint(ctx context.Context, env *cmdEnv) string {
 	store := "ST"
-	if stores, err := env.svc.ListStores(ctx); err == nil && len(stores) == 1 {
+	if stores, err := env.svc.Stores.List(ctx); err == nil && len(stores) == 1 {
 		store = stores[0].ID
 	}
 	db := env.dbFlag()
@@ -310,7 +310,7 @@ const demoPlatformCompany = demo.PlatformCompanyGID
 // were printed only when it was seeded, so it names the stores and the exact command line that
 // makes a new key for each.
 func printExistingStores(ctx context.Context, env *cmdEnv) error {
-	stores, err := env.svc.ListStores(ctx)
+	stores, err := env.svc.Stores.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -361,18 +361,18 @@ func sweepOnce(ctx context.Context, env *cmdEnv, log *slog.Logger) {
 		return
 	}
 	defer release()
-	res, err := svc.SweepHolds(ctx)
+	res, err := svc.Maintenance.SweepHolds(ctx)
 	if err != nil && ctx.Err() == nil {
 		log.Error("overdue sweep failed", "error", err.Error())
 	} else if res.Placed+res.Lifted > 0 {
 		log.Info("overdue sweep", "checked", res.Checked, "placed", res.Placed, "lifted", res.Lifted)
 	}
-	if n, err := svc.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
+	if n, err := svc.Maintenance.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
 		log.Error("idempotency purge failed", "error", err.Error())
 	} else if n > 0 {
 		log.Info("idempotency records purged", "count", n)
 	}
-	if n, err := svc.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
+	if n, err := svc.Maintenance.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
 		log.Error("event purge failed", "error", err.Error())
 	} else if n > 0 {
 		log.Info("events purged", "count", n)

@@ -72,7 +72,7 @@ func staffCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			m, err := env.svc.CreateStaff(sctx, credit.StaffInput{Name: *name, Email: *email, Password: password})
+			m, err := env.svc.Staff.Create(sctx, credit.StaffInput{Name: *name, Email: *email, Password: password})
 			if err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ func staffListCommand() command {
 			if err != nil {
 				return err
 			}
-			list, err := env.svc.ListStaff(sctx)
+			list, err := env.svc.Staff.List(sctx)
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ func staffDisableCommand() command {
 			if err != nil {
 				return err
 			}
-			m, err := env.svc.DisableStaff(sctx, args[0])
+			m, err := env.svc.Staff.Disable(sctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func staffResetPasswordCommand() command {
 			if err != nil {
 				return err
 			}
-			if err := env.svc.ResetStaffPassword(sctx, args[0], password); err != nil {
+			if err := env.svc.Staff.ResetPassword(sctx, args[0], password); err != nil {
 				return err
 			}
 			return env.print(map[string]any{"id": args[0], "password_reset": true}, args[0]+": the password is changed; their sessions have ended")

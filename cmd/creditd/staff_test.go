@@ -49,7 +49,7 @@ func TestStaffCommands(t *testing.T) {
 
 	svc := d.service(t)
 	ctx := context.Background()
-	token, _, err := svc.SignIn(ctx, "anna@example.com", "correct horse battery", credit.SessionPolicy{})
+	token, _, err := svc.Staff.SignIn(ctx, "anna@example.com", "correct horse battery", credit.SessionPolicy{})
 	if err != nil {
 		t.Fatalf("sign in with the password from stdin: %v", err)
 	}
@@ -71,13 +71,13 @@ func TestStaffCommands(t *testing.T) {
 	}
 
 	runWithStdin(t, "a brand new passphrase\r\n", "staff", "reset-password", id, "--password-stdin", "--db", d.path).mustSucceed(t)
-	if _, _, err := svc.ResumeSession(ctx, token, credit.SessionPolicy{}); err == nil {
+	if _, _, err := svc.Staff.ResumeSession(ctx, token, credit.SessionPolicy{}); err == nil {
 		t.Error("the session survived a password reset")
 	}
-	if _, _, err := svc.SignIn(ctx, "anna@example.com", "correct horse battery", credit.SessionPolicy{}); err == nil {
+	if _, _, err := svc.Staff.SignIn(ctx, "anna@example.com", "correct horse battery", credit.SessionPolicy{}); err == nil {
 		t.Error("the old password still works")
 	}
-	token, _, err = svc.SignIn(ctx, "anna@example.com", "a brand new passphrase", credit.SessionPolicy{})
+	token, _, err = svc.Staff.SignIn(ctx, "anna@example.com", "a brand new passphrase", credit.SessionPolicy{})
 	if err != nil {
 		t.Fatalf("the new password (read without its CRLF): %v", err)
 	}
@@ -86,10 +86,10 @@ func TestStaffCommands(t *testing.T) {
 	if disabled["disabled_at"] == nil {
 		t.Fatalf("staff disable: %v", disabled)
 	}
-	if _, _, err := svc.ResumeSession(ctx, token, credit.SessionPolicy{}); err == nil {
+	if _, _, err := svc.Staff.ResumeSession(ctx, token, credit.SessionPolicy{}); err == nil {
 		t.Error("the session survived disabling the account")
 	}
-	if _, _, err := svc.SignIn(ctx, "anna@example.com", "a brand new passphrase", credit.SessionPolicy{}); err == nil {
+	if _, _, err := svc.Staff.SignIn(ctx, "anna@example.com", "a brand new passphrase", credit.SessionPolicy{}); err == nil {
 		t.Error("a disabled account can sign in")
 	}
 	if !strings.Contains(d.run(t, "staff", "list", "--store", d.store).stdout, "disabled 2026-03-02") {

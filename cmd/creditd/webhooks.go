@@ -104,7 +104,7 @@ func webhookCreateCommand() command {
 			if err != nil {
 				return err
 			}
-			w, err := env.svc.CreateWebhookEndpoint(sctx, in)
+			w, err := env.svc.Webhooks.CreateEndpoint(sctx, in)
 			if err != nil {
 				return err
 			}
@@ -127,7 +127,7 @@ func webhookListCommand() command {
 			if err != nil {
 				return err
 			}
-			list, err := env.svc.ListWebhookEndpoints(sctx)
+			list, err := env.svc.Webhooks.ListEndpoints(sctx)
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ func webhookEnableCommand(enable bool) command {
 			if err != nil {
 				return err
 			}
-			w, err := env.svc.SetWebhookEndpointEnabled(sctx, args[0], enable)
+			w, err := env.svc.Webhooks.SetEndpointEnabled(sctx, args[0], enable)
 			if err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ func webhookRotateCommand() command {
 			if err != nil {
 				return err
 			}
-			w, err := env.svc.RotateWebhookSecret(sctx, args[0], *grace)
+			w, err := env.svc.Webhooks.RotateSecret(sctx, args[0], *grace)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func webhookDeleteCommand() command {
 			if err != nil {
 				return err
 			}
-			if err := env.svc.DeleteWebhookEndpoint(sctx, args[0]); err != nil {
+			if err := env.svc.Webhooks.DeleteEndpoint(sctx, args[0]); err != nil {
 				return err
 			}
 			return env.print(map[string]any{"id": args[0], "deleted": true}, args[0]+" deleted")
@@ -219,7 +219,7 @@ func webhookDeliveriesCommand() command {
 			if err != nil {
 				return err
 			}
-			r, err := env.svc.WebhookDeliveries(sctx, args[0], *limit)
+			r, err := env.svc.Webhooks.Deliveries(sctx, args[0], *limit)
 			if err != nil {
 				return err
 			}
@@ -262,7 +262,7 @@ func webhookDeliveriesCommand() command {
 // by a command is made and recorded as serve makes it.
 func (e *cmdEnv) webhookWorker(allowPrivate bool, log *slog.Logger, poll time.Duration) *delivery.Worker {
 	return delivery.New(delivery.Config{
-		Queue:        e.svc,
+		Queue:        e.svc.WebhookQueue,
 		Lock:         e.db.TryLock,
 		Client:       webhook.NewClient(webhook.Options{AllowPrivate: allowPrivate, Now: e.m.Now}),
 		Logger:       log,
@@ -315,7 +315,7 @@ func webhookRedeliverCommand() command {
 			}{}
 			var due *credit.WebhookDue
 			locked, err := worker.WithEndpointLock(ctx, *endpoint, func() error {
-				if out.WebhookDelivery, due, err = env.svc.RedeliverWebhookEventNow(sctx, args[0], *endpoint); err != nil || due == nil {
+				if out.WebhookDelivery, due, err = env.svc.Webhooks.RedeliverNow(sctx, args[0], *endpoint); err != nil || due == nil {
 					return err
 				}
 				rec, err := worker.SendNow(ctx, due)
@@ -332,7 +332,7 @@ func webhookRedeliverCommand() command {
 			var human string
 			switch {
 			case !locked:
-				if out.WebhookDelivery, err = env.svc.RedeliverWebhookEvent(sctx, args[0], *endpoint); err != nil {
+				if out.WebhookDelivery, err = env.svc.Webhooks.Redeliver(sctx, args[0], *endpoint); err != nil {
 					return err
 				}
 				human = fmt.Sprintf("%s queued for %s: the serve instance delivering to it now sends it within seconds", out.EventID, *endpoint)
@@ -354,7 +354,7 @@ func webhookTestCommand() command {
 			if err != nil {
 				return err
 			}
-			due, err := env.svc.WebhookPing(sctx, args[0])
+			due, err := env.svc.Webhooks.Ping(sctx, args[0])
 			if err != nil {
 				return err
 			}

@@ -374,7 +374,7 @@ func TestPlaygroundRunsSubscription(t *testing.T) {
 	}
 	// The subscription is open on the server before the event is written.
 	deadline := time.Now().Add(10 * time.Second)
-	for env.Service.SubscriptionStats().Open != 1 {
+	for env.Service.Events.SubscriptionStats().Open != 1 {
 		if time.Now().After(deadline) {
 			var text string
 			_ = chromedp.Run(ctx, chromedp.Evaluate(`(document.querySelector(".result-window") || {}).innerText || ""`, &text))

@@ -61,7 +61,7 @@ func (m *matrixEnv) request(t *testing.T, method, path string, op *openapi3.Oper
 	if strings.HasPrefix(path, "/v1/applications/") {
 		id = m.appID
 	} else if strings.HasPrefix(path, "/v1/events/") {
-		events, err := m.env.Service.ListEvents(credittest.Staff(m.storeID), credit.EventListParams{})
+		events, err := m.env.Service.Events.List(credittest.Staff(m.storeID), credit.EventListParams{})
 		if err != nil || len(events.Data) == 0 {
 			t.Fatalf("the store's events: %v %v", events.Data, err)
 		}
@@ -71,7 +71,7 @@ func (m *matrixEnv) request(t *testing.T, method, path string, op *openapi3.Oper
 		id = m.env.MustCompany(t, m.storeID, "Buyer "+strconv.Itoa(m.companies), "1000.00").ID
 		if method == http.MethodDelete {
 			note := "dispute"
-			if _, err := m.env.Service.PlaceHold(tenant.Staff(credittest.Admin(), m.storeID, "Olga Ops"), credit.HoldInput{CompanyID: id, Note: &note}); err != nil {
+			if _, err := m.env.Service.Companies.PlaceHold(tenant.Staff(credittest.Admin(), m.storeID, "Olga Ops"), credit.HoldInput{CompanyID: id, Note: &note}); err != nil {
 				t.Fatal(err)
 			}
 		}
