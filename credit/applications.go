@@ -449,8 +449,8 @@ func (s *Service) ErasePerson(ctx context.Context, email string) (int, error) {
 		return 0, err
 	}
 	email = strings.TrimSpace(email)
-	if email == "" {
-		return 0, ParamErrorf(CodeValidationFailed, "email", "email must not be empty")
+	if errs := ErasureErrors(email, true); len(errs) > 0 {
+		return 0, errs[0]
 	}
 	var n int
 	err := s.inTx(ctx, func(tx *ent.Tx) error {

@@ -572,17 +572,9 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 	var out CreditLimitResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
-		amount, err := requiredAmount(in.Amount, in.Currency, cur)
-		if err != nil {
-			return err
-		}
-		if amount.IsNegative() {
-			return errLimitBelowZero
-		}
-		if in.Reason != nil {
-			if err := checkText(*in.Reason, "reason"); err != nil {
-				return err
-			}
+		amount, errs := checkCreditLimit(in, cur)
+		if len(errs) > 0 {
+			return errs[0]
 		}
 		previous := c.CreditLimit
 		// Setting the limit it already has changes nothing a client reads: no event, and
@@ -590,6 +582,7 @@ func (s *Service) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cred
 		// goes on the timeline.
 		changed := !amount.Equal(previous)
 		if changed {
+			var err error
 			c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
 			if err != nil {
 				return err
