@@ -250,6 +250,13 @@ func (c *Console) refusedOnCompany(w http.ResponseWriter, r *http.Request, v *vi
 	c.showCompany(w, r, v, p.Status, "", map[string]*form{name: refusedForm(r.PostForm, p, fields...)})
 }
 
+// refusedFieldsOnCompany shows a company's page again with a form whose fields the domain's
+// checker refused, every refusal beside its field, with the first refusal's status.
+func (c *Console) refusedFieldsOnCompany(w http.ResponseWriter, r *http.Request, v *visit, name string, errs []error, fields ...string) {
+	f, status := v.refusedFields(r.PostForm, errs, fields...)
+	c.showCompany(w, r, v, status, "", map[string]*form{name: f})
+}
+
 // optional returns a pointer to a trimmed form value, nil when it is empty.
 func optional(values url.Values, name string) *string {
 	s := strings.TrimSpace(values.Get(name))
@@ -296,11 +303,17 @@ func (c *Console) liftHold(w http.ResponseWriter, r *http.Request, v *visit) {
 // setCreditLimit changes the credit limit.
 func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	res, err := c.svc.Companies.SetCreditLimit(v.ctx, credit.CreditLimitInput{
+	in := credit.CreditLimitInput{
 		CompanyID: id,
 		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Reason:    optional(r.PostForm, "reason"),
-	})
+	}
+	// Every field's refusal at once, beside its field; the domain checks them again.
+	if errs := credit.CreditLimitErrors(in, v.store.Currency); len(errs) > 0 {
+		c.refusedFieldsOnCompany(w, r, v, "limit", errs, "amount", "reason")
+		return
+	}
+	res, err := c.svc.Companies.SetCreditLimit(v.ctx, in)
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "limit", err, "amount", "reason")
 		return
@@ -313,11 +326,16 @@ func (c *Console) setCreditLimit(w http.ResponseWriter, r *http.Request, v *visi
 func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	note := r.PostForm.Get("note")
-	res, err := c.svc.Ledger.CreateAdjustment(v.ctx, credit.AdjustmentInput{
+	in := credit.AdjustmentInput{
 		CompanyID: id,
 		Amount:    credit.Amount(v.amount(r.PostForm.Get("amount"))),
 		Note:      &note,
-	})
+	}
+	if errs := credit.AdjustmentErrors(in, v.store.Currency); len(errs) > 0 {
+		c.refusedFieldsOnCompany(w, r, v, "adjust", errs, "amount", "note")
+		return
+	}
+	res, err := c.svc.Ledger.CreateAdjustment(v.ctx, in)
 	if err != nil {
 		c.refusedOnCompany(w, r, v, "adjust", err, "amount", "note")
 		return
@@ -330,11 +348,7 @@ func (c *Console) createAdjustment(w http.ResponseWriter, r *http.Request, v *vi
 func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
 	kind := r.PostForm.Get("kind")
-	amount, err := credit.SignedByKind(kind, v.amount(r.PostForm.Get("amount")))
-	if err != nil {
-		c.refusedOnCompany(w, r, v, "entry", err, "amount")
-		return
-	}
+	amount, signErr := credit.SignedByKind(kind, v.amount(r.PostForm.Get("amount")))
 	in := credit.LedgerEntryInput{
 		CompanyID: id,
 		Kind:      kind,
@@ -342,14 +356,24 @@ func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *v
 		OrderGID:  strings.TrimSpace(r.PostForm.Get("order")),
 		Note:      strings.TrimSpace(r.PostForm.Get("note")),
 	}
+	var atErr error
 	if at := strings.TrimSpace(r.PostForm.Get("occurred_at")); at != "" {
 		ts, err := credit.ParseTimestamp(at)
 		if err != nil {
-			c.refusedOnCompany(w, r, v, "entry", credit.ParamErrorf(credit.CodeValidationFailed, "occurred_at",
-				"occurred at must be an RFC 3339 time such as 2026-03-02T09:00:00Z"), "occurred_at")
-			return
+			atErr = credit.ParamErrorf(credit.CodeValidationFailed, "occurred_at", "occurred at must be an RFC 3339 time such as 2026-03-02T09:00:00Z")
+		} else {
+			in.OccurredAt = &ts
 		}
-		in.OccurredAt = &ts
+	}
+	errs := credit.LedgerEntryErrors(in, v.store.Currency)
+	for _, err := range []error{signErr, atErr} {
+		if err != nil {
+			errs = withFieldError(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		c.refusedFieldsOnCompany(w, r, v, "entry", errs, "kind", "amount", "order", "note", "occurred_at")
+		return
 	}
 	e, co, err := c.svc.Ledger.Record(v.ctx, in)
 	if err != nil {

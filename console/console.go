@@ -143,10 +143,16 @@ func New(cfg Config) *Console {
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
 	handle("POST /applications/{id}/status", c.staffOnly(c.setApplicationStatus))
-	// The page's own address takes its forms too, so that a refused form, shown again with its
-	// errors, leaves the browser on an address it can reload (forms name their action).
+	// A page's own address takes its forms too, so that a refused form, shown again with its
+	// errors, leaves the browser on an address it can reload; a page with several forms tells
+	// them apart by a field "form" (forms name their action). The addresses of each action
+	// stay for forms of pages served before.
 	handle("POST /applications/{id}", c.staffOnly(c.setApplicationStatus))
 	handle("POST /companies/{id}", c.staffOnly(c.companyForm))
+	handle("POST /settings/api", c.staffOnly(c.settingsForm))
+	handle("POST /webhooks/{id}", c.staffOnly(c.webhookForm))
+	handle("POST /platform", c.staffOnly(c.platformForm))
+	handle("POST /privacy", c.staffOnly(c.erasePerson))
 
 	handle("GET /settings/api", c.staffOnly(c.apiSettings))
 	handle("POST /settings/api/keys", c.staffOnly(c.createKey))
@@ -154,7 +160,7 @@ func New(cfg Config) *Console {
 	handle("POST /settings/api/keys/{id}/revoke", c.staffOnly(c.revokeKey))
 
 	handle("GET /webhooks", c.staffOnly(c.webhooks))
-	handle("POST /webhooks", c.staffOnly(c.createWebhook))
+	handle("POST /webhooks", c.staffOnly(c.webhooksForm))
 	handle("GET /webhooks/{id}", c.staffOnly(c.webhook))
 	handle("POST /webhooks/{id}/enable", c.staffOnly(c.setWebhookEnabled(true)))
 	handle("POST /webhooks/{id}/disable", c.staffOnly(c.setWebhookEnabled(false)))

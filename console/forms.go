@@ -92,6 +92,15 @@ func (v *visit) refusedFields(values url.Values, errs []error, fields ...string)
 	return f, status
 }
 
+// withFieldError puts err, the refusal of a field the form itself reads (the days of "other"
+// payment terms, a grace, a time), in errs in place of the domain's refusal of the same field,
+// which checked only what the reading gave.
+func withFieldError(errs []error, err error) []error {
+	param := httpapi.Describe(err).Param
+	errs = slices.DeleteFunc(slices.Clone(errs), func(e error) bool { return httpapi.Describe(e).Param == param })
+	return append(errs, err)
+}
+
 // amountMessage is a refusal's message in people's terms: for an amount that could not be
 // read, the API's "a decimal string such as "1500.00"" becomes an example in the store's
 // locale as well; payment terms are days, not NET_<days>.

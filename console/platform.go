@@ -92,11 +92,20 @@ func (c *Console) showPlatform(w http.ResponseWriter, r *http.Request, v *visit,
 // from the platform; the old one is still accepted for the grace chosen. The secret is never
 // shown again, not even in a refused form.
 func (c *Console) rotatePlatformSecret(w http.ResponseWriter, r *http.Request, v *visit) {
-	grace, err := graceOf(r)
-	var conn credit.PlatformConnection
-	if err == nil {
-		conn, err = c.svc.Platform.RotateSecret(v.ctx, r.PostForm.Get("secret"), grace)
+	// Every field's refusal at once, beside its field; the domain checks them again.
+	grace, graceErr := graceOf(r)
+	errs := credit.PlatformSecretErrors(r.PostForm.Get("secret"), grace)
+	if graceErr != nil {
+		errs = withFieldError(errs, graceErr)
 	}
+	if len(errs) > 0 {
+		values := r.PostForm
+		values.Del("secret")
+		f, status := v.refusedFields(values, errs, "secret", "grace")
+		c.showPlatform(w, r, v, status, "", f)
+		return
+	}
+	conn, err := c.svc.Platform.RotateSecret(v.ctx, r.PostForm.Get("secret"), grace)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Code == credit.CodeNotFound || p.Status >= 500 {
@@ -113,6 +122,17 @@ func (c *Console) rotatePlatformSecret(w http.ResponseWriter, r *http.Request, v
 		msg = "The platform secret of shop " + conn.ShopDomain + " is replaced; the previous one is still accepted until " + formatTime(*conn.PreviousSecretExpiresAt) + "."
 	}
 	c.done(w, r, v, "/platform", msg)
+}
+
+// platformForm takes the platform page's forms at the page's own address, by the form's name,
+// so that a refused form shown again leaves the browser on the platform page.
+func (c *Console) platformForm(w http.ResponseWriter, r *http.Request, v *visit) {
+	switch r.PostForm.Get("form") {
+	case "rotate":
+		c.rotatePlatformSecret(w, r, v)
+	default:
+		c.problem(w, r, v, http.StatusBadRequest, "This form is not one of the platform page's.")
+	}
 }
 
 // retryPlatformDelivery applies a failed delivery again and returns to the inbox as it was

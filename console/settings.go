@@ -72,12 +72,14 @@ type secretBody struct {
 // createKey creates a key and shows its secret at once, in the answer to the form: the
 // secret is never stored, so it cannot wait on the session for a redirect like other results.
 func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
-	label := r.PostForm.Get("label")
-	scopes, err := credit.ParseScopes(strings.Join(r.PostForm["scopes"], ","))
-	var k credit.IssuedKey
-	if err == nil {
-		k, err = c.svc.Keys.Create(v.ctx, label, scopes)
+	label, scopes := r.PostForm.Get("label"), r.PostForm["scopes"]
+	// Every field's refusal at once, beside its field; the domain checks them again.
+	if errs := credit.KeyErrors(label, scopes); len(errs) > 0 {
+		f, status := v.refusedFields(r.PostForm, errs, "label", "scopes")
+		c.showAPISettings(w, r, v, status, "", f, nil)
+		return
 	}
+	k, err := c.svc.Keys.Create(v.ctx, label, scopes)
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Status >= 500 {
@@ -103,10 +105,14 @@ func graceOf(r *http.Request) (time.Duration, error) {
 	return grace, nil
 }
 
-// rotateKey issues a new secret for a key and shows it once, with the moment the old secret
-// stops working.
+// rotateKey issues a new secret for the key of the form's address and shows it once.
 func (c *Console) rotateKey(w http.ResponseWriter, r *http.Request, v *visit) {
-	id := r.PathValue("id")
+	c.rotateKeyOf(w, r, v, r.PathValue("id"))
+}
+
+// rotateKeyOf issues a new secret for a key and shows it once, with the moment the old secret
+// stops working.
+func (c *Console) rotateKeyOf(w http.ResponseWriter, r *http.Request, v *visit, id string) {
 	grace, err := graceOf(r)
 	var k credit.IssuedKey
 	if err == nil {
@@ -136,6 +142,20 @@ func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	c.done(w, r, v, "/settings/api", "Key "+id+" is revoked: its secrets no longer work.")
 }
 
+// settingsForm takes the API settings page's forms at the page's own address, by the form's
+// name (the rotation's key in the form), so that a refused form shown again leaves the
+// browser on the settings page.
+func (c *Console) settingsForm(w http.ResponseWriter, r *http.Request, v *visit) {
+	switch r.PostForm.Get("form") {
+	case "create":
+		c.createKey(w, r, v)
+	case "rotate":
+		c.rotateKeyOf(w, r, v, r.PostForm.Get("key"))
+	default:
+		c.problem(w, r, v, http.StatusBadRequest, "This form is not one of the API settings page's.")
+	}
+}
+
 // privacyBody is the person erasure page.
 type privacyBody struct {
 	Erase *form
@@ -152,13 +172,15 @@ func (c *Console) privacy(w http.ResponseWriter, r *http.Request, v *visit) {
 // erasePerson carries out a data-protection erasure of a person's contact data from the store's
 // applications. The notice does not repeat the email: it waits on the session until shown.
 func (c *Console) erasePerson(w http.ResponseWriter, r *http.Request, v *visit) {
-	var err error
-	n := 0
-	if r.PostForm.Get("confirm") != "yes" {
-		err = credit.ParamErrorf(credit.CodeValidationFailed, "confirm", "confirm that the erasure cannot be undone")
-	} else {
-		n, err = c.svc.Applications.ErasePerson(v.ctx, r.PostForm.Get("email"))
+	// Every field's refusal at once, beside its field; the domain checks the email again.
+	if errs := credit.ErasureErrors(r.PostForm.Get("email"), r.PostForm.Get("confirm") == "yes"); len(errs) > 0 {
+		f, status := v.refusedFields(r.PostForm, errs, "email", "confirm")
+		page := pageFor(v, "Privacy", "privacy")
+		page.Body = privacyBody{Erase: f}
+		c.render(w, r, status, "privacy.html", page)
+		return
 	}
+	n, err := c.svc.Applications.ErasePerson(v.ctx, r.PostForm.Get("email"))
 	if err != nil {
 		p := httpapi.Describe(err)
 		if p.Status >= 500 {

@@ -67,6 +67,12 @@ func (c *Console) createWebhook(w http.ResponseWriter, r *http.Request, v *visit
 		Description: strings.TrimSpace(r.PostForm.Get("description")),
 		EventTypes:  r.PostForm["events"],
 	}
+	// Every field's refusal at once, beside its field; the domain checks them again.
+	if errs := c.svc.Webhooks.EndpointErrors(in); len(errs) > 0 {
+		f, status := v.refusedFields(r.PostForm, errs, "url", "description", "events")
+		c.showWebhooks(w, r, v, status, "", f, nil)
+		return
+	}
 	issued, err := c.svc.Webhooks.CreateEndpoint(v.ctx, in)
 	if err != nil {
 		p := httpapi.Describe(err)
@@ -98,10 +104,28 @@ func (c *Console) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r 
 	}
 }
 
-// rotateWebhook gives an endpoint a new secret and shows it once, with the moment the old one
-// stops signing.
+// webhooksForm takes the webhooks page's forms at the page's own address, by the form's name
+// (a rotation's endpoint in the form; no name is the endpoint's creation, the address's first
+// form), so that a refused form shown again leaves the browser on the webhooks page.
+func (c *Console) webhooksForm(w http.ResponseWriter, r *http.Request, v *visit) {
+	switch r.PostForm.Get("form") {
+	case "", "create":
+		c.createWebhook(w, r, v)
+	case "rotate":
+		c.rotateWebhookOf(w, r, v, r.PostForm.Get("endpoint"))
+	default:
+		c.problem(w, r, v, http.StatusBadRequest, "This form is not one of the webhooks page's.")
+	}
+}
+
+// rotateWebhook gives the endpoint of the form's address a new secret and shows it once.
 func (c *Console) rotateWebhook(w http.ResponseWriter, r *http.Request, v *visit) {
-	id := r.PathValue("id")
+	c.rotateWebhookOf(w, r, v, r.PathValue("id"))
+}
+
+// rotateWebhookOf gives an endpoint a new secret and shows it once, with the moment the old
+// one stops signing.
+func (c *Console) rotateWebhookOf(w http.ResponseWriter, r *http.Request, v *visit, id string) {
 	grace, err := graceOf(r)
 	var issued credit.IssuedWebhookSecret
 	if err == nil {
@@ -187,6 +211,22 @@ func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request, v *vi
 		return
 	}
 	c.done(w, r, v, webhookPath(id), "Event "+d.EventID+" will be delivered again shortly.")
+}
+
+// webhookForm takes an endpoint page's forms at the page's own address, by the form's name, so
+// that a refused form shown again leaves the browser on the endpoint's page.
+func (c *Console) webhookForm(w http.ResponseWriter, r *http.Request, v *visit) {
+	switch r.PostForm.Get("form") {
+	case "redeliver":
+		c.redeliverWebhook(w, r, v)
+	default:
+		// Another store's endpoint or an unknown one is not found, whatever the form.
+		if _, err := c.svc.Webhooks.Deliveries(v.ctx, r.PathValue("id"), 1); err != nil {
+			c.fail(w, r, v, err)
+			return
+		}
+		c.problem(w, r, v, http.StatusBadRequest, "This form is not one of the endpoint page's.")
+	}
 }
 
 // testWebhook sends the endpoint a signed ping now, as `creditd webhook test` does, and shows

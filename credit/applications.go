@@ -392,15 +392,23 @@ func ApprovalErrors(creditLimit, paymentTerms, gid, currency string) []error {
 	var errs []error
 	if creditLimit == "" {
 		errs = append(errs, ParamErrorf(CodeValidationFailed, "credit_limit", "approving needs the new company's credit limit"))
-	} else if _, err := parseCreditLimit(creditLimit, currency); err != nil {
-		errs = append(errs, renameParam(err, "credit_limit"))
 	}
-	if _, err := ParsePaymentTerms(paymentTerms, "payment_terms"); err != nil {
+	var gidp *string
+	if gid != "" {
+		gidp = &gid
+	}
+	_, _, terms := companyTermsErrors(gidp, paymentTerms, creditLimit, currency)
+	for _, err := range terms {
+		if p := paramOf(err); p != "payment_terms" && p != "platform_company_gid" {
+			if creditLimit == "" {
+				continue // already refused above
+			}
+			err = renameParam(err, "credit_limit")
+		}
 		errs = append(errs, err)
 	}
-	if gid != "" && !companyGIDPattern.MatchString(gid) {
-		errs = append(errs, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123"))
-	}
+	order := map[string]int{"credit_limit": 0, "payment_terms": 1, "platform_company_gid": 2}
+	slices.SortStableFunc(errs, func(a, b error) int { return order[paramOf(a)] - order[paramOf(b)] })
 	return errs
 }
 
@@ -449,8 +457,8 @@ func (s *Applications) ErasePerson(ctx context.Context, email string) (int, erro
 		return 0, err
 	}
 	email = strings.TrimSpace(email)
-	if email == "" {
-		return 0, ParamErrorf(CodeValidationFailed, "email", "email must not be empty")
+	if errs := ErasureErrors(email, true); len(errs) > 0 {
+		return 0, errs[0]
 	}
 	var n int
 	err := s.inTx(ctx, func(tx *ent.Tx) error {

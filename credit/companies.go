@@ -499,16 +499,9 @@ func (s *core) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, nam
 	if err := checkField(name, "name", 500); err != nil {
 		return nil, err
 	}
-	if gid != nil && !companyGIDPattern.MatchString(*gid) {
-		return nil, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123")
-	}
-	days, err := ParsePaymentTerms(terms, "payment_terms")
-	if err != nil {
-		return nil, err
-	}
-	amount, err := parseCreditLimit(limit, st.Currency)
-	if err != nil {
-		return nil, err
+	days, amount, errs := companyTermsErrors(gid, terms, limit, st.Currency)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
 	now := s.Now()
 	keys := OrderKeysOf(name, amount, decimal.Zero, st.BufferPercent, st.Currency)
@@ -538,6 +531,25 @@ func (s *core) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, nam
 	}
 	c.Edges.Store = st
 	return c, nil
+}
+
+// companyTermsErrors checks the terms a new company is created with (by the API, or by an
+// approval), each on its own, in the order createCompany refuses them: the platform company
+// GID, the payment terms, then the credit limit (param "amount"). It returns every refusal,
+// for a form to show each beside its field (ApprovalErrors), and the values read.
+func companyTermsErrors(gid *string, terms, limit, currency string) (days int, amount decimal.Decimal, errs []error) {
+	if gid != nil && !companyGIDPattern.MatchString(*gid) {
+		errs = append(errs, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123"))
+	}
+	days, err := ParsePaymentTerms(terms, "payment_terms")
+	if err != nil {
+		errs = append(errs, err)
+	}
+	amount, err = parseCreditLimit(limit, currency)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return days, amount, errs
 }
 
 // companyGIDIndex is the unique index of a store's platform company GIDs.
@@ -572,17 +584,9 @@ func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cr
 	var out CreditLimitResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
-		amount, err := requiredAmount(in.Amount, in.Currency, cur)
-		if err != nil {
-			return err
-		}
-		if amount.IsNegative() {
-			return errLimitBelowZero
-		}
-		if in.Reason != nil {
-			if err := checkText(*in.Reason, "reason"); err != nil {
-				return err
-			}
+		amount, errs := checkCreditLimit(in, cur)
+		if len(errs) > 0 {
+			return errs[0]
 		}
 		previous := c.CreditLimit
 		// Setting the limit it already has changes nothing a client reads: no event, and
@@ -590,6 +594,7 @@ func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cr
 		// goes on the timeline.
 		changed := !amount.Equal(previous)
 		if changed {
+			var err error
 			c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
 			if err != nil {
 				return err

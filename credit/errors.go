@@ -86,3 +86,12 @@ func notFoundOr(err error, what string) error {
 	}
 	return err
 }
+
+// paramOf returns the input err names (Error.Param), or "" when it names none.
+func paramOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Param
+	}
+	return ""
+}

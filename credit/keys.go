@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/crc32"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -357,23 +356,7 @@ type IssuedKey struct {
 //
 // Errors: validation_failed (param "scopes").
 func ParseScopes(list string) ([]string, error) {
-	var out []string
-	for _, sc := range strings.Split(list, ",") {
-		sc = strings.TrimSpace(sc)
-		if sc == "" {
-			continue
-		}
-		if !slices.Contains(AllScopes, sc) {
-			return nil, ParamErrorf(CodeValidationFailed, "scopes", "unknown scope %q: scopes are read_credit, read_applications, write_credit", sc)
-		}
-		if !slices.Contains(out, sc) {
-			out = append(out, sc)
-		}
-	}
-	if len(out) == 0 {
-		return nil, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
-	}
-	return out, nil
+	return checkScopes(strings.Split(list, ","))
 }
 
 // Create creates an API key in the staff member's store (its API settings) and returns
@@ -389,11 +372,9 @@ func (s *Keys) Create(ctx context.Context, label string, scopes []string) (Issue
 		return IssuedKey{}, err
 	}
 	label = strings.TrimSpace(label)
-	if err := checkField(label, "label", 100); err != nil {
-		return IssuedKey{}, err
-	}
-	if len(scopes) == 0 {
-		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
+	scopes, errs := checkKey(label, scopes)
+	if len(errs) > 0 {
+		return IssuedKey{}, errs[0]
 	}
 	var out IssuedKey
 	err = s.inTx(ctx, func(tx *ent.Tx) error {

@@ -197,18 +197,9 @@ func (s *Ledger) CreateAdjustment(ctx context.Context, in AdjustmentInput) (Adju
 	var out AdjustmentResult
 	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
-		amount, err := requiredAmount(in.Amount, in.Currency, cur)
-		if err != nil {
-			return err
-		}
-		if amount.IsZero() {
-			return ParamErrorf(CodeInvalidAmount, "amount", "an adjustment must not be zero")
-		}
-		if in.Note == nil {
-			return ParamErrorf(CodeValidationFailed, "note", "note is required")
-		}
-		if err := checkText(*in.Note, "note"); err != nil {
-			return err
+		amount, errs := checkAdjustment(in, cur)
+		if len(errs) > 0 {
+			return errs[0]
 		}
 		e, c, err := s.appendEntry(ctx, tx, c, KindAdjustment, amount, nil, in.Note, s.Now())
 		if err != nil {
@@ -255,22 +246,16 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 			return err
 		}
 		cur := c.Edges.Store.Currency
-		amount, err := ParseAmount(in.Amount, cur, "amount")
-		if err != nil {
-			return err
+		amount, errs := checkLedgerEntry(in, cur)
+		if len(errs) > 0 {
+			return errs[0]
 		}
 		var gid, note *string
 		if in.OrderGID != "" {
 			gid = &in.OrderGID
 		}
 		if in.Note != "" {
-			if err := checkText(in.Note, "note"); err != nil {
-				return err
-			}
 			note = &in.Note
-		}
-		if err := checkLedgerSign(in.Kind, amount, gid); err != nil {
-			return err
 		}
 		if gid != nil {
 			exists, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*gid)).Exist(ctx)
@@ -361,7 +346,7 @@ func ReducesOutstanding(kind string) bool {
 
 // ledgerKindRule is contract §5's sign convention for one kind: the sign its amounts have
 // ("+", "-", "!0" for any but zero, or "any") and whether it names an order ("required",
-// "optional" or "null"). checkLedgerSign and ReducesOutstanding both read it.
+// "optional" or "null"). The checks of an entry and ReducesOutstanding read it.
 type ledgerKindRule struct{ sign, gid string }
 
 var ledgerKinds = map[string]ledgerKindRule{
@@ -390,16 +375,24 @@ func SignedByKind(kind, amount string) (string, error) {
 	return "-" + amount, nil
 }
 
-// checkLedgerSign enforces contract §5: the sign of each kind and when an order GID is required.
+// Contract §5's rules of an entry, a field at a time (checkLedgerEntry checks them in turn):
+// the kind is known, the sign of its amount, and when it names an order.
+
+// checkLedgerKind refuses a kind that is not one of the ledger's.
 //
-// Errors: validation_failed, invalid_amount.
-func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
-	rule, known := ledgerKinds[kind]
-	sign, gidRule := rule.sign, rule.gid
-	if !known {
+// Errors: validation_failed (param "kind").
+func checkLedgerKind(kind string) error {
+	if _, known := ledgerKinds[kind]; !known {
 		return ParamErrorf(CodeValidationFailed, "kind", "kind must be one of order_placed, payment, refund, cancellation, adjustment, opening_balance")
 	}
-	switch {
+	return nil
+}
+
+// checkLedgerAmountSign refuses an amount whose sign the kind does not allow.
+//
+// Errors: invalid_amount (param "amount").
+func checkLedgerAmountSign(kind string, amount decimal.Decimal) error {
+	switch sign := ledgerKinds[kind].sign; {
 	case sign == "+" && !amount.IsPositive():
 		return ParamErrorf(CodeInvalidAmount, "amount", "%s amounts must be greater than zero", kind)
 	case sign == "-" && !amount.IsNegative():
@@ -407,7 +400,15 @@ func checkLedgerSign(kind string, amount decimal.Decimal, gid *string) error {
 	case sign == "!0" && amount.IsZero():
 		return ParamErrorf(CodeInvalidAmount, "amount", "an adjustment must not be zero")
 	}
-	switch {
+	return nil
+}
+
+// checkLedgerOrder refuses an order GID the kind needs and lacks, or has and must not, or
+// one that is not an order's GID; an unknown kind's only rule is the GID's form.
+//
+// Errors: validation_failed (param "order").
+func checkLedgerOrder(kind string, gid *string) error {
+	switch gidRule := ledgerKinds[kind].gid; {
 	case gidRule == "required" && gid == nil:
 		return ParamErrorf(CodeValidationFailed, "order", "%s entries need the order's GID", kind)
 	case gidRule == "null" && gid != nil:

@@ -69,8 +69,8 @@ func normalizeShopDomain(domain string) string { return strings.ToLower(strings.
 //
 // Errors: validation_failed (param "secret"); ErrNoWebhookKey.
 func (s *core) sealPlatformSecret(secret string) (string, error) {
-	if n := len(secret); n < minPlatformSecret || n > maxPlatformSecret || strings.TrimSpace(secret) != secret {
-		return "", ParamErrorf(CodeValidationFailed, "secret", "the platform secret must be %d to %d characters without surrounding spaces", minPlatformSecret, maxPlatformSecret)
+	if err := checkPlatformSecret(secret); err != nil {
+		return "", err
 	}
 	sealer, err := s.sealer()
 	if err != nil {
@@ -158,8 +158,8 @@ func (s *Platform) RotateSecret(ctx context.Context, secret string, grace time.D
 	if _, err := requireStaff(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
-	if err := checkGrace(grace); err != nil {
-		return PlatformConnection{}, err
+	if errs := PlatformSecretErrors(secret, grace); len(errs) > 0 {
+		return PlatformConnection{}, errs[0]
 	}
 	sealed, err := s.sealPlatformSecret(secret)
 	if err != nil {

@@ -147,17 +147,9 @@ func (s *Webhooks) CreateEndpoint(ctx context.Context, in WebhookEndpointInput) 
 		return IssuedWebhookSecret{}, err
 	}
 	in.URL = strings.TrimSpace(in.URL)
-	if err := s.validateWebhookURL(in.URL); err != nil {
-		return IssuedWebhookSecret{}, err
-	}
-	if in.Description != "" {
-		if err := checkField(in.Description, "description", 500); err != nil {
-			return IssuedWebhookSecret{}, err
-		}
-	}
-	types, err := knownEventTypes(in.EventTypes, CodeValidationFailed, "events")
-	if err != nil {
-		return IssuedWebhookSecret{}, err
+	types, errs := s.checkWebhookEndpoint(in)
+	if len(errs) > 0 {
+		return IssuedWebhookSecret{}, errs[0]
 	}
 	sealer, err := s.sealer()
 	if err != nil {
