@@ -357,12 +357,22 @@ type IssuedKey struct {
 //
 // Errors: validation_failed (param "scopes").
 func ParseScopes(list string) ([]string, error) {
-	var out []string
+	var scopes []string
 	for _, sc := range strings.Split(list, ",") {
-		sc = strings.TrimSpace(sc)
-		if sc == "" {
-			continue
+		if sc = strings.TrimSpace(sc); sc != "" {
+			scopes = append(scopes, sc)
 		}
+	}
+	return checkScopes(scopes)
+}
+
+// checkScopes is the rule for a key's scopes, whichever side gives them: at least one, each
+// one of AllScopes, spelled exactly. It returns them without repeats, in the order given.
+//
+// Errors: validation_failed (param "scopes").
+func checkScopes(scopes []string) ([]string, error) {
+	var out []string
+	for _, sc := range scopes {
 		if !slices.Contains(AllScopes, sc) {
 			return nil, ParamErrorf(CodeValidationFailed, "scopes", "unknown scope %q: scopes are read_credit, read_applications, write_credit", sc)
 		}
@@ -392,8 +402,9 @@ func (s *Keys) Create(ctx context.Context, label string, scopes []string) (Issue
 	if err := checkField(label, "label", 100); err != nil {
 		return IssuedKey{}, err
 	}
-	if len(scopes) == 0 {
-		return IssuedKey{}, ParamErrorf(CodeValidationFailed, "scopes", "a key needs at least one scope")
+	scopes, err = checkScopes(scopes)
+	if err != nil {
+		return IssuedKey{}, err
 	}
 	var out IssuedKey
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
