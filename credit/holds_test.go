@@ -72,6 +72,10 @@ func TestOverdueHoldFromTheFirstMomentPastDue(t *testing.T) {
 				if res != (credit.SweepResult{}) || c.Hold != nil || c.Status != credit.StatusApproved || len(env.feed(t)) != before {
 					t.Fatalf("not yet overdue: sweep %+v, company %+v", res, c)
 				}
+				// A ledger write, which decides the overdue state too, decides the same.
+				if _, c, err := env.Service.Ledger.Record(env.staff, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOpeningBalance, Amount: "0"}); err != nil || c.Hold != nil {
+					t.Fatalf("not yet overdue, after a ledger write: %+v %v", c.Hold, err)
+				}
 				return
 			}
 			if res != (credit.SweepResult{Checked: 1, Placed: 1}) {
