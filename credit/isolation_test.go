@@ -20,21 +20,17 @@ import (
 
 // tenantData is a store with a record of every kind.
 type tenantData struct {
-	store, shop       string
-	key               credit.IssuedKey
-	company           string
-	entry, invoice    string
-	timelineEvent     string
-	application       string
-	staff             string
-	endpoint          string
-	event             string // the store's first event
-	delivery          string // a failed platform delivery
-	staffCtx, keyCtx  context.Context
-	companyBefore     string
-	feedBefore        int
-	timelineBefore    int
-	applicationBefore string
+	store, shop      string
+	key              credit.IssuedKey
+	company          string
+	entry, invoice   string
+	timelineEvent    string
+	application      string
+	staff            string
+	endpoint         string
+	event            string // the store's first event
+	delivery         string // a failed platform delivery
+	staffCtx, keyCtx context.Context
 }
 
 func newTenantData(t *testing.T, env *credittest.ServiceEnv, name string) *tenantData {
