@@ -34,8 +34,8 @@ type Transactions interface {
 }
 
 // RowLocks is how writers of the same rows take turns. Where the database runs writers
-// concurrently (PostgreSQL) these lock rows; where writers take turns anyway (SQLite) they
-// add nothing and cost no statement.
+// concurrently these lock rows; where writers take turns anyway they add nothing and cost no
+// statement.
 type RowLocks interface {
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends.
@@ -97,11 +97,12 @@ type MoneySums interface {
 // pages) in one column per row, which costs a fraction of the plain read's calls into the
 // driver. The columns are named (any of the table's, in any order) and should be a
 // package-level slice, whose address keys the remembered statement text; the structs'
-// other fields stay zero. The result is the plain read's, row for row.
+// other fields stay zero. The result is the plain read's, row for row. The query is handed
+// over: it is run as it is, without a copy, and must not be used again.
 type PackedReads interface {
-	// ReadCompanies reads q's companies with columns.
+	// ReadCompanies runs q and returns its companies with columns.
 	ReadCompanies(ctx context.Context, q *ent.CompanyQuery, columns []string) ([]*ent.Company, error)
-	// ReadLedgerEntries reads q's ledger entries with columns.
+	// ReadLedgerEntries runs q and returns its ledger entries with columns.
 	ReadLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery, columns []string) ([]*ent.LedgerEntry, error)
 }
 
