@@ -14,7 +14,6 @@ import (
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/predicate"
-	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
@@ -162,7 +161,7 @@ func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company
 	// The searches and the orderings extend the list's name only when used, so that the
 	// cursors of the sync order stay as they were.
 	if p.Search != nil {
-		q.Where(nameSearch(st.ID, NameKey(*p.Search)))
+		q.Where(nameSearch(s.db, st.ID, NameKey(*p.Search)))
 		list += "|q=" + strconv.Quote(*p.Search)
 	}
 	if !order.isDefault() {
@@ -177,15 +176,15 @@ func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company
 		after = &c
 	}
 	position := companyKeyset(q, order, list, after)
-	read := readCompanies
+	columns := packedCompanyColumns
 	if companyOrderColumns[order.Field] != "" {
-		read = readKeyedCompanies
+		columns = packedKeyedCompanyColumns
 	}
 	q.Limit(n + 1)
 	var rows []*ent.Company
 	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
 		var err error
-		rows, err = read(ctx, q.Clone().Where(confirm))
+		rows, err = s.db.ReadCompanies(ctx, q.Clone().Where(confirm), columns)
 		return len(rows) > 0, err
 	})
 	if err != nil {
@@ -209,7 +208,7 @@ func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 	var rows []*ent.Company
 	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
 		var err error
-		rows, err = readCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm))
+		rows, err = s.db.ReadCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm), packedCompanyColumns)
 		return len(rows) > 0, err
 	})
 	if err != nil {
@@ -256,25 +255,19 @@ func (s *core) loadCompany(ctx context.Context, client *ent.Client, id string) (
 // lockCompany reads a company with its store for update, so that writes to one company take
 // turns: its ledger sequence numbers then follow commit order.
 //
-// Where the database locks rows (PostgreSQL) it first locks the company's store row, which
-// every write locks anyway to number its event (database.InsertNumbered). All writers of a
-// store then take their locks in one order, the store before any company, so a transaction
-// that writes to several companies (GraphQL mutations under one Idempotency-Key) cannot close
-// a cycle with another write: it waits instead of deadlocking. Both locks are one statement:
-// the company's SELECT … FOR UPDATE has the store's lock as a condition that names no column
-// of the company (an EXISTS … FOR UPDATE), which PostgreSQL evaluates once, as an InitPlan,
-// before it reads and locks the company's row.
+// Where the database locks rows it first locks the company's store row, which every write
+// locks anyway to number its event (database.InsertNumbered). All writers of a store then
+// take their locks in one order, the store before any company, so a transaction that writes
+// to several companies (GraphQL mutations under one Idempotency-Key) cannot close a cycle with
+// another write: it waits instead of deadlocking. Both locks are one statement
+// (RowLocks.ForUpdateStoreFirst).
 //
 // Errors: not_found.
 func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	q := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate)
-	if s.db.LocksRows() {
-		q.Where(storeLockedFirst(ctx, id))
-	}
-	c, err := q.Only(ctx)
+	c, err := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate, storeLockedFirst(ctx, s.db, id)).Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
 	}
@@ -288,21 +281,9 @@ func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Com
 // (see there): the viewer's store, or for system work (the overdue sweep) the store the
 // company names, read in the same statement. A store's viewer never locks another store's row,
 // even when naming another store's company (which the data layer then does not find).
-func storeLockedFirst(ctx context.Context, companyID string) predicate.Company {
+func storeLockedFirst(ctx context.Context, locks RowLocks, companyID string) predicate.Company {
 	v, _ := tenant.FromContext(ctx)
-	return func(sel *sql.Selector) {
-		// OF locked_store: only the store's row, whatever else the subquery reads.
-		stores := sql.Table(store.Table).As("locked_store")
-		lock := sql.Select(stores.C(store.FieldID)).From(stores).ForUpdate(sql.WithLockTables("locked_store"))
-		if v.StoreID != "" {
-			lock.Where(sql.EQ(stores.C(store.FieldID), v.StoreID))
-		} else {
-			named := sql.Table(company.Table).As("named_company")
-			lock.Where(sql.EQ(stores.C(store.FieldID),
-				sql.Select(named.C(company.FieldStoreID)).From(named).Where(sql.EQ(named.C(company.FieldID), companyID))))
-		}
-		sel.Where(sql.Exists(lock))
-	}
+	return locks.ForUpdateStoreFirst(v.StoreID, companyID)
 }
 
 // writeCompany runs one of the API's writes to a company (adjustment, limit change, hold

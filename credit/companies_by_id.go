@@ -39,7 +39,7 @@ func (s *Companies) GetMany(ctx context.Context, companyIDs []string) (map[strin
 	var rows []*ent.Company
 	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
 		var err error
-		rows, err = readCompanies(ctx, client.Company.Query().Where(company.IDIn(want...), confirm))
+		rows, err = s.db.ReadCompanies(ctx, client.Company.Query().Where(company.IDIn(want...), confirm), packedCompanyColumns)
 		return len(rows) > 0, err
 	})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
@@ -185,22 +184,9 @@ func companyKey(c *ent.Company, column string) string {
 }
 
 // nameSearch keeps the companies whose normalised name contains key (NameKey of the search),
-// read through an index on both databases. On PostgreSQL the condition is the column's LIKE,
-// which the trigram index of migration 0010 serves. SQLite has no index for a LIKE '%…%', and
-// would read every row of the store along the ordering's index to test its name; instead the
-// matching rows are found first by a scan of the store's part of the (store_id, name_key, id)
-// index, which holds the names (no row is read for a name that does not match), and then read
-// by rowid. The subquery names the viewer's store only to choose that index's range: the
-// outer query keeps the data layer's own store filter.
-func nameSearch(storeID, key string) predicate.Company {
-	return func(s *sql.Selector) {
-		if s.Dialect() != dialect.SQLite {
-			s.Where(sql.Contains(s.C(company.FieldNameKey), key))
-			return
-		}
-		names := sql.Table(company.Table).As("names")
-		matching := sql.Select(names.C("rowid")).From(names).
-			Where(sql.And(sql.EQ(names.C(company.FieldStoreID), storeID), sql.Contains(names.C(company.FieldNameKey), key)))
-		s.Where(sql.In(s.C("rowid"), matching))
-	}
+// read through an index on both databases (Search.Contains): the store's ID, which every
+// company the viewer sees has, chooses the range of the (store_id, name_key, id) index where
+// the database reads it that way. The data layer's own store filter stays.
+func nameSearch(search Search, storeID, key string) predicate.Company {
+	return search.Contains(company.FieldNameKey, key, company.FieldStoreID, storeID)
 }

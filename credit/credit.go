@@ -4,7 +4,8 @@
 //
 // The package knows neither HTTP nor GraphQL nor a database driver: transports turn its
 // errors into their own forms (package httpapi), and the database is reached through ent's
-// client and the small Storage interface that package database implements.
+// client and Storage, capabilities named by what they do (storage.go), which package database
+// implements for each database: no SQL dialect is named here.
 package credit
 
 import (
@@ -12,54 +13,24 @@ import (
 	"sync"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/webhook"
 )
 
-// Storage is what the domain needs of the database besides ent's generated client: write
-// transactions, reads that see the request's transaction, row locks, and purging erased data
-// from the files. *database.DB implements it.
+// Storage is what the domain needs of the database besides ent's generated client: each of
+// the capabilities in storage.go, from transactions to exact sums of money. *database.DB
+// implements it, and says there how each database does what the domain names.
 type Storage interface {
-	// Ent returns the database's ent client.
-	Ent() *ent.Client
-	// InTx runs fn in a write transaction, joining ctx's transaction when it carries one (fn's
-	// failure then undoes fn's writes only), and returns once fn's changes are durable or
-	// rolled back.
-	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
-	// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for
-	// operations to join with InTx: each one that fails undoes its own writes only.
-	Join(ctx context.Context, tx *ent.Tx) context.Context
-	// WriteOne runs fn, which makes a single write statement, as its own transaction, in
-	// as few round trips as the database allows.
-	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
-	// Reader returns the client to read with: ctx's transaction's, else the database's.
-	Reader(ctx context.Context) *ent.Client
-	// InsertNumbered inserts a row of a table numbered by a counter (events: the store's
-	// event_seq; timeline_events: the company's timeline_seq) with the counter's next value as
-	// its seq, and returns that value. The row must name its store, which the viewer must be
-	// allowed to write in (the rule ent's hook applies to every other new row).
-	InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error)
-	// ForUpdate, given to a query's Where, locks the rows the query reads until the
-	// transaction ends, where the database needs row locks to serialise writers.
-	ForUpdate(s *sql.Selector)
-	// ViolatedIndex names the unique index (as ent/schema names it) that err, a failed
-	// write's error, violated, or "" when it is no unique violation: uniqueness is decided by
-	// the index and each violation mapped by name, never checked by a read before the write.
-	ViolatedIndex(err error) string
-	// LocksRows reports whether ForUpdate locks rows: true where writers run concurrently
-	// (PostgreSQL), false where they take turns anyway (SQLite).
-	LocksRows() bool
-	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
-	PurgeErased(ctx context.Context) error
-	// KeyChanges returns a count that every change able to end an authentication (a key
-	// revoked, a secret's expiry set or moved), by any process, increases before its
-	// transaction commits.
-	KeyChanges(ctx context.Context) (int64, error)
-	// KeyChangesAre, given to a query's Where, keeps its rows only while the count of key
-	// changes is n, so that the query confirms a key cached under n in its own statement.
-	KeyChangesAre(n int64) func(*sql.Selector)
+	Transactions
+	RowLocks
+	NumberedRows
+	UniqueIndexes
+	KeyChangeCount
+	MoneySums
+	PackedReads
+	SeqRanges
+	Search
+	Erasure
 }
 
 // Options configure a Service.

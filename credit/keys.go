@@ -176,7 +176,7 @@ func (s *core) authenticate(ctx context.Context, hash string) (*cachedKey, error
 	key, err := s.client.APIKey.Query().
 		Where(apikey.RevokedAtIsNil(), func(sel *sql.Selector) {
 			t := sql.Table(apikeysecret.Table)
-			secrets := sql.Dialect(sel.Dialect()).Select(t.C(apikeysecret.FieldKeyID)).From(t).Where(sql.And(
+			secrets := sql.Select(t.C(apikeysecret.FieldKeyID)).From(t).Where(sql.And(
 				sql.EQ(t.C(apikeysecret.FieldHash), hash),
 				sql.Or(sql.IsNull(t.C(apikeysecret.FieldExpiresAt)), sql.GT(t.C(apikeysecret.FieldExpiresAt), now)),
 			))

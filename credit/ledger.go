@@ -2,15 +2,12 @@ package credit
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -130,7 +127,7 @@ func (s *Ledger) List(ctx context.Context, companyID string, p LedgerListParams)
 		}
 		q.Where(ledgerentry.SeqLT(cur.Seq))
 	}
-	rows, err := readLedgerEntries(ctx, q.Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n+1))
+	rows, err := s.db.ReadLedgerEntries(ctx, q.Order(ent.Desc(ledgerentry.FieldSeq)).Limit(n+1), ledgerViewColumns)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
@@ -572,9 +569,9 @@ func (s *core) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.St
 	}
 	byCompany := map[string][]*ent.LedgerEntry{}
 	if len(companies) > 0 {
-		rows, err := readLedgerEntries(ctx, client.LedgerEntry.Query().
-			Where(ledgerWindow(companies, after)).
-			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)))
+		rows, err := s.db.ReadLedgerEntries(ctx, client.LedgerEntry.Query().
+			Where(ledgerWindow(s.db, companies, after)).
+			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Desc(ledgerentry.FieldSeq)), ledgerViewColumns)
 		if err != nil {
 			return nil, err
 		}
@@ -600,41 +597,10 @@ func (s *core) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.St
 	return out, nil
 }
 
-// ledgerWindow selects the entries of companies[i] with a sequence number above after[i]: a
-// join with the list of pairs, whose text is the same whatever the number of companies, so one
-// prepared statement serves every page size. The planner runs it as one index range scan on
-// (company_id, seq) per company.
-//
-// On PostgreSQL the list is two arrays (unnest). An OR of one range per company, the form
-// SQLite used before, becomes there a bitmap OR of as many index scans and a sort: about five
-// times the backend's CPU for a page of 50 companies. On SQLite the list is one JSON array of
-// [company, after] pairs (json_each); the OR's text changed with every number of companies,
-// each text a statement to prepare and cache.
-func ledgerWindow(companies []string, after []int64) predicate.LedgerEntry {
-	return func(s *sql.Selector) {
-		var w *sql.Selector
-		if s.Dialect() == dialect.Postgres {
-			w = sql.Select("c", "lo").FromExpr(sql.P(func(b *sql.Builder) {
-				b.WriteString("unnest(").Arg(companies).WriteString("::text[], ").Arg(after).WriteString("::bigint[]) AS w(c, lo)")
-			}))
-		} else {
-			pairs := make([][2]any, len(companies))
-			for i, id := range companies {
-				pairs[i] = [2]any{id, after[i]}
-			}
-			list, err := json.Marshal(pairs)
-			if err != nil {
-				s.AddError(err)
-				return
-			}
-			w = sql.Select("value->>0 AS c", "value->>1 AS lo").FromExpr(sql.P(func(b *sql.Builder) {
-				b.WriteString("json_each(").Arg(string(list)).WriteString(")")
-			}))
-		}
-		w.As("w")
-		s.Join(w).OnP(sql.And(
-			sql.ColumnsEQ(s.C(ledgerentry.FieldCompanyID), w.C("c")),
-			sql.ColumnsGT(s.C(ledgerentry.FieldSeq), w.C("lo")),
-		))
-	}
+// ledgerWindow selects the entries of companies[i] with a sequence number above after[i]: in
+// one statement whose text is the same whatever the number of companies, so one prepared
+// statement serves every page size, and which the planner runs as one range scan of the
+// (company_id, seq) index per company (SeqRanges).
+func ledgerWindow(ranges SeqRanges, companies []string, after []int64) predicate.LedgerEntry {
+	return ranges.SeqAbove(ledgerentry.FieldCompanyID, ledgerentry.FieldSeq, companies, after)
 }

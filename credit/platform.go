@@ -15,7 +15,6 @@ import (
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/platformconnection"
-	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -277,11 +276,7 @@ func (s *core) requirePlatform(ctx context.Context) (*ent.Store, error) {
 // lockStore locks a store's row until tx ends, where the database locks rows: the first lock
 // of every writer of the store (see lockCompany).
 func (s *core) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
-	if !s.db.LocksRows() {
-		return nil
-	}
-	_, err := tx.Store.Query().Where(store.ID(storeID), s.db.ForUpdate).IDs(ctx)
-	return err
+	return s.db.LockStore(ctx, tx, storeID)
 }
 
 // Credit check decisions and reasons (contract §13).

@@ -3,9 +3,7 @@ package credit
 import (
 	"bytes"
 	"context"
-	stdsql "database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -357,7 +355,7 @@ func (s *core) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in Pl
 			OnConflict(sql.DoNothing()).Exec(ctx)
 	}
 	// Recorded as waiting until applyPlatformEvent settles it in this transaction.
-	if err := create(id, key, nil, platformdelivery.StatusWaiting, nil); err != nil && !isNoRows(err) {
+	if err := create(id, key, nil, platformdelivery.StatusWaiting, nil); err != nil && !s.db.InsertSkipped(err) {
 		return nil, false, err
 	}
 	row, err := tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)
@@ -378,16 +376,12 @@ func (s *core) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in Pl
 		return nil, false, err
 	}
 	reason := ReasonDuplicate
-	if err := create(id, nil, &first.ID, platformdelivery.StatusDuplicate, &reason); err != nil && !isNoRows(err) {
+	if err := create(id, nil, &first.ID, platformdelivery.StatusDuplicate, &reason); err != nil && !s.db.InsertSkipped(err) {
 		return nil, false, err
 	}
 	row, err = tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)
 	return row, false, err
 }
-
-// isNoRows reports the error ent returns from an INSERT ... ON CONFLICT DO NOTHING that
-// inserted nothing, where it asks for the inserted row back (PostgreSQL).
-func isNoRows(err error) bool { return errors.Is(err, stdsql.ErrNoRows) }
 
 // settlement is what applying a delivery came to.
 type settlement struct {

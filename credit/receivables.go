@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
@@ -23,7 +21,7 @@ import (
 // Receivables (contract §15): each order_placed entry is an invoice (invoices.go keeps what is
 // open on it), and the aging of the open amounts by days past due, for a company and for the
 // store. Sums are computed by the database, one statement for any number of invoices or
-// companies, in exact decimals (see moneySum).
+// companies, in exact decimals (MoneySums).
 
 // Invoice statuses.
 const (
@@ -119,7 +117,7 @@ func agingBounds(now time.Time) [4]time.Time {
 	return [4]time.Time{now, now.Add(-30 * day), now.Add(-60 * day), now.Add(-90 * day)}
 }
 
-// agingRow is what agingSums scans: the group's key and the sums of each bucket as moneySum
+// agingRow is what agingSums scans: the group's key and the sums of each bucket as SumMoney's
 // text.
 type agingRow struct {
 	Key     string `json:"k"`
@@ -159,7 +157,7 @@ func (s *core) agingSums(ctx context.Context, client *ent.Client, groupBy string
 			}
 			sel.AppendSelectAs(sel.C(groupBy), "k")
 			for i, cond := range bucket {
-				sel.AppendSelectExprAs(moneySum(sel.Dialect(), amount, cond), fmt.Sprintf("b%d", i))
+				sel.AppendSelectExprAs(s.db.SumMoney(amount, cond), fmt.Sprintf("b%d", i))
 			}
 			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
 				b.WriteString("COUNT(DISTINCT CASE WHEN ").Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).
@@ -179,10 +177,10 @@ func (s *core) agingSums(ctx context.Context, client *ent.Client, groupBy string
 }
 
 // aging turns a row of agingSums into an Aging in currency; the zero row is all zeros.
-func (r agingRow) aging(currency string) (Aging, error) {
+func (r agingRow) aging(currency string, money MoneySums) (Aging, error) {
 	var sums [5]decimal.Decimal
 	for i, text := range []string{r.B0, r.B1, r.B2, r.B3, r.B4} {
-		d, err := parseMoneySum(text)
+		d, err := money.ParseMoneySum(text)
 		if err != nil {
 			return Aging{}, err
 		}
@@ -198,58 +196,6 @@ func (r agingRow) aging(currency string) (Aging, error) {
 		Total:      NewMoney(sums[0].Add(overdue), currency),
 		overdue:    NewMoney(overdue, currency),
 	}, nil
-}
-
-// moneySum is the SQL sum of the exact decimal column col over the rows where cond holds, as
-// text that parseMoneySum reads back without loss. PostgreSQL sums numeric exactly. SQLite
-// keeps amounts as TEXT and would sum them as binary floating point, so there the integer
-// parts and the fractions (scaled to nine digits, signed like the amount) are summed as
-// integers apart and joined as "<integers>:<fractions>".
-func moneySum(dialectName, col string, cond func(*sql.Builder)) sql.Querier {
-	return sql.ExprFunc(func(b *sql.Builder) {
-		sum := func(value func()) {
-			b.WriteString("COALESCE(SUM(CASE WHEN ")
-			cond(b)
-			b.WriteString(" THEN ")
-			value()
-			b.WriteString(" END), 0)")
-		}
-		if dialectName == dialect.Postgres {
-			b.WriteString("CAST(")
-			sum(func() { b.Ident(col) })
-			b.WriteString(" AS TEXT)")
-			return
-		}
-		c := col // qualified and quoted by the selector
-		sum(func() {
-			b.WriteString(fmt.Sprintf("CAST(CASE WHEN instr(%[1]s, '.') > 0 THEN substr(%[1]s, 1, instr(%[1]s, '.') - 1) ELSE %[1]s END AS INTEGER)", c))
-		})
-		b.WriteString(" || ':' || ")
-		sum(func() {
-			b.WriteString(fmt.Sprintf("(CASE WHEN substr(%[1]s, 1, 1) = '-' THEN -1 ELSE 1 END) * "+
-				"CAST(substr(CASE WHEN instr(%[1]s, '.') > 0 THEN substr(%[1]s, instr(%[1]s, '.') + 1) ELSE '' END || '000000000', 1, 9) AS INTEGER)", c))
-		})
-	})
-}
-
-// parseMoneySum reads what moneySum wrote; the empty text (no group) is zero.
-func parseMoneySum(text string) (decimal.Decimal, error) {
-	if text == "" {
-		return decimal.Zero, nil
-	}
-	whole, frac, split := strings.Cut(text, ":")
-	d, err := decimal.NewFromString(whole)
-	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("sum of amounts %q: %w", text, err)
-	}
-	if split {
-		f, err := decimal.NewFromString(frac)
-		if err != nil {
-			return decimal.Decimal{}, fmt.Errorf("sum of amounts %q: %w", text, err)
-		}
-		d = d.Add(f.Shift(-9))
-	}
-	return d, nil
 }
 
 // Receivables returns the store's totals: the aging of every open invoice, the companies'
@@ -271,7 +217,7 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 		return Receivables{}, err
 	}
 	row := sums[st.ID]
-	aging, err := row.aging(st.Currency)
+	aging, err := row.aging(st.Currency, s.db)
 	if err != nil {
 		return Receivables{}, err
 	}
@@ -282,7 +228,7 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 	err = client.Company.Query().GroupBy(company.FieldStoreID).
 		Aggregate(func(sel *sql.Selector) string {
 			sel.AppendSelectAs(sel.C(company.FieldStoreID), "k")
-			sel.AppendSelectExprAs(moneySum(sel.Dialect(), sel.C(company.FieldOutstanding), func(b *sql.Builder) { b.WriteString("1 = 1") }), "s")
+			sel.AppendSelectExprAs(s.db.SumMoney(sel.C(company.FieldOutstanding), func(b *sql.Builder) { b.WriteString("1 = 1") }), "s")
 			return ""
 		}).Scan(ctx, &balances)
 	if err != nil {
@@ -291,7 +237,7 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 	outstanding := decimal.Zero
 	for _, b := range balances {
 		if b.Key == st.ID {
-			if outstanding, err = parseMoneySum(b.Sum); err != nil {
+			if outstanding, err = s.db.ParseMoneySum(b.Sum); err != nil {
 				return Receivables{}, err
 			}
 		}
@@ -325,7 +271,7 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	}
 	out := make(map[string]Aging, len(known))
 	for _, id := range known {
-		if out[id], err = sums[id].aging(st.Currency); err != nil {
+		if out[id], err = sums[id].aging(st.Currency, s.db); err != nil {
 			return nil, err
 		}
 	}
@@ -365,8 +311,7 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 		// A company with any overdue invoice; its line still shows its current amounts.
 		where = append(where, func(sel *sql.Selector) {
 			t := sql.Table(invoice.Table).As("due")
-			sel.Where(sql.In(sel.C(invoice.FieldCompanyID), sql.Dialect(sel.Dialect()).
-				Select(t.C(invoice.FieldCompanyID)).From(t).
+			sel.Where(sql.In(sel.C(invoice.FieldCompanyID), sql.Select(t.C(invoice.FieldCompanyID)).From(t).
 				Where(sql.And(sql.EQ(t.C(invoice.FieldOpen), true), sql.LT(t.C(invoice.FieldDueAt), now)))))
 		})
 	}
@@ -385,16 +330,11 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 	} else {
 		q.Where(func(sel *sql.Selector) {
 			// A balance that is not zero, or an open invoice (whose balance can still be zero
-			// when a credit balance meets it). SQLite keeps amounts as text; as a number a
-			// money amount is zero exactly when its text is.
-			bal := sel.C(company.FieldOutstanding)
-			nonZero := sql.P(func(b *sql.Builder) { b.Ident(bal).WriteString(" <> 0") })
-			if sel.Dialect() != dialect.Postgres {
-				nonZero = sql.P(func(b *sql.Builder) { b.WriteString("CAST(").Ident(bal).WriteString(" AS REAL) <> 0") })
-			}
+			// when a credit balance meets it).
+			nonZero := s.db.MoneyIsNotZero(sel.C(company.FieldOutstanding))
 			t := sql.Table(invoice.Table).As("inv_open")
-			sel.Where(sql.Or(nonZero, sql.In(sel.C(company.FieldID), sql.Dialect(sel.Dialect()).
-				Select(t.C(invoice.FieldCompanyID)).From(t).Where(sql.EQ(t.C(invoice.FieldOpen), true)))))
+			sel.Where(sql.Or(nonZero, sql.In(sel.C(company.FieldID),
+				sql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(sql.EQ(t.C(invoice.FieldOpen), true)))))
 		})
 	}
 	companies, err := q.All(ctx)
@@ -407,7 +347,7 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 		if !open && c.Outstanding.IsZero() {
 			continue
 		}
-		a, err := row.aging(st.Currency)
+		a, err := row.aging(st.Currency, s.db)
 		if err != nil {
 			return nil, err
 		}
@@ -461,7 +401,7 @@ func invoiceStatusWhere(status, param string) ([]predicate.Invoice, error) {
 func cancelledInvoice() predicate.Invoice {
 	return func(sel *sql.Selector) {
 		t := sql.Table(ledgerentry.Table)
-		sel.Where(sql.Exists(sql.Dialect(sel.Dialect()).Select(t.C(ledgerentry.FieldID)).From(t).Where(sql.And(
+		sel.Where(sql.Exists(sql.Select(t.C(ledgerentry.FieldID)).From(t).Where(sql.And(
 			sql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
 			sql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
 			sql.EQ(t.C(ledgerentry.FieldKind), KindCancellation),
@@ -540,7 +480,7 @@ func (s *Invoices) Latest(ctx context.Context, companyIDs []string, status strin
 		rows, err = client.Invoice.Query().Where(func(sel *sql.Selector) {
 			// The first n+1 invoices of each company by sequence number. The outer query is
 			// the tenant's; the window only picks among the named companies' rows.
-			t := sql.Dialect(sel.Dialect()).Select().From(sql.Table(invoice.Table))
+			t := sql.Select().From(sql.Table(invoice.Table))
 			inner := t.Select(t.C(invoice.FieldID)).
 				AppendSelectExprAs(sql.RowNumber().PartitionBy(t.C(invoice.FieldCompanyID)).OrderBy(t.C(invoice.FieldSeq)), "rn").
 				Where(sql.In(t.C(invoice.FieldCompanyID), anySlice(known)...))
@@ -548,7 +488,7 @@ func (s *Invoices) Latest(ctx context.Context, companyIDs []string, status strin
 				w(inner)
 			}
 			inner.As("w")
-			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Dialect(sel.Dialect()).Select(inner.C(invoice.FieldID)).From(inner).
+			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Select(inner.C(invoice.FieldID)).From(inner).
 				Where(sql.LTE(inner.C("rn"), n+1))))
 		}).Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
 		if err != nil {

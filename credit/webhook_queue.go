@@ -43,14 +43,13 @@ func (s *WebhookQueue) DueWebhookEndpoints(ctx context.Context) ([]WebhookTarget
 	now := s.Now()
 	rows, err := s.client.WebhookEndpoint.Query().
 		Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled), func(sel *sql.Selector) {
-			b := sql.Dialect(sel.Dialect())
 			st, d := sql.Table(store.Table).As("due_store"), sql.Table(webhookdelivery.Table).As("due_delivery")
 			sel.Where(sql.Or(
-				sql.Exists(b.Select(st.C(store.FieldID)).From(st).Where(sql.And(
+				sql.Exists(sql.Select(st.C(store.FieldID)).From(st).Where(sql.And(
 					sql.ColumnsEQ(st.C(store.FieldID), sel.C(webhookendpoint.FieldStoreID)),
 					sql.ColumnsGT(st.C(store.FieldEventSeq), sel.C(webhookendpoint.FieldCursorSeq)),
 				))),
-				sql.Exists(b.Select(d.C(webhookdelivery.FieldID)).From(d).Where(sql.And(
+				sql.Exists(sql.Select(d.C(webhookdelivery.FieldID)).From(d).Where(sql.And(
 					sql.ColumnsEQ(d.C(webhookdelivery.FieldEndpointID), sel.C(webhookendpoint.FieldID)),
 					sql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPending.String()),
 					sql.LTE(d.C(webhookdelivery.FieldNextAttemptAt), now),

@@ -1,6 +1,7 @@
 package database
 
 import (
+	"database/sql"
 	"errors"
 	"slices"
 	"strings"
@@ -11,8 +12,14 @@ import (
 	"github.com/creditd/creditd/ent/migrate"
 )
 
-// ViolatedIndex is the package's ViolatedIndex, for credit.Storage.
+// ViolatedIndex is the package's ViolatedIndex, for credit.UniqueIndexes.
 func (db *DB) ViolatedIndex(err error) string { return ViolatedIndex(err) }
+
+// InsertSkipped reports whether err is what ent returns from a one-row INSERT … ON CONFLICT
+// DO NOTHING that inserted nothing, where it asks for the inserted row back (PostgreSQL's
+// RETURNING finds no row). A nil err is false: the row was inserted, or the database does not
+// say (SQLite), and the caller reads the row to know.
+func (db *DB) InsertSkipped(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
 // ViolatedIndex names the unique index that err violated (its name in ent/schema's indexes,
 // such as "platformconnection_shop_domain"), or "" when err is not a unique violation or names

@@ -30,3 +30,24 @@ func (db *DB) InBatch(ctx context.Context, fns ...func(tx *ent.Tx) error) []erro
 	}
 	return errs
 }
+
+// Exported for the external tests of packed reads.
+var (
+	ParseSQLiteTime = parseSQLiteTime
+	ErrRowForm      = errRowForm
+)
+
+// PackedCompanies is ReadCompanies's packed read alone, which never falls back.
+func PackedCompanies(ctx context.Context, q *ent.CompanyQuery, columns []string) ([]*ent.Company, error) {
+	return packedCompanies(ctx, q, columns)
+}
+
+// PackedLedgerEntries is ReadLedgerEntries's packed read alone, which never falls back.
+func PackedLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery, columns []string) ([]*ent.LedgerEntry, error) {
+	return packedLedgerEntries(ctx, q, columns)
+}
+
+// PackedOrPlain is packedOrPlain for the tests.
+func PackedOrPlain[T any](packed, plain func() (T, error)) (T, error) {
+	return packedOrPlain(packed, plain)
+}

@@ -8,6 +8,8 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/store"
 )
 
 // Transactions for the domain. The domain asks for a write transaction, a client to read
@@ -98,9 +100,48 @@ func (db *DB) ForUpdate(s *entsql.Selector) {
 	}
 }
 
-// LocksRows reports whether ForUpdate locks rows: on PostgreSQL; SQLite runs one writer at a
-// time, so its transactions need no row locks.
-func (db *DB) LocksRows() bool { return db.Dialect == dialect.Postgres }
+// LockStore locks the row of store storeID until tx ends, where writers run concurrently
+// and take row locks (PostgreSQL): the first lock of every writer of the store, so that all
+// of them take their locks in one order (see ForUpdateStoreFirst). On SQLite, whose writers
+// take turns anyway, it does nothing and costs no statement.
+//
+// Errors: the database's.
+func (db *DB) LockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
+	if db.Dialect != dialect.Postgres {
+		return nil
+	}
+	_, err := tx.Store.Query().Where(store.ID(storeID), db.ForUpdate).IDs(ctx)
+	return err
+}
+
+// ForUpdateStoreFirst, given to the Where of a query that reads one company with ForUpdate,
+// locks the store's row before the company's, where the database takes row locks: the row of
+// store storeID, or when storeID is "" (system work) of the store that company companyID
+// names, read in the same statement. Both locks are one statement: the store's lock is a
+// condition that names no column of the company (an EXISTS … FOR UPDATE OF locked_store),
+// which PostgreSQL evaluates once, as an InitPlan, before it reads and locks the company's
+// row. On SQLite it adds nothing.
+func (db *DB) ForUpdateStoreFirst(storeID, companyID string) func(*entsql.Selector) {
+	if db.Dialect != dialect.Postgres {
+		return noCondition
+	}
+	return func(sel *entsql.Selector) {
+		// OF locked_store: only the store's row, whatever else the subquery reads.
+		stores := entsql.Table(store.Table).As("locked_store")
+		lock := entsql.Select(stores.C(store.FieldID)).From(stores).ForUpdate(entsql.WithLockTables("locked_store"))
+		if storeID != "" {
+			lock.Where(entsql.EQ(stores.C(store.FieldID), storeID))
+		} else {
+			named := entsql.Table(company.Table).As("named_company")
+			lock.Where(entsql.EQ(stores.C(store.FieldID),
+				entsql.Select(named.C(company.FieldStoreID)).From(named).Where(entsql.EQ(named.C(company.FieldID), companyID))))
+		}
+		sel.Where(entsql.Exists(lock))
+	}
+}
+
+// noCondition is a condition that adds nothing to a query.
+func noCondition(*entsql.Selector) {}
 
 // Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for the
 // operations that join it (InTx). Each runs in a savepoint of its own, as with any transaction

@@ -1,0 +1,130 @@
+package credit
+
+import (
+	"context"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+)
+
+// What the domain asks of the database besides ent's generated client, one interface per
+// concept. The domain states each by what it means (a transaction, a row lock, an exact sum
+// of money, the rows above a sequence number per key) and package database says how each
+// database does it: no dialect is named here. Storage is all of them, the one thing New
+// takes; a part of the domain that needs less can take the capability it uses.
+
+// Transactions is the core: the ent client, write transactions, and the client a read uses.
+type Transactions interface {
+	// Ent returns the database's ent client.
+	Ent() *ent.Client
+	// InTx runs fn in a write transaction, joining ctx's transaction when it carries one (fn's
+	// failure then undoes fn's writes only), and returns once fn's changes are durable or
+	// rolled back.
+	InTx(ctx context.Context, fn func(tx *ent.Tx) error) error
+	// Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for
+	// operations to join with InTx: each one that fails undoes its own writes only.
+	Join(ctx context.Context, tx *ent.Tx) context.Context
+	// WriteOne runs fn, which makes a single write statement, as its own transaction, in
+	// as few round trips as the database allows.
+	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
+	// Reader returns the client to read with: ctx's transaction's, else the database's.
+	Reader(ctx context.Context) *ent.Client
+}
+
+// RowLocks is how writers of the same rows take turns. Where the database runs writers
+// concurrently these lock rows; where writers take turns anyway they add nothing and cost no
+// statement.
+type RowLocks interface {
+	// ForUpdate, given to a query's Where, locks the rows the query reads until the
+	// transaction ends.
+	ForUpdate(s *sql.Selector)
+	// LockStore locks the row of store storeID until tx ends: the first lock of every writer
+	// of the store, so that all take their locks in one order, the store before any company.
+	LockStore(ctx context.Context, tx *ent.Tx, storeID string) error
+	// ForUpdateStoreFirst, given to the Where of a query that reads one company with
+	// ForUpdate, locks in the same statement first the row of store storeID or, when storeID
+	// is "" (system work), of the store that company companyID names.
+	ForUpdateStoreFirst(storeID, companyID string) func(*sql.Selector)
+}
+
+// NumberedRows writes the rows numbered without gaps by a counter.
+type NumberedRows interface {
+	// InsertNumbered inserts a row of a table numbered by a counter (events: the store's
+	// event_seq; timeline_events: the company's timeline_seq) with the counter's next value as
+	// its seq, and returns that value. The row must name its store, which the viewer must be
+	// allowed to write in (the rule ent's hook applies to every other new row).
+	InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error)
+}
+
+// UniqueIndexes says what a write ran into: uniqueness is decided by the index and each
+// violation mapped by name, never checked by a read before the write.
+type UniqueIndexes interface {
+	// ViolatedIndex names the unique index (as ent/schema names it) that err, a failed
+	// write's error, violated, or "" when it is no unique violation.
+	ViolatedIndex(err error) string
+	// InsertSkipped reports whether err is a one-row INSERT … ON CONFLICT DO NOTHING's answer
+	// when it inserted nothing; where the database does not say (err is nil), the caller reads
+	// the row to know.
+	InsertSkipped(err error) bool
+}
+
+// KeyChangeCount is the clock of the authentication cache (see Authenticate): a count that
+// every change able to end an authentication increases.
+type KeyChangeCount interface {
+	// KeyChanges returns a count that every change able to end an authentication (a key
+	// revoked, a secret's expiry set or moved), by any process, increases before its
+	// transaction commits.
+	KeyChanges(ctx context.Context) (int64, error)
+	// KeyChangesAre, given to a query's Where, keeps its rows only while the count of key
+	// changes is n, so that the query confirms a key cached under n in its own statement.
+	KeyChangesAre(n int64) func(*sql.Selector)
+}
+
+// MoneySums computes with money columns in SQL, exactly: a decimal is never a float.
+type MoneySums interface {
+	// SumMoney is the SQL expression of the exact sum of the decimal column col (qualified by
+	// the query's selector) over the rows where cond holds, as text that ParseMoneySum reads.
+	SumMoney(col string, cond func(*sql.Builder)) sql.Querier
+	// ParseMoneySum reads SumMoney's text; the empty text is zero. Its error is a defect.
+	ParseMoneySum(text string) (decimal.Decimal, error)
+	// MoneyIsNotZero is the condition that the decimal column col is not zero.
+	MoneyIsNotZero(col string) *sql.Predicate
+}
+
+// PackedReads reads the rows of the lists the API serves most (pages of companies, ledger
+// pages) in one column per row, which costs a fraction of the plain read's calls into the
+// driver. The columns are named (any of the table's, in any order) and should be a
+// package-level slice, whose address keys the remembered statement text; the structs'
+// other fields stay zero. The result is the plain read's, row for row. The query is handed
+// over: it is run as it is, without a copy, and must not be used again.
+type PackedReads interface {
+	// ReadCompanies runs q and returns its companies with columns.
+	ReadCompanies(ctx context.Context, q *ent.CompanyQuery, columns []string) ([]*ent.Company, error)
+	// ReadLedgerEntries runs q and returns its ledger entries with columns.
+	ReadLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery, columns []string) ([]*ent.LedgerEntry, error)
+}
+
+// SeqRanges selects, in one statement, a range of sequence numbers per key.
+type SeqRanges interface {
+	// SeqAbove, given to a query's Where, keeps the rows whose keyColumn is keys[i] and whose
+	// seqColumn is above above[i], for some i, in a statement whose text is the same for any
+	// number of keys.
+	SeqAbove(keyColumn, seqColumn string, keys []string, above []int64) func(*sql.Selector)
+}
+
+// Search finds text inside a column through an index.
+type Search interface {
+	// Contains, given to a query's Where, keeps the rows whose column contains key. scope is
+	// the value of scopeColumn the query's rows all have (the viewer's store), which an index
+	// on (scopeColumn, column) needs to be read by range; it filters nothing the query does
+	// not.
+	Contains(column, key, scopeColumn, scope string) func(*sql.Selector)
+}
+
+// Erasure makes erased data unrecoverable.
+type Erasure interface {
+	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
+	PurgeErased(ctx context.Context) error
+}
