@@ -118,3 +118,77 @@ func (v *visit) amountMessage(p httpapi.Problem) string {
 	}
 	return "enter the amount as a number such as " + example + " or 1500.00"
 }
+
+// form is a submitted form shown again after a refusal: its values, and the refusal's message
+// next to the field it names, or above the form's button when it names none of its fields.
+type form struct {
+	Values url.Values
+	Errors map[string]string
+	Error  string
+}
+
+// refusedForm files the refusal p under the field it names when that field is one of fields.
+func refusedForm(values url.Values, p httpapi.Problem, fields ...string) *form {
+	f := &form{Values: values, Errors: map[string]string{}}
+	msg := sentence(p.Message)
+	for _, name := range fields {
+		if p.Param == name {
+			f.Errors[name] = msg
+			return f
+		}
+	}
+	f.Error = msg
+	return f
+}
+
+// Value returns a submitted value; a nil form has none.
+func (f *form) Value(name string) string {
+	if f == nil {
+		return ""
+	}
+	return f.Values.Get(name)
+}
+
+// Has reports whether a checkbox or option was submitted with value.
+func (f *form) Has(name, value string) bool {
+	if f == nil {
+		return false
+	}
+	for _, v := range f.Values[name] {
+		if v == value {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldError returns the refusal filed under a field.
+func (f *form) FieldError(name string) string {
+	if f == nil {
+		return ""
+	}
+	return f.Errors[name]
+}
+
+// FormError returns the refusal that names none of the form's fields.
+func (f *form) FormError() string {
+	if f == nil {
+		return ""
+	}
+	return f.Error
+}
+
+// sentence capitalises a domain message and ends it with a full stop, for a page, with its
+// timestamps written as formatTime writes them.
+func sentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return msg
+	}
+	msg = readableTimes(msg)
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}

@@ -1,0 +1,277 @@
+package credit
+
+import (
+	"context"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/ledgerentry"
+	"github.com/creditd/creditd/ent/predicate"
+	"github.com/creditd/creditd/ids"
+)
+
+// The invoices read by their own IDs and per company (Service.Invoices): lists by status,
+// the latest page of many companies at once, and one invoice with its payments.
+
+// Invoice is one invoice as the API shows it.
+type Invoice struct {
+	ID               string    `json:"id"`
+	CompanyID        string    `json:"company_id"`
+	PlatformOrderGID string    `json:"platform_order_gid"`
+	Amount           Money     `json:"amount"`
+	OpenAmount       Money     `json:"open_amount"`
+	IssuedAt         Timestamp `json:"issued_at"`
+	DueAt            Timestamp `json:"due_at"`
+	// Status is open while something is left to pay, cancelled once nothing is and a
+	// cancellation entry references the order, else paid.
+	Status string `json:"status"`
+	// DaysOverdue counts the days since the due date, a started day as a whole one: 0 until
+	// the invoice is due, 1 from the first microsecond after, and 0 once it is settled.
+	DaysOverdue int `json:"days_overdue"`
+}
+
+// InvoiceListParams are the inputs of Invoices.List.
+type InvoiceListParams struct {
+	ListParams
+	// Status is "", "open", "paid" or "cancelled".
+	Status string
+}
+
+// invoiceStatusWhere is the filter of a status, or an error naming param.
+//
+// Errors: invalid_parameter (param).
+func invoiceStatusWhere(status, param string) ([]predicate.Invoice, error) {
+	switch status {
+	case "":
+		return nil, nil
+	case InvoiceOpen:
+		return []predicate.Invoice{invoice.Open(true)}, nil
+	case InvoicePaid:
+		return []predicate.Invoice{invoice.Open(false), invoice.Not(cancelledInvoice())}, nil
+	case InvoiceCancelled:
+		return []predicate.Invoice{invoice.Open(false), cancelledInvoice()}, nil
+	}
+	return nil, ParamErrorf(CodeInvalidParameter, param, "%s must be open, paid or cancelled", param)
+}
+
+// cancelledInvoice holds for an invoice whose order a cancellation entry references.
+func cancelledInvoice() predicate.Invoice {
+	return func(sel *sql.Selector) {
+		t := sql.Table(ledgerentry.Table)
+		sel.Where(sql.Exists(sql.Select(t.C(ledgerentry.FieldID)).From(t).Where(sql.And(
+			sql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
+			sql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
+			sql.EQ(t.C(ledgerentry.FieldKind), KindCancellation),
+		))))
+	}
+}
+
+// List lists a company's invoices in the order they were issued, oldest first: the
+// order in which payments without an order settle them.
+//
+// Errors: insufficient_scope, not_found (company), invalid_parameter (limit, cursor, status).
+func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListParams) (Page[Invoice], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Page[Invoice]{}, err
+	}
+	n, err := pageSize(p.Limit)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	where, err := invoiceStatusWhere(p.Status, "status")
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	st := c.Edges.Store
+	list := invoiceList(c.ID, p.Status)
+	q := client.Invoice.Query().Where(invoice.CompanyID(c.ID)).Where(where...)
+	if p.Cursor != "" {
+		cur, err := decodeCursor(st.CursorSecret, list, p.Cursor)
+		if err != nil {
+			return Page[Invoice]{}, err
+		}
+		q.Where(invoice.SeqGT(cur.Seq))
+	}
+	rows, err := q.Order(ent.Asc(invoice.FieldSeq)).Limit(n + 1).All(ctx)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	pages, err := s.invoicePages(ctx, client, st, []string{c.ID}, p.Status, rows, n)
+	if err != nil {
+		return Page[Invoice]{}, err
+	}
+	return pages[c.ID], nil
+}
+
+func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
+
+// Latest returns the first page of each company's invoices, keyed by company ID, in one
+// statement for the invoices (a window per company) and one for their issue dates and
+// cancellations: GraphQL's batch for a page of companies. Companies not in the viewer's store
+// are absent, so the caller can ask Invoices.List for the not_found answer.
+//
+// Errors: insufficient_scope, invalid_parameter (limit, status).
+func (s *Invoices) Latest(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return nil, err
+	}
+	n, err := pageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	where, err := invoiceStatusWhere(status, "status")
+	if err != nil {
+		return nil, err
+	}
+	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []*ent.Invoice
+	if len(known) > 0 {
+		rows, err = client.Invoice.Query().Where(func(sel *sql.Selector) {
+			// The first n+1 invoices of each company by sequence number. The outer query is
+			// the tenant's; the window only picks among the named companies' rows.
+			t := sql.Select().From(sql.Table(invoice.Table))
+			inner := t.Select(t.C(invoice.FieldID)).
+				AppendSelectExprAs(sql.RowNumber().PartitionBy(t.C(invoice.FieldCompanyID)).OrderBy(t.C(invoice.FieldSeq)), "rn").
+				Where(sql.In(t.C(invoice.FieldCompanyID), anySlice(known)...))
+			for _, w := range where {
+				w(inner)
+			}
+			inner.As("w")
+			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Select(inner.C(invoice.FieldID)).From(inner).
+				Where(sql.LTE(inner.C("rn"), n+1))))
+		}).Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.invoicePages(ctx, client, st, known, status, rows, n)
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// invoicePages turns invoice rows (up to n+1 per company, in order) into a page per company,
+// reading their issue dates and cancellations in one statement.
+func (s *core) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
+	details, err := s.invoiceDetails(ctx, client, rows)
+	if err != nil {
+		return nil, err
+	}
+	byCompany := map[string][]*ent.Invoice{}
+	for _, r := range rows {
+		byCompany[r.CompanyID] = append(byCompany[r.CompanyID], r)
+	}
+	now := s.Now()
+	out := make(map[string]Page[Invoice], len(companyIDs))
+	for _, id := range companyIDs {
+		list := invoiceList(id, status)
+		out[id] = makePage(byCompany[id], n,
+			func(r *ent.Invoice) Invoice { return invoiceView(r, details, st.Currency, now) },
+			func(r *ent.Invoice) string {
+				return encodeCursor(st.CursorSecret, cursorPayload{List: list, Seq: r.Seq})
+			})
+	}
+	return out, nil
+}
+
+// invoiceDetail is what an invoice's view needs from the ledger.
+type invoiceDetails struct {
+	issued    map[string]time.Time // by ledger entry ID
+	cancelled map[string]bool      // by company ID + " " + order GID
+}
+
+// invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
+// and the cancellations that reference the settled ones.
+func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
+	d := invoiceDetails{issued: map[string]time.Time{}, cancelled: map[string]bool{}}
+	if len(rows) == 0 {
+		return d, nil
+	}
+	entryIDs := make([]string, 0, len(rows))
+	var settled []predicate.LedgerEntry
+	for _, r := range rows {
+		entryIDs = append(entryIDs, r.LedgerEntryID)
+		if !r.Open {
+			settled = append(settled, ledgerentry.And(ledgerentry.CompanyID(r.CompanyID), ledgerentry.PlatformOrderGid(r.PlatformOrderGid)))
+		}
+	}
+	match := ledgerentry.IDIn(entryIDs...)
+	if len(settled) > 0 {
+		match = ledgerentry.Or(match, ledgerentry.And(ledgerentry.KindEQ(ledgerentry.KindCancellation), ledgerentry.Or(settled...)))
+	}
+	entries, err := client.LedgerEntry.Query().Where(match).
+		Select(ledgerentry.FieldID, ledgerentry.FieldCompanyID, ledgerentry.FieldKind, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldOccurredAt).
+		All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, e := range entries {
+		if string(e.Kind) == KindCancellation && e.PlatformOrderGid != nil {
+			d.cancelled[e.CompanyID+" "+*e.PlatformOrderGid] = true
+		} else {
+			d.issued[e.ID] = e.OccurredAt
+		}
+	}
+	return d, nil
+}
+
+func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Time) Invoice {
+	v := Invoice{
+		ID:               r.ID,
+		CompanyID:        r.CompanyID,
+		PlatformOrderGID: r.PlatformOrderGid,
+		Amount:           NewMoney(r.Amount, currency),
+		OpenAmount:       NewMoney(decimal.Max(r.OpenAmount, decimal.Zero), currency),
+		IssuedAt:         At(d.issued[r.LedgerEntryID]),
+		DueAt:            At(r.DueAt),
+		Status:           InvoiceOpen,
+	}
+	switch {
+	case r.Open:
+		v.DaysOverdue = daysOverdue(r.DueAt, now)
+	case d.cancelled[r.CompanyID+" "+r.PlatformOrderGid]:
+		v.Status = InvoiceCancelled
+	default:
+		v.Status = InvoicePaid
+	}
+	return v
+}
+
+// Get returns one invoice of the viewer's store, for GraphQL's node(id:).
+//
+// Errors: insufficient_scope, not_found (unknown ID or another store's).
+func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return Invoice{}, err
+	}
+	if !ids.HasPrefix(id, "inv") {
+		return Invoice{}, errNotFound("invoice")
+	}
+	client := s.reader(ctx)
+	r, err := client.Invoice.Query().Where(invoice.ID(id)).WithStore().Only(ctx)
+	if err != nil {
+		return Invoice{}, notFoundOr(err, "invoice")
+	}
+	d, err := s.invoiceDetails(ctx, client, []*ent.Invoice{r})
+	if err != nil {
+		return Invoice{}, err
+	}
+	return invoiceView(r, d, r.Edges.Store.Currency, s.Now()), nil
+}
