@@ -81,6 +81,8 @@ type Server struct {
 	graph              *graph.Handler
 	streamKeepAlive    time.Duration
 	streamWriteTimeout time.Duration
+	// webSockets are the subscription WebSockets being served, which Serve closes.
+	webSockets webSockets
 }
 
 // New builds the server's handler.
@@ -280,9 +282,23 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 
 // Serve serves on l until ctx is cancelled, then shuts down gracefully, letting requests in
 // flight finish for up to 10 seconds. Subscription streams are completed at once, so their
-// clients resume on another instance with afterEvent (contract §16).
+// clients resume on another instance with afterEvent (contract §16); once every stream is
+// completed (for up to 10 seconds more), the WebSockets they ran on are closed. Serve returns
+// once every handler has returned, those of the WebSockets too, and the service's feed
+// watcher has stopped (for up to 10 seconds more: a stream's writes have their own deadline,
+// StreamWriteTimeout, so only a fault would hold one longer).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	stop := context.AfterFunc(ctx, s.svc.EndSubscriptions)
 	defer stop()
-	return httpapi.Serve(ctx, l, s)
+	err := httpapi.Serve(ctx, l, s)
+	s.svc.EndSubscriptions() // also when the listener failed rather than ctx ending
+	completed, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.svc.WaitSubscriptions(completed)
+	s.webSockets.close()
+	// A subscriber cut short by its WebSocket's close closes its subscription at once.
+	closed, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.svc.WaitSubscriptions(closed)
+	return err
 }
