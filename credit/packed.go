@@ -26,6 +26,15 @@ import (
 // Decimals travel as JSON strings (their text, never a JSON number), so money stays exact.
 // A row in a form the parser does not know (a timestamp written by another driver, say)
 // sends the whole read down ent's plain path: packedOrPlain.
+//
+// Performance code, kept because it was measured (issue 23, "Packed reads" in BENCHMARKS.md:
+// the list of 250 companies 1,366–1,462 → 867–913 µs, 10,855 → 4,723 allocations; GET company
+// 75–93 → 61–63 µs). Tied by position to two column lists of other files: parsePackedCompany
+// reads field i as the i-th of packedCompanyColumns (the store's ID, then companyViewColumns
+// of companies.go, then the sort keys), and packedLedgerEntries the i-th of ledgerViewColumns
+// (ledger.go). A column added to or moved in those lists must move in the parser too
+// (TestPackedCompanyRowsMatchEnt and TestPackedLedgerRowsMatchEnt compare the fields they list
+// with ent's plain read: add a new one there as well).
 
 // errRowForm is a packed row in a form the parser does not know.
 var errRowForm = errors.New("packed row in an unknown form")

@@ -212,6 +212,15 @@ func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(ht
 
 // confirmingWriter holds a response until the request's key is confirmed (see
 // readAuthenticated).
+//
+// Why it exists: a GET may run on a key from the cache (credit.AuthenticateRead) so that the
+// key is confirmed by the read's own statement instead of a statement of its own before it,
+// one database round trip fewer on every read; a revocation must still be instant (contract
+// §2), so nothing of the answer leaves before the key is confirmed. It was measured (issue 23,
+// "The key confirmed by the read" in BENCHMARKS.md); it is tied to credit.AuthenticateRead and
+// credit.ConfirmKey, and TestCachedKeyIsConfirmedByTheRead holds the revocation instant. It
+// wraps every GET, so it costs one small struct and a copy of the header, and no work before
+// the first write.
 type confirmingWriter struct {
 	http.ResponseWriter
 	s        *Server
@@ -219,16 +228,29 @@ type confirmingWriter struct {
 	writeErr func(http.ResponseWriter, *http.Request, error)
 	// header is the response's header before the handler ran, which a refusal restores.
 	header http.Header
-	// state is 0 until the key is confirmed (1) or refused (2).
-	state int
+	state  confirmation
 }
+
+// confirmation is where a confirmingWriter's answer stands.
+type confirmation uint8
+
+const (
+	// unconfirmed: nothing of the answer has been written; the first write (or the end of
+	// the handler) confirms the key first.
+	unconfirmed confirmation = iota
+	// confirmed: the key still authenticates; the handler's answer is written through.
+	confirmed
+	// refused: the key no longer authenticates; its 401 was written instead, and whatever
+	// the handler writes is dropped.
+	refused
+)
 
 // confirm reports whether the handler's answer may be written, writing the refusal if not.
 func (w *confirmingWriter) confirm() bool {
-	if w.state == 0 {
-		w.state = 1
+	if w.state == unconfirmed {
+		w.state = confirmed
 		if err := w.s.svc.ConfirmKey(w.r.Context()); err != nil {
-			w.state = 2
+			w.state = refused
 			h := w.ResponseWriter.Header()
 			clear(h)
 			for k, v := range w.header {
@@ -237,7 +259,7 @@ func (w *confirmingWriter) confirm() bool {
 			w.s.authFailures.refuse(w.ResponseWriter, w.r, err, w.writeErr)
 		}
 	}
-	return w.state == 1
+	return w.state == confirmed
 }
 
 func (w *confirmingWriter) WriteHeader(status int) {
