@@ -89,6 +89,8 @@ type feedHub struct {
 	byStore map[string]map[*EventSubscription]struct{}
 	open    int
 	stop    context.CancelFunc // the watcher's, while it runs
+	stopped chan struct{}      // closed once the watcher started last has returned
+	idle    chan struct{}      // closed when open next drops to 0, while WaitSubscriptions waits
 
 	sent   atomic.Int64
 	cutOff sync.Map // reason -> *atomic.Int64
@@ -244,6 +246,15 @@ func (sub *EventSubscription) Close() { sub.s.feed.remove(sub) }
 // EndSubscriptions ends every open subscription (their Done closes), for a shutdown.
 func (s *Events) EndSubscriptions() { s.feed.end() }
 
+// WaitSubscriptions returns once no subscription is open on this service and its feed watcher
+// has stopped, or with ctx's error if ctx ends first. A shutdown calls it after
+// EndSubscriptions: once it returns, every subscriber has closed its subscription (a
+// transport's subscriber does so once its stream is completed), and nothing of the
+// subscriptions uses the database any more.
+//
+// Errors: ctx's.
+func (s *Events) WaitSubscriptions(ctx context.Context) error { return s.feed.wait(ctx) }
+
 // NoteCutOff counts a subscriber cut off, by reason (slow_consumer, unauthenticated), for the
 // metrics.
 func (s *Events) NoteCutOff(reason string) {
@@ -289,8 +300,12 @@ func (h *feedHub) add(s *core, sub *EventSubscription) error {
 	if h.stop == nil {
 		if w, ok := s.db.(feedWatcher); ok {
 			ctx, cancel := context.WithCancel(context.Background())
-			h.stop = cancel
-			go func() { _ = w.WatchFeed(ctx, 0, h.changed) }()
+			stopped := make(chan struct{})
+			h.stop, h.stopped = cancel, stopped
+			go func() {
+				defer close(stopped)
+				_ = w.WatchFeed(ctx, 0, h.changed)
+			}()
 		}
 	}
 	return nil
@@ -311,6 +326,40 @@ func (h *feedHub) remove(sub *EventSubscription) {
 	if h.open == 0 && h.stop != nil {
 		h.stop()
 		h.stop = nil
+	}
+	if h.open == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+// wait returns once no subscription is open and the watcher has returned, or with ctx's error.
+func (h *feedHub) wait(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		if h.open == 0 {
+			stopped := h.stopped
+			h.mu.Unlock()
+			if stopped == nil {
+				return nil
+			}
+			select {
+			case <-stopped:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if h.idle == nil {
+			h.idle = make(chan struct{})
+		}
+		idle := h.idle
+		h.mu.Unlock()
+		select {
+		case <-idle: // a subscription may have opened since: look again
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

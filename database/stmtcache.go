@@ -26,6 +26,10 @@ import (
 // kept; anything else takes go-sqlite3's own path. A kept
 // statement is reused only once the rows of its previous run are closed, and a statement that
 // failed is dropped rather than reused.
+//
+// Performance code, kept because it was measured (BENCHMARKS.md, commit 13e44a0: a ledger page
+// 886/902 → 798/734 µs, a write 1.52 → 1.19–1.28 ms). It is tied to go-sqlite3's driver
+// interfaces, which it wraps per connection.
 
 // maxCachedStatements bounds each connection's cache; ent writes "IN (?, ?, …)" lists of
 // varying length, so the set of texts is not fixed.

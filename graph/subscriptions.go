@@ -82,7 +82,7 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 				close(out)
 				return
 			case <-sub.Done():
-				close(out)
+				st.complete(ctx, out)
 				return
 			}
 		}
@@ -108,10 +108,19 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 			close(out)
 			return
 		case <-sub.Done():
-			close(out)
+			st.complete(ctx, out)
 			return
 		}
 	}
+}
+
+// complete ends a stream the service ended (a shutdown): the transport completes it once out
+// is closed, then ends the operation's context. The subscription is closed only after that, so
+// a shutdown that waits for every subscription to close (credit.WaitSubscriptions) and then
+// closes the connections never cuts a stream short of its complete message.
+func (st *stream) complete(ctx context.Context, out chan<- *credit.Event) {
+	close(out)
+	<-ctx.Done()
 }
 
 // fail ends a subscription with err: on a WebSocket an error message for the operation, then,

@@ -81,6 +81,8 @@ type Server struct {
 	graph              *graph.Handler
 	streamKeepAlive    time.Duration
 	streamWriteTimeout time.Duration
+	// webSockets are the subscription WebSockets being served, which Serve closes.
+	webSockets webSockets
 }
 
 // New builds the server's handler.
@@ -210,6 +212,15 @@ func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(ht
 
 // confirmingWriter holds a response until the request's key is confirmed (see
 // readAuthenticated).
+//
+// Why it exists: a GET may run on a key from the cache (credit.AuthenticateRead) so that the
+// key is confirmed by the read's own statement instead of a statement of its own before it,
+// one database round trip fewer on every read; a revocation must still be instant (contract
+// §2), so nothing of the answer leaves before the key is confirmed. It was measured (issue 23,
+// "The key confirmed by the read" in BENCHMARKS.md); it is tied to credit.AuthenticateRead and
+// credit.ConfirmKey, and TestCachedKeyIsConfirmedByTheRead holds the revocation instant. It
+// wraps every GET, so it costs one small struct and a copy of the header, and no work before
+// the first write.
 type confirmingWriter struct {
 	http.ResponseWriter
 	s        *Server
@@ -217,16 +228,29 @@ type confirmingWriter struct {
 	writeErr func(http.ResponseWriter, *http.Request, error)
 	// header is the response's header before the handler ran, which a refusal restores.
 	header http.Header
-	// state is 0 until the key is confirmed (1) or refused (2).
-	state int
+	state  confirmation
 }
+
+// confirmation is where a confirmingWriter's answer stands.
+type confirmation uint8
+
+const (
+	// unconfirmed: nothing of the answer has been written; the first write (or the end of
+	// the handler) confirms the key first.
+	unconfirmed confirmation = iota
+	// confirmed: the key still authenticates; the handler's answer is written through.
+	confirmed
+	// refused: the key no longer authenticates; its 401 was written instead, and whatever
+	// the handler writes is dropped.
+	refused
+)
 
 // confirm reports whether the handler's answer may be written, writing the refusal if not.
 func (w *confirmingWriter) confirm() bool {
-	if w.state == 0 {
-		w.state = 1
+	if w.state == unconfirmed {
+		w.state = confirmed
 		if err := w.s.svc.Keys.Confirm(w.r.Context()); err != nil {
-			w.state = 2
+			w.state = refused
 			h := w.ResponseWriter.Header()
 			clear(h)
 			for k, v := range w.header {
@@ -235,7 +259,7 @@ func (w *confirmingWriter) confirm() bool {
 			w.s.authFailures.refuse(w.ResponseWriter, w.r, err, w.writeErr)
 		}
 	}
-	return w.state == 1
+	return w.state == confirmed
 }
 
 func (w *confirmingWriter) WriteHeader(status int) {
@@ -280,9 +304,23 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 
 // Serve serves on l until ctx is cancelled, then shuts down gracefully, letting requests in
 // flight finish for up to 10 seconds. Subscription streams are completed at once, so their
-// clients resume on another instance with afterEvent (contract §16).
+// clients resume on another instance with afterEvent (contract §16); once every stream is
+// completed (for up to 10 seconds more), the WebSockets they ran on are closed. Serve returns
+// once every handler has returned, those of the WebSockets too, and the service's feed
+// watcher has stopped (for up to 10 seconds more: a stream's writes have their own deadline,
+// StreamWriteTimeout, so only a fault would hold one longer).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	stop := context.AfterFunc(ctx, s.svc.Events.EndSubscriptions)
 	defer stop()
-	return httpapi.Serve(ctx, l, s)
+	err := httpapi.Serve(ctx, l, s)
+	s.svc.Events.EndSubscriptions() // also when the listener failed rather than ctx ending
+	completed, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.svc.Events.WaitSubscriptions(completed)
+	s.webSockets.close()
+	// A subscriber cut short by its WebSocket's close closes its subscription at once.
+	closed, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.svc.Events.WaitSubscriptions(closed)
+	return err
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph"
+	"github.com/creditd/creditd/httpapi"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -54,9 +56,63 @@ func (s *Server) streamHandler(h *graph.Handler, origins []string) http.Handler 
 			graph.WriteError(w, r, errForbiddenOrigin)
 			return
 		}
+		r, done, ok := s.webSockets.open(r)
+		if !ok {
+			graph.WriteError(w, r, errShuttingDown)
+			return
+		}
+		defer done()
 		h.ServeWebSocket(w, r)
 	})))
 }
+
+// webSockets are the WebSockets the server serves subscriptions on. http.Server hands them
+// over (hijacked), so its Shutdown neither waits for them nor closes them: Serve does, through
+// close, once their streams are completed.
+type webSockets struct {
+	mu      sync.Mutex
+	closing context.Context // ends when close begins; each WebSocket's context ends with it
+	end     context.CancelFunc
+	closed  bool
+	serving sync.WaitGroup
+}
+
+// open registers the WebSocket r asks for and returns r with a context that ends when close
+// is called (gqlgen then closes the connection) and done, which the handler calls when it
+// returns. ok is false once close has begun: the handshake is refused.
+func (ws *webSockets) open(r *http.Request) (_ *http.Request, done func(), ok bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.closed {
+		return r, nil, false
+	}
+	if ws.closing == nil {
+		ws.closing, ws.end = context.WithCancel(context.Background())
+	}
+	ws.serving.Add(1)
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(ws.closing, cancel)
+	return r.WithContext(ctx), func() {
+		stop()
+		cancel()
+		ws.serving.Done()
+	}, true
+}
+
+// close closes every WebSocket open, refuses new ones, and returns once their handlers have.
+func (ws *webSockets) close() {
+	ws.mu.Lock()
+	ws.closed = true
+	if ws.end != nil {
+		ws.end()
+	}
+	ws.mu.Unlock()
+	ws.serving.Wait()
+}
+
+// errShuttingDown refuses a WebSocket handshake that arrives while the server closes its
+// WebSockets: the client connects again, to another instance.
+var errShuttingDown = credit.Errorf(httpapi.CodeUnavailable, "this instance is shutting down; connect again")
 
 // errForbiddenOrigin is the refusal of a WebSocket from a foreign origin: 403, with the code
 // of a key that may not do what it asks.

@@ -412,7 +412,8 @@ func TestSubscriptionRefusals(t *testing.T) {
 }
 
 // TestSubscriptionCompletedOnShutdown: when the server shuts down, each stream is completed
-// (WebSocket: complete; SSE: the complete event), so its client resumes elsewhere.
+// (WebSocket: complete, then the connection's close; SSE: the complete event), so its client
+// resumes elsewhere.
 func TestSubscriptionCompletedOnShutdown(t *testing.T) {
 	f := newSubsFixture(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -440,6 +441,10 @@ func TestSubscriptionCompletedOnShutdown(t *testing.T) {
 	cancel()
 	if m := c.Read(t, 5*time.Second); m == nil || m.ID != "1" || m.Type != "complete" {
 		t.Fatalf("WebSocket at shutdown: %+v (close %v)", m, c.Closed)
+	}
+	// Then the WebSocket is closed: http.Server's Shutdown leaves a hijacked connection open.
+	if m := c.Read(t, 5*time.Second); m != nil || c.Closed == nil || c.Closed.Code != 1000 {
+		t.Fatalf("WebSocket after complete: %+v (close %v), want closed with 1000", m, c.Closed)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	if !strings.HasSuffix(string(body), "event: complete\n\n") {

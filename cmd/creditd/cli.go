@@ -45,6 +45,9 @@ type Main struct {
 	// afterOpen, when set by a test, runs on the database once it is open and prepared, to
 	// inject a fault (closing it, say) before the command runs.
 	afterOpen func(db *database.DB)
+	// sweeping, when set by a test, runs in each of serve's sweeps once it holds the sweep's
+	// lock, before the sweep's work, with the sweep's context.
+	sweeping func(ctx context.Context)
 
 	db *database.DB
 }

@@ -41,184 +41,248 @@ func setServeGC(lookup func(string) (string, bool)) {
 }
 
 func serveCommand() command {
-	return command{summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics) and, with --admin-addr, the staff console", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
-		addr := fs.String("addr", ":8080", "listen address")
-		demo := fs.Bool("demo", false, "seed a demo store, companies, applications and three keys into an empty database")
-		rateLimit := fs.Int("rate-limit", server.DefaultRateLimit, "requests per minute per store")
-		platformRateLimit := fs.Int("platform-rate-limit", server.DefaultPlatformRateLimit, "the commerce platform's requests per minute per store (POST /platform/...)")
-		fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
-		fs.DurationVar(&opts.EventRetention, "event-retention", credit.DefaultEventRetention, "how long events (GET /v1/events, webhooks) are kept; at least 720h")
-		sweep := fs.Duration("sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys and events purged")
-		redisURL := fs.String("redis", "", "redis:// URL for a rate limit shared by several instances")
-		pprofAddr := fs.String("pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
-		adminAddr := fs.String("admin-addr", "", "serve the staff console on this separate address (off by default)")
-		adminIdle := fs.Duration("admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
-		adminLifetime := fs.Duration("admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
-		fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
-		// The same deadline bounds each database read of a subscription (credit.Options.DBTimeout).
-		fs.DurationVar(&opts.DBTimeout, "db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
-		dbTimeout := &opts.DBTimeout
-		webhookPoll := fs.Duration("webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
-		var corsOrigins []string
-		fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {
-			if err := server.CheckCORSOrigin(v); err != nil {
-				return err
-			}
-			corsOrigins = append(corsOrigins, v)
-			return nil
-		})
-		var trustedProxies httpapi.TrustedProxies
-		fs.Func("trusted-proxy", "take the client address from X-Forwarded-For (or Forwarded) of requests whose peer is in this CIDR range, such as 10.0.0.0/8: your load balancers (repeatable; without it the peer is the client)", func(v string) error {
-			p, err := httpapi.ParseTrustedProxy(v)
-			if err != nil {
-				return err
-			}
-			trustedProxies = append(trustedProxies, p)
-			return nil
-		})
-		adminSecure := fs.Bool("admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
-		return func(ctx context.Context, env *cmdEnv, args []string) error {
-			if err := exactlyArgs(args); err != nil {
-				return err
-			}
-			if *rateLimit < 1 {
-				return usagef("--rate-limit must be at least 1")
-			}
-			if *platformRateLimit < 1 {
-				return usagef("--platform-rate-limit must be at least 1")
-			}
-			if opts.IdempotencyTTL <= 0 || *sweep <= 0 {
-				return usagef("--idempotency-ttl and --sweep-interval must be positive")
-			}
-			if *dbTimeout <= 0 {
-				return usagef("--db-timeout must be positive")
-			}
-			if *webhookPoll <= 0 {
-				return usagef("--webhook-poll-interval must be positive")
-			}
-			if opts.EventRetention < credit.DefaultEventRetention {
-				return usagef("--event-retention must be at least 720h (30 days): integrators are promised a month to catch up")
-			}
-			if *adminIdle <= 0 || *adminLifetime <= 0 {
-				return usagef("--admin-idle-timeout and --admin-session-lifetime must be positive")
-			}
-			if *adminAddr != "" && *adminAddr == *addr && !strings.HasSuffix(*addr, ":0") {
-				return usagef("--admin-addr must differ from --addr: the staff console never shares the API's listener")
-			}
-			setServeGC(os.LookupEnv)
-			log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
-			slog.SetDefault(log)
-			l, err := listen("--addr", *addr)
-			if err != nil {
-				return err
-			}
-			base := "http://" + displayAddr(l.Addr())
-			if *demo {
-				if err := seedDemo(ctx, env, base); err != nil {
-					l.Close()
+	return command{
+		summary: "run the HTTP API (REST /v1, GraphQL, playground, health and metrics) and, with --admin-addr, the staff console",
+		flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+			f := declareServeFlags(fs, opts)
+			return func(ctx context.Context, env *cmdEnv, args []string) error {
+				if err := f.check(args); err != nil {
 					return err
 				}
+				return serve(ctx, env, f)
 			}
-			cfg := server.Config{Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now, RateLimit: *rateLimit, PlatformRateLimit: *platformRateLimit, CORSOrigins: corsOrigins, TrustedProxies: trustedProxies}
-			if *redisURL != "" {
-				rl, err := ratelimit.NewRedis(*redisURL, *rateLimit, time.Minute, log)
-				if err != nil {
-					l.Close()
-					return usagef("--redis: %v", err)
-				}
-				defer rl.Close()
-				if err := rl.Ping(ctx); err != nil {
-					log.Warn("rate limiter: Redis unreachable at start; each instance enforces the limit on its own until it is back", "error", err.Error())
-				}
-				cfg.Limiter = rl
-				// The failed-authentication limit is shared too: behind a load balancer a
-				// client's failures reach every instance, and 30 a minute is per address, not
-				// per address and instance.
-				authRL, err := ratelimit.NewRedis(*redisURL, server.DefaultAuthFailureLimit, time.Minute, log)
-				if err != nil {
-					l.Close()
-					return usagef("--redis: %v", err)
-				}
-				defer authRL.Close()
-				cfg.AuthLimiter = authRL
-			}
-			// Each request's database work ends by --db-timeout; so does each statement of this
-			// process on the database's side (PostgreSQL's statement_timeout, SQLite's busy
-			// timeout), the webhook worker's and the sweep's included.
-			env.db.LimitStatements(*dbTimeout)
-			cfg.DBTimeout = *dbTimeout
-			worker := env.webhookWorker(opts.AllowPrivateWebhooks, log, *webhookPoll)
-			cfg.Collectors = worker.Collectors()
-			srv := server.New(cfg)
-			if *pprofAddr != "" {
-				stop, err := servePprof(*pprofAddr, log)
-				if err != nil {
-					l.Close()
-					return err
-				}
-				defer stop()
-			}
-			var consoleDone chan error
-			stopConsole := func(error) {}
-			if *adminAddr != "" {
-				al, err := listen("--admin-addr", *adminAddr)
-				if err != nil {
-					l.Close()
-					return err
-				}
-				staffConsole := console.New(console.Config{
-					Service:        env.svc,
-					Logger:         log,
-					Now:            env.m.Now,
-					Sessions:       credit.SessionPolicy{IdleTimeout: *adminIdle, Lifetime: *adminLifetime},
-					SecureCookies:  *adminSecure,
-					TrustedProxies: trustedProxies,
-					Command:        env.m.Self,
-					DatabaseFlag:   env.dbFlag(),
-					SendWebhookNow: worker.SendNow,
-				})
-				// The console shares the service, the database and the logger with the API and
-				// stops with it; if it fails on its own, the whole process stops.
-				var stop context.CancelCauseFunc
-				ctx, stop = context.WithCancelCause(ctx)
-				defer stop(nil)
-				stopConsole = stop
-				consoleDone = make(chan error, 1)
-				go func() {
-					err := staffConsole.Serve(ctx, al)
-					if err != nil {
-						stop(fmt.Errorf("staff console: %w", err))
-					}
-					consoleDone <- err
-				}()
-				log.Info("staff console listening", "addr", al.Addr().String())
-				fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: %s)\n", displayAddr(al.Addr()), staffCreateHint(ctx, env))
-				if env.m.AdminReady != nil {
-					env.m.AdminReady(al.Addr().String())
-				}
-			}
-			go runSweeps(ctx, env, log, *sweep)
-			// The webhook worker stops with the server: the serve context ends, its attempts
-			// under way are cut short (and sent again by the next start), and serve returns
-			// only once it has stopped.
-			workerCtx, stopWorker := context.WithCancel(ctx)
-			workerDone := make(chan struct{})
-			go func() { defer close(workerDone); worker.Run(workerCtx) }()
-			defer func() { stopWorker(); <-workerDone }()
-			log.Info("listening", "addr", l.Addr().String())
-			if env.m.Ready != nil {
-				env.m.Ready(l.Addr().String())
-			}
-			err = srv.Serve(ctx, l)
-			if consoleDone != nil {
-				stopConsole(nil) // the API has stopped, for whatever reason: so does the console
-				if consoleErr := <-consoleDone; err == nil {
-					err = consoleErr
-				}
-			}
+		},
+		createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" },
+	}
+}
+
+// serveFlags are serve's flags, once parsed. The ones credit.Options holds (the idempotency
+// TTL, the event retention, --db-timeout, --allow-private-webhooks) are in opts.
+type serveFlags struct {
+	opts *credit.Options
+
+	addr, adminAddr, pprofAddr, redisURL string
+	demo                                 bool
+	rateLimit, platformRateLimit         int
+	sweep, webhookPoll                   time.Duration
+	adminIdle, adminLifetime             time.Duration
+	adminSecure                          bool
+	corsOrigins                          []string
+	trustedProxies                       httpapi.TrustedProxies
+}
+
+// declareServeFlags declares serve's flags on fs, for what it returns and opts to hold.
+func declareServeFlags(fs *flag.FlagSet, opts *credit.Options) *serveFlags {
+	f := &serveFlags{opts: opts}
+	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	fs.BoolVar(&f.demo, "demo", false, "seed a demo store, companies, applications and three keys into an empty database")
+	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per minute per store")
+	fs.IntVar(&f.platformRateLimit, "platform-rate-limit", server.DefaultPlatformRateLimit, "the commerce platform's requests per minute per store (POST /platform/...)")
+	fs.DurationVar(&opts.IdempotencyTTL, "idempotency-ttl", credit.DefaultIdempotencyTTL, "how long Idempotency-Key results are kept")
+	fs.DurationVar(&opts.EventRetention, "event-retention", credit.DefaultEventRetention, "how long events (GET /v1/events, webhooks) are kept; at least 720h")
+	fs.DurationVar(&f.sweep, "sweep-interval", time.Minute, "how often overdue holds are swept and expired idempotency keys and events purged")
+	fs.StringVar(&f.redisURL, "redis", "", "redis:// URL for a rate limit shared by several instances")
+	fs.StringVar(&f.pprofAddr, "pprof", "", "serve Go's pprof profiles on this separate address (off by default; bind it to loopback)")
+	fs.StringVar(&f.adminAddr, "admin-addr", "", "serve the staff console on this separate address (off by default)")
+	fs.DurationVar(&f.adminIdle, "admin-idle-timeout", credit.DefaultSessionIdleTimeout, "end a staff console session unused for this long")
+	fs.DurationVar(&f.adminLifetime, "admin-session-lifetime", credit.DefaultSessionLifetime, "end a staff console session this long after sign-in, however active")
+	fs.BoolVar(&opts.AllowPrivateWebhooks, "allow-private-webhooks", false, "deliver webhooks to http:// and loopback or private addresses too (development and tests only: it lets endpoint owners reach internal services)")
+	// The same deadline bounds each database read of a subscription (credit.Options.DBTimeout).
+	fs.DurationVar(&opts.DBTimeout, "db-timeout", server.DefaultDBTimeout, "the deadline of each request's database work (and PostgreSQL's statement_timeout); past it the answer is 503 unavailable")
+	fs.DurationVar(&f.webhookPoll, "webhook-poll-interval", delivery.DefaultPollInterval, "how often the webhook worker looks for due deliveries when idle")
+	fs.Func("cors-origin", "allow browser pages on this origin, such as https://dashboard.example.com, to call the API (repeatable; CORS is off without it)", func(v string) error {
+		if err := server.CheckCORSOrigin(v); err != nil {
 			return err
 		}
-	}, createsDatabase: func(fs *flag.FlagSet) bool { return fs.Lookup("demo").Value.String() == "true" }}
+		f.corsOrigins = append(f.corsOrigins, v)
+		return nil
+	})
+	fs.Func("trusted-proxy", "take the client address from X-Forwarded-For (or Forwarded) of requests whose peer is in this CIDR range, such as 10.0.0.0/8: your load balancers (repeatable; without it the peer is the client)", func(v string) error {
+		p, err := httpapi.ParseTrustedProxy(v)
+		if err != nil {
+			return err
+		}
+		f.trustedProxies = append(f.trustedProxies, p)
+		return nil
+	})
+	fs.BoolVar(&f.adminSecure, "admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
+	return f
+}
+
+// check refuses flag values serve cannot run with, as usage errors, and positional arguments.
+func (f *serveFlags) check(args []string) error {
+	if err := exactlyArgs(args); err != nil {
+		return err
+	}
+	switch {
+	case f.rateLimit < 1:
+		return usagef("--rate-limit must be at least 1")
+	case f.platformRateLimit < 1:
+		return usagef("--platform-rate-limit must be at least 1")
+	case f.opts.IdempotencyTTL <= 0 || f.sweep <= 0:
+		return usagef("--idempotency-ttl and --sweep-interval must be positive")
+	case f.opts.DBTimeout <= 0:
+		return usagef("--db-timeout must be positive")
+	case f.webhookPoll <= 0:
+		return usagef("--webhook-poll-interval must be positive")
+	case f.opts.EventRetention < credit.DefaultEventRetention:
+		return usagef("--event-retention must be at least 720h (30 days): integrators are promised a month to catch up")
+	case f.adminIdle <= 0 || f.adminLifetime <= 0:
+		return usagef("--admin-idle-timeout and --admin-session-lifetime must be positive")
+	case f.adminAddr != "" && f.adminAddr == f.addr && !strings.HasSuffix(f.addr, ":0"):
+		return usagef("--admin-addr must differ from --addr: the staff console never shares the API's listener")
+	}
+	return nil
+}
+
+// serve runs the API, the staff console and the pprof server (each on its listener, when
+// asked for) and the background loops (the overdue sweeps, the webhook worker) until ctx ends
+// or a server fails. Everything it starts is a task of one group, and it returns only once
+// every task has (see tasks for the order they stop in): the database, which Main.Close
+// closes after serve returns, outlives them all.
+func serve(ctx context.Context, env *cmdEnv, f *serveFlags) error {
+	setServeGC(os.LookupEnv)
+	log := slog.New(slog.NewJSONHandler(env.m.Stderr, nil))
+	slog.SetDefault(log)
+	ls, err := openServeListeners(f)
+	if err != nil {
+		return err
+	}
+	// Each server closes its own listener; this closes them all when serve fails to start.
+	defer ls.close()
+	if f.demo {
+		if err := seedDemo(ctx, env, "http://"+displayAddr(ls.api.Addr())); err != nil {
+			return err
+		}
+	}
+	// Each request's database work ends by --db-timeout; so does each statement of this
+	// process on the database's side (PostgreSQL's statement_timeout, SQLite's busy
+	// timeout), the webhook worker's and the sweep's included.
+	env.db.LimitStatements(f.opts.DBTimeout)
+	worker := env.webhookWorker(f.opts.AllowPrivateWebhooks, log, f.webhookPoll)
+	cfg, closeLimiters, err := f.apiConfig(ctx, env, log)
+	if err != nil {
+		return err
+	}
+	defer closeLimiters()
+	cfg.Collectors = worker.Collectors()
+	api := server.New(cfg)
+
+	// Nothing below fails before wait: every task started is joined.
+	t := newTasks(ctx)
+	t.loop("sweeps", func(ctx context.Context) { runSweeps(ctx, env, log, f.sweep) })
+	// The webhook worker's attempts under way when it stops are cut short, and sent again by
+	// the next start.
+	t.loop("webhook worker", worker.Run)
+	if ls.pprof != nil {
+		t.server("pprof", func(ctx context.Context) error { return serveProfiles(ctx, ls.pprof, log) })
+	}
+	if ls.console != nil {
+		startConsole(ctx, t, env, f, log, ls.console, worker)
+	}
+	t.server("API", func(ctx context.Context) error { return api.Serve(ctx, ls.api) })
+	log.Info("listening", "addr", ls.api.Addr().String())
+	if env.m.Ready != nil {
+		env.m.Ready(ls.api.Addr().String())
+	}
+	return t.wait()
+}
+
+// serveListeners are serve's listeners: the API's, and the console's and pprof's when their
+// flags ask for them (else nil).
+type serveListeners struct {
+	api, console, pprof net.Listener
+}
+
+// openServeListeners opens the listeners f asks for, or none: its errors are listen's.
+func openServeListeners(f *serveFlags) (*serveListeners, error) {
+	ls := &serveListeners{}
+	var err error
+	if ls.api, err = listen("--addr", f.addr); err != nil {
+		return nil, err
+	}
+	if f.adminAddr != "" {
+		if ls.console, err = listen("--admin-addr", f.adminAddr); err != nil {
+			ls.close()
+			return nil, err
+		}
+	}
+	if f.pprofAddr != "" {
+		if ls.pprof, err = listen("--pprof", f.pprofAddr); err != nil {
+			ls.close()
+			return nil, err
+		}
+	}
+	return ls, nil
+}
+
+// close closes every listener (closing one a server has closed already does nothing).
+func (ls *serveListeners) close() {
+	for _, l := range []net.Listener{ls.api, ls.console, ls.pprof} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// apiConfig is the API server's configuration, with the Redis rate limiters when --redis is
+// set; closeLimiters closes those once the server has stopped. Its error is a usage error: a
+// --redis URL it cannot use.
+func (f *serveFlags) apiConfig(ctx context.Context, env *cmdEnv, log *slog.Logger) (cfg server.Config, closeLimiters func(), err error) {
+	cfg = server.Config{
+		Service: env.svc, DB: env.db, Logger: log, Now: env.m.Now,
+		RateLimit: f.rateLimit, PlatformRateLimit: f.platformRateLimit,
+		CORSOrigins: f.corsOrigins, TrustedProxies: f.trustedProxies,
+		DBTimeout: f.opts.DBTimeout,
+	}
+	if f.redisURL == "" {
+		return cfg, func() {}, nil
+	}
+	rl, err := ratelimit.NewRedis(f.redisURL, f.rateLimit, time.Minute, log)
+	if err != nil {
+		return cfg, nil, usagef("--redis: %v", err)
+	}
+	if err := rl.Ping(ctx); err != nil {
+		log.Warn("rate limiter: Redis unreachable at start; each instance enforces the limit on its own until it is back", "error", err.Error())
+	}
+	// The failed-authentication limit is shared too: behind a load balancer a client's
+	// failures reach every instance, and 30 a minute is per address, not per address and
+	// instance.
+	authRL, err := ratelimit.NewRedis(f.redisURL, server.DefaultAuthFailureLimit, time.Minute, log)
+	if err != nil {
+		rl.Close()
+		return cfg, nil, usagef("--redis: %v", err)
+	}
+	cfg.Limiter, cfg.AuthLimiter = rl, authRL
+	return cfg, func() { rl.Close(); authRL.Close() }, nil
+}
+
+// startConsole starts the staff console on l as a server of t: it shares the service, the
+// database, the logger and the webhook worker with the API and stops with it; if it fails on
+// its own, the whole process stops.
+func startConsole(ctx context.Context, t *tasks, env *cmdEnv, f *serveFlags, log *slog.Logger, l net.Listener, worker *delivery.Worker) {
+	staffConsole := console.New(console.Config{
+		Service:        env.svc,
+		Logger:         log,
+		Now:            env.m.Now,
+		Sessions:       credit.SessionPolicy{IdleTimeout: f.adminIdle, Lifetime: f.adminLifetime},
+		SecureCookies:  f.adminSecure,
+		TrustedProxies: f.trustedProxies,
+		Command:        env.m.Self,
+		DatabaseFlag:   env.dbFlag(),
+		SendWebhookNow: worker.SendNow,
+	})
+	t.server("staff console", func(ctx context.Context) error {
+		if err := staffConsole.Serve(ctx, l); err != nil {
+			return fmt.Errorf("staff console: %w", err)
+		}
+		return nil
+	})
+	log.Info("staff console listening", "addr", l.Addr().String())
+	fmt.Fprintf(env.m.Stdout, "Staff console on http://%s/ (create an account with: %s)\n", displayAddr(l.Addr()), staffCreateHint(ctx, env))
+	if env.m.AdminReady != nil {
+		env.m.AdminReady(l.Addr().String())
+	}
 }
 
 // listen opens the listener a flag names. Its failures are the operator's to fix (a mistyped
@@ -241,13 +305,12 @@ func listen(flag, addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// servePprof serves net/http/pprof on its own listener, never on the API's: profiles reveal
-// internals and cost CPU, so they are only there when an operator asks with --pprof.
-func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	l, err := listen("--pprof", addr)
-	if err != nil {
-		return nil, err
-	}
+// serveProfiles serves net/http/pprof on l, never on the API's listener: profiles reveal
+// internals and cost CPU, so they are only there when an operator asks with --pprof. It stops
+// when ctx ends, at once: a profile being taken is cut short rather than holding up the
+// shutdown. A failure is logged, never the process's end: the API does not stop for its
+// debugging aid.
+func serveProfiles(ctx context.Context, l net.Listener, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -255,9 +318,13 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(l) }()
+	stop := context.AfterFunc(ctx, func() { _ = hs.Close() })
+	defer stop()
 	log.Info("pprof listening", "addr", l.Addr().String())
-	return func() { _ = hs.Close() }, nil
+	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		log.Error("pprof server failed", "error", err.Error())
+	}
+	return nil
 }
 
 func seedDemo(ctx context.Context, env *cmdEnv, base string) error {
@@ -361,6 +428,9 @@ func sweepOnce(ctx context.Context, env *cmdEnv, log *slog.Logger) {
 		return
 	}
 	defer release()
+	if env.m != nil && env.m.sweeping != nil {
+		env.m.sweeping(ctx)
+	}
 	res, err := svc.Maintenance.SweepHolds(ctx)
 	if err != nil && ctx.Err() == nil {
 		log.Error("overdue sweep failed", "error", err.Error())

@@ -3,6 +3,9 @@
 // rewrite fails when the generated code no longer has the shape it expects, so that a gqlgen
 // upgrade cannot silently undo it.
 //
+// Rewrites 1 to 5 are performance code, each kept because it was measured (BENCHMARKS.md: issue
+// 13, commit 013f6f3, and issue 23, "GraphQL executor"); 6 is a correctness fix.
+//
 //  1. Sequential lists. gqlgen starts a goroutine per item of every list of objects; for a
 //     dashboard of 50 companies with 5 ledger entries each that was 300 goroutines a request,
 //     their stacks growing as the fields below them ran. creditd's resolvers never wait for a
