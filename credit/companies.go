@@ -270,7 +270,8 @@ func (s *Service) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	q := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate)
+	// Every column but the sort keys, which a write never reads (lockedCompanyColumns).
+	q := tx.Company.Query().Select(lockedCompanyColumns...).Where(company.ID(id), s.db.ForUpdate)
 	if s.db.LocksRows() {
 		q.Where(storeLockedFirst(ctx, id))
 	}
