@@ -32,7 +32,9 @@ func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Com
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
-	c, err := tx.Company.Query().Where(company.ID(id), s.db.ForUpdate, storeLockedFirst(ctx, s.db, id)).Only(ctx)
+	// Every column but the sort keys, which a write never reads (lockedCompanyColumns).
+	c, err := tx.Company.Query().Select(lockedCompanyColumns...).
+		Where(company.ID(id), s.db.ForUpdate, storeLockedFirst(ctx, s.db, id)).Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
 	}
