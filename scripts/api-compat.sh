@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# API compatibility (contract §19): compares the GraphQL schema (schema.graphqls) and the OpenAPI
+# document (docs/openapi.yaml) with those of the newest release in CHANGELOG.md, kept in
+# api/baseline/<version>/, and fails on a breaking change. Both tools are pinned: GraphQL
+# Inspector by api/compat/package-lock.json (installed with npm ci once, then run offline with
+# npx), oasdiff by the version below (go run: through the Go module proxy once, then from the
+# module cache).
+#
+# GraphQL Inspector: its "breaking" changes fail; its "dangerous" ones (a new enum value, a new
+# union member, a new optional argument) are printed and pass, as §19 allows them.
+#
+# oasdiff `breaking`: its errors AND its warnings fail, because §19 forbids what oasdiff only
+# warns about (a removed query parameter is a warning to oasdiff). One kind of change it calls an
+# error is compatible by §19 and passes here: a new event type, which /v1/events and
+# /v1/events/{id} show as a new member of their oneOf and a new value OtherEvent's `type` is not
+# (the document tells clients to expect unknown types: x-unknown-event-types). Those changes are
+# printed and marked as allowed; nothing else is filtered.
+#
+# A deliberate break is a new release made in one commit: see CHANGELOG.md's top.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OASDIFF=github.com/oasdiff/oasdiff@v1.37.0
+
+# The newest release is CHANGELOG.md's first "## [X.Y.Z]" heading ("Unreleased" is not one).
+release="$(sed -n 's/^## \[\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\)\].*/\1/p' CHANGELOG.md | head -n 1)"
+if [[ -z "$release" ]]; then
+	echo "api-compat: CHANGELOG.md names no release (a heading '## [X.Y.Z] - date')" >&2
+	exit 1
+fi
+base="api/baseline/$release"
+for f in schema.graphqls openapi.yaml; do
+	if [[ ! -f "$base/$f" ]]; then
+		echo "api-compat: $base/$f is missing: the baseline of release $release (CHANGELOG.md)" >&2
+		exit 1
+	fi
+done
+echo "comparing with release $release ($base)"
+
+if [[ ! -x api/compat/node_modules/.bin/graphql-inspector ]]; then
+	(cd api/compat && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+status=0
+echo "-- GraphQL: $base/schema.graphqls -> schema.graphqls (GraphQL Inspector)"
+if ! (cd api/compat && npx --offline graphql-inspector diff "../../$base/schema.graphqls" ../../schema.graphqls); then
+	echo "api-compat: the GraphQL schema breaks release $release's (above)" >&2
+	status=1
+fi
+echo "-- REST: $base/openapi.yaml -> docs/openapi.yaml (oasdiff)"
+changes="$(go run "$OASDIFF" breaking "$base/openapi.yaml" docs/openapi.yaml --format singleline --color never)"
+# One change a line: "error at FILE, in API GET /v1/... <what> [check-id]. <why>".
+rest_broken=0
+new_event_type='^(error|warning) at [^,]*, in API GET /v1/events(/\{id\})? (added `#/components/schemas/[A-Za-z]+Event` to the [^[]*`oneOf` list .*\[response-(body|property)-one-of-added\]|added the new `[a-z_.]+` enum value to the `([a-z/]*/)?oneOf\[#/components/schemas/OtherEvent\]/type/not` response property .*\[response-property-enum-value-added\])'
+while IFS= read -r line; do
+	[[ -z "$line" ]] && continue
+	if [[ "$line" =~ ^(error|warning)\ at ]]; then
+		if [[ "$line" =~ $new_event_type ]]; then
+			echo "allowed (a new event type, §19): $line"
+		else
+			echo "BREAKING: $line"
+			rest_broken=1
+		fi
+	else
+		echo "$line"
+	fi
+done <<<"$changes"
+if [[ $rest_broken -ne 0 ]]; then
+	echo "api-compat: the OpenAPI document breaks release $release's (above)" >&2
+	status=1
+fi
+if [[ $status -ne 0 ]]; then
+	echo "A deliberate break is a new release in one commit: CHANGELOG.md says how." >&2
+	exit 1
+fi
+echo "no breaking change against release $release"
