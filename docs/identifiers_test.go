@@ -26,7 +26,10 @@ import (
 //     of that type (promoted ones included);
 //   - or an exported type declared in the module, with a second part that starts with an
 //     upper-case letter and is not all capitals: `Type.Member` must be a method or field of a
-//     type of that name in some package of the module.
+//     type of that name in some package of the module;
+//   - or an unexported type declared in the module whose name is in camel case (`groupCommit`;
+//     a one-word lower-case name such as `hold` is more often a JSON member): `type.member`,
+//     whatever the member's case, must be a method or field of it.
 //
 // And a test, fuzz target or benchmark named alone (`TestConditionalGet`, `FuzzParseAmount`,
 // `BenchmarkCreateAdjustment`, also inside a command such as `go test -run TestX ./console/`,
@@ -322,6 +325,9 @@ func (idx *moduleIndex) hasMember(p *goPackage, name, member string, depth int) 
 // (considered) and whether it names a declaration of the module (ok).
 func (idx *moduleIndex) resolve(name string) (ok, considered bool) {
 	parts := strings.Split(name, ".")
+	if len(parts) == 2 && !startsUpper(parts[0]) && strings.ToLower(parts[0]) != parts[0] {
+		return idx.member(parts[0], parts[1])
+	}
 	if !startsUpper(parts[1]) {
 		return false, false
 	}
@@ -339,14 +345,20 @@ func (idx *moduleIndex) resolve(name string) (ok, considered bool) {
 	if len(parts) != 2 || !startsUpper(parts[0]) || strings.ToUpper(parts[1]) == parts[1] {
 		return false, false
 	}
+	return idx.member(parts[0], parts[1])
+}
+
+// member resolves Type.Member against every type of that name declared in the module
+// (considered only when there is one).
+func (idx *moduleIndex) member(typ, member string) (ok, considered bool) {
 	declared := false
 	for _, pkgs := range idx.packages {
 		for _, p := range pkgs {
-			if p.types[parts[0]] == nil || !p.decls[parts[0]] {
+			if p.types[typ] == nil || !p.decls[typ] {
 				continue
 			}
 			declared = true
-			if idx.hasMember(p, parts[0], parts[1], 0) {
+			if idx.hasMember(p, typ, member, 0) {
 				return true, true
 			}
 		}
