@@ -22,55 +22,77 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 OASDIFF=github.com/oasdiff/oasdiff@v1.37.0
 
-# The newest release is CHANGELOG.md's first "## [X.Y.Z]" heading ("Unreleased" is not one).
-release="$(sed -n 's/^## \[\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\)\].*/\1/p' CHANGELOG.md | head -n 1)"
-if [[ -z "$release" ]]; then
+# The releases are CHANGELOG.md's "## [X.Y.Z]" headings, newest first ("Unreleased" is not one).
+mapfile -t releases < <(sed -n 's/^## \[\([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\)\].*/\1/p' CHANGELOG.md)
+if [[ ${#releases[@]} -eq 0 ]]; then
 	echo "api-compat: CHANGELOG.md names no release (a heading '## [X.Y.Z] - date')" >&2
 	exit 1
 fi
-base="api/baseline/$release"
+release="${releases[0]}"
 for f in schema.graphqls openapi.yaml; do
-	if [[ ! -f "$base/$f" ]]; then
-		echo "api-compat: $base/$f is missing: the baseline of release $release (CHANGELOG.md)" >&2
+	if [[ ! -f "api/baseline/$release/$f" ]]; then
+		echo "api-compat: api/baseline/$release/$f is missing: the baseline of release $release (CHANGELOG.md)" >&2
 		exit 1
 	fi
 done
-echo "comparing with release $release ($base)"
 
 if [[ ! -x api/compat/node_modules/.bin/graphql-inspector ]]; then
 	(cd api/compat && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-status=0
-echo "-- GraphQL: $base/schema.graphqls -> schema.graphqls (GraphQL Inspector)"
-if ! (cd api/compat && npx --offline graphql-inspector diff "../../$base/schema.graphqls" ../../schema.graphqls); then
-	echo "api-compat: the GraphQL schema breaks release $release's (above)" >&2
-	status=1
-fi
-echo "-- REST: $base/openapi.yaml -> docs/openapi.yaml (oasdiff)"
-changes="$(go run "$OASDIFF" breaking "$base/openapi.yaml" docs/openapi.yaml --format singleline --color never)"
-# One change a line: "error at FILE, in API GET /v1/... <what> [check-id]. <why>".
-rest_broken=0
+# One change of oasdiff's singleline output a line: "error at FILE, in API GET /v1/... <what>
+# [check-id]. <why>". These are a new event type's.
 new_event_type='^(error|warning) at [^,]*, in API GET /v1/events(/\{id\})? (added `#/components/schemas/[A-Za-z]+Event` to the [^[]*`oneOf` list .*\[response-(body|property)-one-of-added\]|added the new `[a-z_.]+` enum value to the `([a-z/]*/)?oneOf\[#/components/schemas/OtherEvent\]/type/not` response property .*\[response-property-enum-value-added\])'
-while IFS= read -r line; do
-	[[ -z "$line" ]] && continue
-	if [[ "$line" =~ ^(error|warning)\ at ]]; then
-		if [[ "$line" =~ $new_event_type ]]; then
-			echo "allowed (a new event type, §19): $line"
-		else
-			echo "BREAKING: $line"
-			rest_broken=1
-		fi
-	else
-		echo "$line"
+
+# compare OLD_SCHEMA NEW_SCHEMA OLD_OPENAPI NEW_OPENAPI WHAT: prints both tools' findings and
+# returns 1 when the new ones break the old.
+compare() {
+	local broken=0 changes line
+	echo "-- GraphQL: $1 -> $2 (GraphQL Inspector)"
+	if ! (cd api/compat && npx --offline graphql-inspector diff "../../$1" "../../$2"); then
+		echo "api-compat: the GraphQL schema breaks $5 (above)" >&2
+		broken=1
 	fi
-done <<<"$changes"
-if [[ $rest_broken -ne 0 ]]; then
-	echo "api-compat: the OpenAPI document breaks release $release's (above)" >&2
-	status=1
-fi
-if [[ $status -ne 0 ]]; then
+	echo "-- REST: $3 -> $4 (oasdiff)"
+	# (set -e does not apply inside a function called as a condition: check oasdiff ran.)
+	if ! changes="$(go run "$OASDIFF" breaking "$3" "$4" --format singleline --color never)"; then
+		echo "api-compat: oasdiff could not compare $3 and $4" >&2
+		return 1
+	fi
+	local rest_broken=0
+	while IFS= read -r line; do
+		[[ -z "$line" ]] && continue
+		if [[ "$line" =~ ^(error|warning)\ at ]]; then
+			if [[ "$line" =~ $new_event_type ]]; then
+				echo "allowed (a new event type, §19): $line"
+			else
+				echo "BREAKING: $line"
+				rest_broken=1
+			fi
+		else
+			echo "$line"
+		fi
+	done <<<"$changes"
+	if [[ $rest_broken -ne 0 ]]; then
+		echo "api-compat: the OpenAPI document breaks $5 (above)" >&2
+		broken=1
+	fi
+	return $broken
+}
+
+echo "comparing with release $release (api/baseline/$release)"
+if ! compare "api/baseline/$release/schema.graphqls" schema.graphqls "api/baseline/$release/openapi.yaml" docs/openapi.yaml "release $release's"; then
 	echo "A deliberate break is a new release in one commit: CHANGELOG.md says how." >&2
 	exit 1
 fi
 echo "no breaking change against release $release"
+
+# A release that breaks the one before must be a new major version (a deliberate break).
+previous="${releases[1]:-}"
+if [[ -n "$previous" && -f "api/baseline/$previous/schema.graphqls" && "${release%%.*}" == "${previous%%.*}" ]]; then
+	echo "comparing release $release with release $previous: the same major version must not break"
+	if ! compare "api/baseline/$previous/schema.graphqls" "api/baseline/$release/schema.graphqls" "api/baseline/$previous/openapi.yaml" "api/baseline/$release/openapi.yaml" "release $previous's"; then
+		echo "api-compat: release $release breaks release $previous: a break needs a new major version (CHANGELOG.md)" >&2
+		exit 1
+	fi
+fi
