@@ -16,7 +16,9 @@
 # (the document tells clients to expect unknown types: x-unknown-event-types). Those changes are
 # printed and marked as allowed; nothing else is filtered.
 #
-# A deliberate break is a new release made in one commit: see CHANGELOG.md's top.
+# A deliberate break is a new release made in one commit: see CHANGELOG.md's top. So that a
+# release cannot hide a break, the newest release's baseline is also compared with the one
+# before when both have the same major version.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
