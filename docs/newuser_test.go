@@ -48,16 +48,17 @@ func TestQuickstartAgreesWithTheReadme(t *testing.T) {
 }
 
 // TestGitIgnoresTheWebhookKey: `git add -A` must not commit the webhook master key that creditd
-// writes beside a SQLite database.
+// writes beside a SQLite database, nor leave the database's lock directory untracked after a
+// demo (a directory pattern, "name/", is matched by its name).
 func TestGitIgnoresTheWebhookKey(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", ".gitignore"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"creditd.db.webhook-key", "demo.db.webhook-key"} {
+	for _, name := range []string{"creditd.db.webhook-key", "demo.db.webhook-key", "creditd.db-locks"} {
 		ignored := false
 		for _, pattern := range strings.Split(string(raw), "\n") {
-			pattern = strings.TrimPrefix(strings.TrimSpace(pattern), "/")
+			pattern = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(pattern), "/"), "/")
 			if ok, _ := filepath.Match(pattern, name); ok && pattern != "" && !strings.HasPrefix(pattern, "#") {
 				ignored = true
 			}

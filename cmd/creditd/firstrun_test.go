@@ -185,7 +185,10 @@ func TestVersion(t *testing.T) {
 		t.Errorf("creditd --version printed %q, creditd version %q", dashed.stdout, r.stdout)
 	}
 	v := runCreditd(t, "version", "--json", "--db", filepath.Join(dir, "none.db")).mustSucceed(t).object(t)
-	mustKeys(t, "version --json", v, "version", "revision", "time", "modified", "go")
+	mustKeys(t, "version --json", v, "release", "version", "revision", "time", "modified", "go")
+	if v["release"] != Release {
+		t.Errorf("version --json: release %v, want %s", v["release"], Release)
+	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("version left %v behind", entries)
 	}
@@ -196,14 +199,14 @@ func TestVersion(t *testing.T) {
 		{Key: "vcs.time", Value: "2026-11-23T10:12:00Z"},
 		{Key: "vcs.modified", Value: "true"},
 	}})
-	if want := (buildVersion{Version: "v1.4.0", Revision: "c536541a0b2f7e0d5c3c1b8d2a9e4f6a7b8c9d0e", Time: "2026-11-23T10:12:00Z", Modified: true, Go: "go1.26.8"}); stamped != want {
+	if want := (buildVersion{Release: Release, Version: "v1.4.0", Revision: "c536541a0b2f7e0d5c3c1b8d2a9e4f6a7b8c9d0e", Time: "2026-11-23T10:12:00Z", Modified: true, Go: "go1.26.8"}); stamped != want {
 		t.Errorf("versionFrom: %+v, want %+v", stamped, want)
 	}
-	if got, want := stamped.String(), "creditd v1.4.0, commit c536541a0b2f7e0d5c3c1b8d2a9e4f6a7b8c9d0e of 2026-11-23T10:12:00Z, with uncommitted changes, built with go1.26.8"; got != want {
+	if got, want := stamped.String(), "creditd "+Release+" (module v1.4.0), commit c536541a0b2f7e0d5c3c1b8d2a9e4f6a7b8c9d0e of 2026-11-23T10:12:00Z, with uncommitted changes, built with go1.26.8"; got != want {
 		t.Errorf("version line:\n got %s\nwant %s", got, want)
 	}
 	bare := versionFrom(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/creditd/creditd"}})
-	if got, want := bare.String(), "creditd (devel), no commit recorded (built without version control information), built with go1.26.8"; got != want {
+	if got, want := bare.String(), "creditd "+Release+", no commit recorded (built without version control information), built with go1.26.8"; got != want {
 		t.Errorf("version line without VCS information:\n got %s\nwant %s", got, want)
 	}
 }

@@ -63,6 +63,7 @@ type serveFlags struct {
 
 	addr, adminAddr, pprofAddr, redisURL string
 	demo                                 bool
+	addrGiven                            func() bool // whether the command line gave --addr (listenAddr)
 	rateLimit, platformRateLimit         int
 	sweep, webhookPoll                   time.Duration
 	adminIdle, adminLifetime             time.Duration
@@ -71,10 +72,36 @@ type serveFlags struct {
 	trustedProxies                       httpapi.TrustedProxies
 }
 
+// defaultAddr is where serve listens without --addr: every interface, as a server behind a
+// load balancer or in a container must. demoAddr is where serve --demo listens without --addr:
+// this machine only, because a demo prints full-access keys and a newcomer's laptop on a café's
+// network should not offer them to it.
+const (
+	defaultAddr = ":8080"
+	demoAddr    = "127.0.0.1:8080"
+)
+
+// listenAddr is where serve listens: --addr when given, else demoAddr for --demo and
+// defaultAddr otherwise.
+func (f *serveFlags) listenAddr() string {
+	switch {
+	case f.addrGiven():
+		return f.addr
+	case f.demo:
+		return demoAddr
+	}
+	return defaultAddr
+}
+
 // declareServeFlags declares serve's flags on fs, for what it returns and opts to hold.
 func declareServeFlags(fs *flag.FlagSet, opts *credit.Options) *serveFlags {
 	f := &serveFlags{opts: opts}
-	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&f.addr, "addr", defaultAddr, "listen address; with --demo the default is "+demoAddr+", this machine only")
+	// --demo picks its own default without overriding an address the user chose (even ":8080").
+	f.addrGiven = func() (given bool) {
+		fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "addr" })
+		return given
+	}
 	fs.BoolVar(&f.demo, "demo", false, "seed a demo store, companies, applications and three keys into an empty database")
 	fs.IntVar(&f.rateLimit, "rate-limit", server.DefaultRateLimit, "requests per minute per store")
 	fs.IntVar(&f.platformRateLimit, "platform-rate-limit", server.DefaultPlatformRateLimit, "the commerce platform's requests per minute per store (POST /platform/...)")
@@ -129,7 +156,7 @@ func (f *serveFlags) check(args []string) error {
 		return usagef("--event-retention must be at least 720h (30 days): integrators are promised a month to catch up")
 	case f.adminIdle <= 0 || f.adminLifetime <= 0:
 		return usagef("--admin-idle-timeout and --admin-session-lifetime must be positive")
-	case f.adminAddr != "" && f.adminAddr == f.addr && !strings.HasSuffix(f.addr, ":0"):
+	case f.adminAddr != "" && f.adminAddr == f.listenAddr() && !strings.HasSuffix(f.listenAddr(), ":0"):
 		return usagef("--admin-addr must differ from --addr: the staff console never shares the API's listener")
 	}
 	return nil
@@ -198,7 +225,7 @@ type serveListeners struct {
 func openServeListeners(f *serveFlags) (*serveListeners, error) {
 	ls := &serveListeners{}
 	var err error
-	if ls.api, err = listen("--addr", f.addr); err != nil {
+	if ls.api, err = listen("--addr", f.listenAddr()); err != nil {
 		return nil, err
 	}
 	if f.adminAddr != "" {

@@ -10,9 +10,20 @@ import (
 	"github.com/creditd/creditd/credit"
 )
 
-// buildVersion is what `creditd version` reports: the module version the binary was built
-// from and, when it was built in a checkout, the commit (Go records these in every binary).
+// Release is the version of creditd's API and behaviour that this source is: the newest
+// release in CHANGELOG.md, whose schema and OpenAPI document are kept in api/baseline/Release/
+// (contract §19). It changes only in a release commit, together with CHANGELOG.md's heading
+// and, for a deliberate break, a new baseline; TestReleaseMatchesChangelog ties the three.
+// Changes since the release are listed under "Unreleased" and do not change it.
+const Release = "1.0.0"
+
+// buildVersion is what `creditd version` reports: the release (Release), the module version
+// the binary was built from and, when it was built in a checkout, the commit (Go records these
+// in every binary).
 type buildVersion struct {
+	// Release is the CHANGELOG's version (Release). It was added beside the members
+	// `version --json` had, which keep their meaning (version is still the module's).
+	Release string `json:"release"`
 	// Version is the module's version: v1.2.3 when installed with go install module@version;
 	// built in a git clone, a pseudo-version of the commit's time and hash
 	// (v0.0.0-20261123131214-08d75962817d); "(devel)" when the build recorded neither.
@@ -32,14 +43,14 @@ type buildVersion struct {
 func readBuildVersion() buildVersion {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return buildVersion{Version: "unknown"}
+		return buildVersion{Release: Release, Version: "unknown"}
 	}
 	return versionFrom(info)
 }
 
 // versionFrom picks the version out of a binary's build information.
 func versionFrom(info *debug.BuildInfo) buildVersion {
-	v := buildVersion{Version: info.Main.Version, Go: info.GoVersion}
+	v := buildVersion{Release: Release, Version: info.Main.Version, Go: info.GoVersion}
 	if v.Version == "" {
 		v.Version = "(devel)"
 	}
@@ -56,10 +67,15 @@ func versionFrom(info *debug.BuildInfo) buildVersion {
 	return v
 }
 
-// String is the one line `creditd version` prints.
+// String is the one line `creditd version` prints: the release first, then the module
+// version where it says more than the release (a pseudo-version of a checkout's commit; not
+// "(devel)", and not v<Release> itself, as go install creditd@v1.0.0 records).
 func (v buildVersion) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "creditd %s", v.Version)
+	fmt.Fprintf(&b, "creditd %s", v.Release)
+	if v.Version != "" && v.Version != "(devel)" && v.Version != "v"+v.Release {
+		fmt.Fprintf(&b, " (module %s)", v.Version)
+	}
 	if v.Revision == "" {
 		b.WriteString(", no commit recorded (built without version control information)")
 	} else {
