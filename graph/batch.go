@@ -163,7 +163,7 @@ func (l *loaders) addEvents(page []credit.Event) {
 // none (application and key events). The companies of the event's page are read in one query
 // when the first of them is asked for; an event on its own (node(id:)) reads its company alone.
 //
-// Errors: GetCompanies's and GetCompany's (not_found for a company the key cannot see).
+// Errors: Companies.GetMany's and Companies.Get's (not_found for a company the key cannot see).
 func (l *loaders) eventCompany(ctx context.Context, svc *credit.Service, e *credit.Event) (*credit.Company, error) {
 	id, err := e.CompanyID()
 	if err != nil || id == "" {

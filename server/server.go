@@ -168,7 +168,7 @@ func (s *Server) authenticate(next http.Handler, writeErr func(http.ResponseWrit
 }
 
 // readAuthenticated is authenticate for a request that only reads: a key from the cache is
-// confirmed by the read's own statement where the read can (credit.AuthenticateRead), and the
+// confirmed by the read's own statement where the read can (credit.Keys.AuthenticateRead), and the
 // answer is held until it is: before its first byte, the key is confirmed if no statement did
 // (credit.Keys.Confirm), and a key refused then gets the 401 that authenticate would have given,
 // whatever the handler wrote.
@@ -213,11 +213,11 @@ func (s *Server) authenticateWith(read bool, next http.Handler, writeErr func(ht
 // confirmingWriter holds a response until the request's key is confirmed (see
 // readAuthenticated).
 //
-// Why it exists: a GET may run on a key from the cache (credit.AuthenticateRead) so that the
+// Why it exists: a GET may run on a key from the cache (credit.Keys.AuthenticateRead) so that the
 // key is confirmed by the read's own statement instead of a statement of its own before it,
 // one database round trip fewer on every read; a revocation must still be instant (contract
 // §2), so nothing of the answer leaves before the key is confirmed. It was measured (issue 23,
-// "The key confirmed by the read" in BENCHMARKS.md); it is tied to credit.AuthenticateRead and
+// "The key confirmed by the read" in BENCHMARKS.md); it is tied to credit.Keys.AuthenticateRead and
 // credit.ConfirmKey, and TestCachedKeyIsConfirmedByTheRead holds the revocation instant. It
 // wraps every GET, so it costs one small struct and a copy of the header, and no work before
 // the first write.
