@@ -31,6 +31,7 @@ type Storage interface {
 	SeqRanges
 	Search
 	Erasure
+	Snapshots
 }
 
 // Options configure a Service.
@@ -93,6 +94,8 @@ type Service struct {
 	Idempotency *Idempotency
 	// Maintenance: the periodic sweeps: overdue holds, expired events and idempotency records.
 	Maintenance *Maintenance
+	// Exports: the store's whole state in one stream, as of one feed position.
+	Exports *Exports
 }
 
 // The services. Each is the shared core seen through the methods of one kind of client.
@@ -129,6 +132,8 @@ type (
 	Idempotency struct{ *core }
 	// Maintenance is the part of the domain the periodic sweeps use (Service.Maintenance).
 	Maintenance struct{ *core }
+	// Exports is the part of the domain about exports of a store's state (Service.Exports).
+	Exports struct{ *core }
 )
 
 // core is what every service shares: the database, the clock, the options and the caches.
@@ -185,7 +190,7 @@ func New(db Storage, opts Options) *Service {
 		Applications: &Applications{c}, Reports: &Reports{c}, Keys: &Keys{c}, Staff: &Staff{c},
 		Stores: &Stores{c}, Events: &Events{c}, Platform: &Platform{c}, Inbox: &Inbox{c},
 		Webhooks: &Webhooks{c}, WebhookQueue: &WebhookQueue{c}, Idempotency: &Idempotency{c},
-		Maintenance: &Maintenance{c}}
+		Maintenance: &Maintenance{c}, Exports: &Exports{c}}
 }
 
 // Now returns the service clock's current time in UTC with microsecond precision, the
