@@ -51,6 +51,9 @@ type Options struct {
 	// EventRetention is how long events are kept before the sweep purges them; zero, or
 	// anything shorter than the 30 days contract §11 promises, means 30 days.
 	EventRetention time.Duration
+	// ExportBatch is how many rows each read of an export returns (Exports.Export); zero
+	// means 1,000. Tests make it small, so that writes land between an export's reads.
+	ExportBatch int
 	// DBTimeout bounds each database read of a subscription (the feed, the key), which has no
 	// request deadline of its own (serve --db-timeout); zero means 10 seconds.
 	DBTimeout time.Duration
@@ -146,6 +149,8 @@ type core struct {
 	eventRetention time.Duration
 	// subscriptionRead bounds each database read of a subscription (Options.DBTimeout).
 	subscriptionRead time.Duration
+	// exportBatch is how many rows each read of an export returns (Options.ExportBatch).
+	exportBatch int
 
 	webhookSealer        func() (*webhook.Sealer, error)
 	allowPrivateWebhooks bool
@@ -183,7 +188,11 @@ func New(db Storage, opts Options) *Service {
 	if read <= 0 {
 		read = defaultSubscriptionRead
 	}
-	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, lastUsedWritten: map[string]time.Time{},
+	batch := opts.ExportBatch
+	if batch <= 0 {
+		batch = defaultExportBatch
+	}
+	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, exportBatch: batch, lastUsedWritten: map[string]time.Time{},
 		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
 	return &Service{core: c,
 		Companies: &Companies{c}, Ledger: &Ledger{c}, Invoices: &Invoices{c}, Timeline: &Timeline{c},

@@ -21,13 +21,13 @@ import (
 // the feed position that snapshot holds exactly. A mirror loads it, then follows the feed
 // from that position (GET /v1/events?after=) and never misses or repeats a change.
 //
-// Memory stays bounded: rows are read by keyset in batches of exportBatch and each batch is
+// Memory stays bounded: rows are read by keyset in batches of Options.ExportBatch and each batch is
 // written and flushed before the next is read, so the stream is never built in memory.
 
-// exportBatch is how many rows one read of the export returns: large enough that a
+// defaultExportBatch is how many rows one read of the export returns: large enough that a
 // statement's cost is spread over many rows, small enough that a batch's views stay a few
 // hundred kilobytes.
-const exportBatch = 1000
+const defaultExportBatch = 1000
 
 // ExportTimeout bounds an export as a whole, in place of the requests' database deadline
 // (serve --db-timeout), which a stream of the whole store would outlast: long enough for the
@@ -210,7 +210,7 @@ func (s *Exports) exportCompanies(ctx context.Context, w *exportWriter, st *ent.
 	n, last := 0, ""
 	for {
 		rows, err := s.reader(ctx).Company.Query().Where(company.IDGT(last)).
-			Order(ent.Asc(company.FieldID)).Limit(exportBatch).Select(companyViewColumns...).All(ctx)
+			Order(ent.Asc(company.FieldID)).Limit(s.exportBatch).Select(companyViewColumns...).All(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -220,7 +220,7 @@ func (s *Exports) exportCompanies(ctx context.Context, w *exportWriter, st *ent.
 			w.buf = append(w.buf, "}\n"...)
 		}
 		n += len(rows)
-		if err := w.flush(); err != nil || len(rows) < exportBatch {
+		if err := w.flush(); err != nil || len(rows) < s.exportBatch {
 			return n, err
 		}
 		last = rows[len(rows)-1].ID
@@ -239,7 +239,7 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 			Where(ledgerentry.Or(ledgerentry.CompanyIDGT(lastCompany),
 				ledgerentry.And(ledgerentry.CompanyID(lastCompany), ledgerentry.SeqGT(lastSeq)))).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Asc(ledgerentry.FieldSeq)).
-			Limit(exportBatch).Select(ledgerViewColumns...).All(ctx)
+			Limit(s.exportBatch).Select(ledgerViewColumns...).All(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -249,7 +249,7 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 			w.buf = append(w.buf, "}\n"...)
 		}
 		n += len(rows)
-		if err := w.flush(); err != nil || len(rows) < exportBatch {
+		if err := w.flush(); err != nil || len(rows) < s.exportBatch {
 			return n, err
 		}
 		lastCompany, lastSeq = rows[len(rows)-1].CompanyID, rows[len(rows)-1].Seq
@@ -263,7 +263,7 @@ func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.S
 	for {
 		client := s.reader(ctx)
 		rows, err := client.Invoice.Query().Where(invoice.IDGT(last)).
-			Order(ent.Asc(invoice.FieldID)).Limit(exportBatch).All(ctx)
+			Order(ent.Asc(invoice.FieldID)).Limit(s.exportBatch).All(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -277,7 +277,7 @@ func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.S
 			}
 		}
 		n += len(rows)
-		if err := w.flush(); err != nil || len(rows) < exportBatch {
+		if err := w.flush(); err != nil || len(rows) < s.exportBatch {
 			return n, err
 		}
 		last = rows[len(rows)-1].ID
@@ -299,7 +299,7 @@ func (s *Exports) exportApplications(ctx context.Context, w *exportWriter) (int,
 	n, last := 0, ""
 	for {
 		rows, err := s.reader(ctx).Application.Query().Where(application.IDGT(last)).
-			Order(ent.Asc(application.FieldID)).Limit(exportBatch).All(ctx)
+			Order(ent.Asc(application.FieldID)).Limit(s.exportBatch).All(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -311,7 +311,7 @@ func (s *Exports) exportApplications(ctx context.Context, w *exportWriter) (int,
 			w.buf = append(w.buf, "}\n"...)
 		}
 		n += len(rows)
-		if err := w.flush(); err != nil || len(rows) < exportBatch {
+		if err := w.flush(); err != nil || len(rows) < s.exportBatch {
 			return n, err
 		}
 		last = rows[len(rows)-1].ID

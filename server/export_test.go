@@ -206,15 +206,15 @@ func TestExportRefusals(t *testing.T) {
 
 // exportInstance is another creditd on env's database: its own service and server, as a
 // second process would have (the lock of an export is the database's, not the process's).
-func exportInstance(t *testing.T, env *credittest.Env, writeTimeout time.Duration) *credittest.Env {
+func exportInstance(t *testing.T, env *credittest.Env, writeTimeout time.Duration, batch int) *credittest.Env {
 	t.Helper()
 	db, err := database.Open(context.Background(), env.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc := credit.New(db, credit.Options{Now: env.Clock.Now})
-	h := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: env.Clock.Now, StreamWriteTimeout: writeTimeout})
+	svc := credit.New(db, credit.Options{Now: env.Clock.Now, ExportBatch: batch})
+	h := server.New(server.Config{Service: svc, DB: db, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: env.Clock.Now, StreamWriteTimeout: writeTimeout, RateLimit: 1 << 20})
 	ts := httptest.NewUnstartedServer(h)
 	// Small send buffers (no autotuning), so that a client that stops reading stalls the
 	// server's writes after a few kilobytes (TestExportSlowReaderAndLockAcrossInstances).
@@ -231,8 +231,12 @@ func exportInstance(t *testing.T, env *credittest.Env, writeTimeout time.Duratio
 // lock across the two instances refuses a second export while one runs.
 func TestExportMirrorFollowsTheFeed(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
-	other := exportInstance(t, env, 0)
+	// Batches of 3 rows, so that the writers' commits land between the export's reads.
+	env := credittest.New(t, credittest.Options{
+		ServiceOptions: func(o *credit.Options) { o.ExportBatch = 3 },
+		ServerConfig:   func(c *server.Config) { c.RateLimit = 1 << 20 },
+	})
+	other := exportInstance(t, env, 0, 3)
 	st := env.MustStore(t, "Mirror", "EUR")
 	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit, credit.ScopeWriteCredit)
 	var companies []credit.Company
@@ -277,7 +281,13 @@ func TestExportMirrorFollowsTheFeed(t *testing.T) {
 
 	for round := range 3 {
 		stop := writers()
-		resp := openExport(t, env.Server.URL, key, "", map[string]string{"Accept-Encoding": "identity"})
+		// A slow client with small buffers: the server's writes wait for it between batches.
+		req, _ := http.NewRequest(http.MethodGet, other.Server.URL+"/v1/export", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := slowClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if resp.StatusCode != 200 {
 			t.Fatalf("export: %d", resp.StatusCode)
 		}
@@ -385,7 +395,7 @@ func (m *exportMirror) check(t *testing.T, env *credittest.Env, key string) {
 func TestExportSlowReaderAndLockAcrossInstances(t *testing.T) {
 	t.Parallel()
 	env := credittest.New(t)
-	other := exportInstance(t, env, 300*time.Millisecond)
+	other := exportInstance(t, env, 300*time.Millisecond, 0)
 	st := env.MustStore(t, "Slow", "EUR")
 	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit)
 	// Enough lines to fill the sockets' buffers between a server and a client that reads
@@ -394,10 +404,7 @@ func TestExportSlowReaderAndLockAcrossInstances(t *testing.T) {
 		c := env.MustCompany(t, st, fmt.Sprintf("A company with a rather long name to fill the buffers, number %d", i), "1000.00")
 		_ = c
 	}
-	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-	}}
-	stalled := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableCompression: true}}
+	stalled := slowClient()
 	req, _ := http.NewRequest(http.MethodGet, other.Server.URL+"/v1/export", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := stalled.Do(req)
@@ -438,4 +445,13 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4096)
 	}
 	return c, err
+}
+
+// slowClient is an HTTP client whose connections have a 4 KiB receive buffer and no gzip, so
+// that a server writing to it waits as soon as it stops reading.
+func slowClient() *http.Client {
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableCompression: true}}
 }
