@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -163,6 +164,20 @@ func TestExportIsEachRecordsGET(t *testing.T) {
 			}
 		}
 	}
+	// gzip when accepted: the same lines, compressed.
+	resp := openExport(t, env.Server.URL, key, "?include=applications", map[string]string{"Accept-Encoding": "gzip"})
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("export with Accept-Encoding gzip: %d, Content-Encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unzipped := readExport(t, zr, nil); len(unzipped) != len(lines) || unzipped[len(unzipped)-1].Type != "export_end" {
+		t.Fatalf("gzip export: %d lines, want %d", len(unzipped), len(lines))
+	}
+
 	want := map[string]int{"companies": 2, "ledger_entries": 4, "invoices": 3, "applications": 1}
 	if got := lines[len(lines)-1].Counts; !reflect.DeepEqual(got, want) || invoices != 3 {
 		t.Errorf("counts %v, want %v", got, want)
