@@ -260,10 +260,14 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
 	now := s.Now()
+	// invoiceDetails' statement names each settled invoice of the batch in one condition,
+	// which SQLite bounds (an expression tree at most 1,000 deep): read at most a page's
+	// worth of invoices at a time, as the invoice lists do.
+	batch := min(s.exportBatch, MaxPageSize)
 	for {
 		client := s.reader(ctx)
 		rows, err := client.Invoice.Query().Where(invoice.IDGT(last)).
-			Order(ent.Asc(invoice.FieldID)).Limit(s.exportBatch).All(ctx)
+			Order(ent.Asc(invoice.FieldID)).Limit(batch).All(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -277,7 +281,7 @@ func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.S
 			}
 		}
 		n += len(rows)
-		if err := w.flush(); err != nil || len(rows) < s.exportBatch {
+		if err := w.flush(); err != nil || len(rows) < batch {
 			return n, err
 		}
 		last = rows[len(rows)-1].ID
