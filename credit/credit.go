@@ -31,6 +31,7 @@ type Storage interface {
 	SeqRanges
 	Search
 	Erasure
+	Snapshots
 }
 
 // Options configure a Service.
@@ -50,6 +51,9 @@ type Options struct {
 	// EventRetention is how long events are kept before the sweep purges them; zero, or
 	// anything shorter than the 30 days contract §11 promises, means 30 days.
 	EventRetention time.Duration
+	// ExportBatch is how many rows each read of an export returns (Exports.Export); zero
+	// means 1,000. Tests make it small, so that writes land between an export's reads.
+	ExportBatch int
 	// DBTimeout bounds each database read of a subscription (the feed, the key), which has no
 	// request deadline of its own (serve --db-timeout); zero means 10 seconds.
 	DBTimeout time.Duration
@@ -93,6 +97,8 @@ type Service struct {
 	Idempotency *Idempotency
 	// Maintenance: the periodic sweeps: overdue holds, expired events and idempotency records.
 	Maintenance *Maintenance
+	// Exports: the store's whole state in one stream, as of one feed position.
+	Exports *Exports
 }
 
 // The services. Each is the shared core seen through the methods of one kind of client.
@@ -129,6 +135,8 @@ type (
 	Idempotency struct{ *core }
 	// Maintenance is the part of the domain the periodic sweeps use (Service.Maintenance).
 	Maintenance struct{ *core }
+	// Exports is the part of the domain about exports of a store's state (Service.Exports).
+	Exports struct{ *core }
 )
 
 // core is what every service shares: the database, the clock, the options and the caches.
@@ -141,6 +149,8 @@ type core struct {
 	eventRetention time.Duration
 	// subscriptionRead bounds each database read of a subscription (Options.DBTimeout).
 	subscriptionRead time.Duration
+	// exportBatch is how many rows each read of an export returns (Options.ExportBatch).
+	exportBatch int
 
 	webhookSealer        func() (*webhook.Sealer, error)
 	allowPrivateWebhooks bool
@@ -178,14 +188,18 @@ func New(db Storage, opts Options) *Service {
 	if read <= 0 {
 		read = defaultSubscriptionRead
 	}
-	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, lastUsedWritten: map[string]time.Time{},
+	batch := opts.ExportBatch
+	if batch <= 0 {
+		batch = defaultExportBatch
+	}
+	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, exportBatch: batch, lastUsedWritten: map[string]time.Time{},
 		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
 	return &Service{core: c,
 		Companies: &Companies{c}, Ledger: &Ledger{c}, Invoices: &Invoices{c}, Timeline: &Timeline{c},
 		Applications: &Applications{c}, Reports: &Reports{c}, Keys: &Keys{c}, Staff: &Staff{c},
 		Stores: &Stores{c}, Events: &Events{c}, Platform: &Platform{c}, Inbox: &Inbox{c},
 		Webhooks: &Webhooks{c}, WebhookQueue: &WebhookQueue{c}, Idempotency: &Idempotency{c},
-		Maintenance: &Maintenance{c}}
+		Maintenance: &Maintenance{c}, Exports: &Exports{c}}
 }
 
 // Now returns the service clock's current time in UTC with microsecond precision, the

@@ -27,6 +27,7 @@ const (
 	CodeCurrencyMismatch     Code = "currency_mismatch"
 	CodeLimitBelowZero       Code = "limit_below_zero"
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	CodeExportInProgress     Code = "export_in_progress"
 )
 
 // Error is the one error type of creditd: a contract code, a sentence for people, and the

@@ -128,3 +128,15 @@ type Erasure interface {
 	// PurgeErased makes values overwritten by an erasure unrecoverable from the files.
 	PurgeErased(ctx context.Context) error
 }
+
+// Snapshots reads the database as of one moment, and keeps work that must not overlap from
+// running twice at once, across every process on the database.
+type Snapshots interface {
+	// ReadSnapshot runs fn with a context whose reads (Reader) all see the database as of one
+	// moment, in one read-only transaction that ends when fn returns or ctx ends.
+	ReadSnapshot(ctx context.Context, fn func(ctx context.Context) error) error
+	// TryLock takes the lock named name across every process on the database, without
+	// waiting: ok is false when another holds it. release gives it back; the lock also ends
+	// with the process that holds it.
+	TryLock(ctx context.Context, name string) (release func(), ok bool, err error)
+}

@@ -45,6 +45,7 @@ var statusByCode = map[credit.Code]int{
 	credit.CodeHoldExists:           http.StatusConflict,
 	credit.CodeHoldNotLiftable:      http.StatusConflict,
 	credit.CodeIdempotencyKeyInUse:  http.StatusConflict,
+	credit.CodeExportInProgress:     http.StatusConflict,
 	CodeRequestTooLarge:             http.StatusRequestEntityTooLarge,
 	CodeUnsupportedMediaType:        http.StatusUnsupportedMediaType,
 	credit.CodeValidationFailed:     http.StatusUnprocessableEntity,

@@ -5,6 +5,7 @@ package rest
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 )
@@ -12,6 +13,10 @@ import (
 // API serves /v1.
 type API struct {
 	svc *credit.Service
+
+	// ExportWriteTimeout is how long one write of an export may wait for its client (serve's
+	// stream write timeout); zero means DefaultExportWriteTimeout.
+	ExportWriteTimeout time.Duration
 }
 
 // New returns the /v1 API over svc.
@@ -24,6 +29,11 @@ type Route struct {
 	Handler http.HandlerFunc
 }
 
+// ExportPattern is the export's route: a stream, which the server serves without a
+// conditional answer (it would buffer the body) and without the requests' database deadline
+// (the export has its own limit, credit.ExportTimeout).
+const ExportPattern = "GET /v1/export"
+
 // Routes lists every /v1 operation. Tests derive their isolation and scope matrices from it,
 // so a route added here is covered there too.
 func (a *API) Routes() []Route {
@@ -35,6 +45,7 @@ func (a *API) Routes() []Route {
 		{"GET /v1/applications/{id}", a.getApplication},
 		{"GET /v1/events", a.listEvents},
 		{"GET /v1/events/{id}", a.getEvent},
+		{ExportPattern, a.export},
 		{"POST /v1/companies/{id}/adjustments", a.createAdjustment},
 		{"PUT /v1/companies/{id}/credit-limit", a.setCreditLimit},
 		{"POST /v1/companies/{id}/hold", a.placeHold},

@@ -38,10 +38,17 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 	})
 }
 
+// exportPath is the export's path (rest.ExportPattern).
+const exportPath = "/v1/export"
+
 // longLived reports whether r may open a long-lived stream: a protocol upgrade (WebSocket) or
-// a request that accepts an event stream. (Subscription streams are routed away before the
+// a request that accepts an event stream, or the export (GET /v1/export). (Subscription streams are routed away before the
 // middleware chain that holds withDeadline; this keeps any other stream from a deadline too.)
 func longLived(r *http.Request) bool {
+	if r.Method == http.MethodGet && r.URL.Path == exportPath {
+		// The export runs under its own limit (credit.ExportTimeout), not the requests'.
+		return true
+	}
 	if r.Header.Get("Upgrade") != "" {
 		return true
 	}

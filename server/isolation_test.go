@@ -47,6 +47,7 @@ var routeCases = map[string]routeCase{
 	"DELETE /v1/companies/{id}/hold":      {idKind: "company", scope: credit.ScopeWriteCredit},
 	"GET /v1/events":                      {scope: credit.ScopeReadCredit, alsoScope: credit.ScopeReadApplications},
 	"GET /v1/events/{id}":                 {idKind: "event", scope: credit.ScopeReadCredit, alsoScope: credit.ScopeReadApplications},
+	"GET /v1/export":                      {scope: credit.ScopeReadCredit},
 }
 
 // routesWithCases returns every /v1 route with its case, failing for a route without one.
@@ -141,6 +142,13 @@ func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
 						t.Errorf("%s lists another store's %s", rt.Pattern, id)
 					}
 				}
+				if rt.Pattern == "GET /v1/export" {
+					// The whole store: its company, its two entries, nothing of the other's.
+					if !strings.Contains(string(r.Body), mine.company) || !strings.Contains(string(r.Body), mine.entries[1]) {
+						t.Errorf("%s misses the store's own records: %s", rt.Pattern, r.Body)
+					}
+					return
+				}
 				if rt.Pattern == "GET /v1/events" {
 					if got := r.ListPage(t).IDs(t); !slices.Equal(got, mine.events) {
 						t.Errorf("%s lists %v, want the store's own events %v", rt.Pattern, got, mine.events)
@@ -229,9 +237,12 @@ func TestEveryRouteChecksItsScope(t *testing.T) {
 				env.Do(t, routeRequest(rt.Pattern, "nonsense", key)).WantError(t, 403, "insufficient_scope", "")
 				continue
 			}
-			if rc.idKind != "" {
+			switch {
+			case rc.idKind != "":
 				r.WantError(t, 404, "not_found", "")
-			} else {
+			case rt.Pattern == "GET /v1/export":
+				r.WantStatus(t, 200) // a stream, not a page
+			default:
 				r.ListPage(t)
 			}
 		}

@@ -109,8 +109,14 @@ func New(cfg Config) *Server {
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)
+	api.ExportWriteTimeout = cfg.StreamWriteTimeout
 	for _, rt := range api.Routes() {
 		var h http.Handler = rt.Handler
+		if rt.Pattern == rest.ExportPattern {
+			// A stream: no conditional answer, which would hold the whole body.
+			mux.Handle(rt.Pattern, s.readAuthenticated(s.limitStore(h, httpapi.WriteError), httpapi.WriteError))
+			continue
+		}
 		if strings.HasPrefix(rt.Pattern, http.MethodGet+" ") {
 			// A GET changes nothing, so it may run on a cached key whose confirmation its
 			// answer waits for (readAuthenticated).

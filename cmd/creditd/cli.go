@@ -180,6 +180,7 @@ func commands() map[string]command {
 		"hold place":             holdPlaceCommand(),
 		"hold lift":              holdLiftCommand(),
 		"holds sweep":            holdsSweepCommand(),
+		"export":                 exportCommand(),
 		"version":                versionCommand(),
 		"staff create":           staffCreateCommand(),
 		"staff list":             staffListCommand(),

@@ -163,6 +163,7 @@ func (e CompanyStatus) Valid() bool {
 // Defines values for ErrorCode.
 const (
 	ErrorCodeCurrencyMismatch     ErrorCode = "currency_mismatch"
+	ErrorCodeExportInProgress     ErrorCode = "export_in_progress"
 	ErrorCodeHoldExists           ErrorCode = "hold_exists"
 	ErrorCodeHoldNotFound         ErrorCode = "hold_not_found"
 	ErrorCodeHoldNotLiftable      ErrorCode = "hold_not_liftable"
@@ -188,6 +189,8 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeCurrencyMismatch:
+		return true
+	case ErrorCodeExportInProgress:
 		return true
 	case ErrorCodeHoldExists:
 		return true
@@ -226,6 +229,36 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUnsupportedMediaType:
 		return true
 	case ErrorCodeValidationFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportLineType.
+const (
+	ExportLineTypeApplication ExportLineType = "application"
+	ExportLineTypeCompany     ExportLineType = "company"
+	ExportLineTypeExport      ExportLineType = "export"
+	ExportLineTypeExportEnd   ExportLineType = "export_end"
+	ExportLineTypeInvoice     ExportLineType = "invoice"
+	ExportLineTypeLedgerEntry ExportLineType = "ledger_entry"
+)
+
+// Valid indicates whether the value is a known member of the ExportLineType enum.
+func (e ExportLineType) Valid() bool {
+	switch e {
+	case ExportLineTypeApplication:
+		return true
+	case ExportLineTypeCompany:
+		return true
+	case ExportLineTypeExport:
+		return true
+	case ExportLineTypeExportEnd:
+		return true
+	case ExportLineTypeInvoice:
+		return true
+	case ExportLineTypeLedgerEntry:
 		return true
 	default:
 		return false
@@ -421,6 +454,21 @@ func (e ListCompaniesParamsStatus) Valid() bool {
 	case ListCompaniesParamsStatusApproved:
 		return true
 	case ListCompaniesParamsStatusOnHold:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportStoreParamsInclude.
+const (
+	Applications ExportStoreParamsInclude = "applications"
+)
+
+// Valid indicates whether the value is a known member of the ExportStoreParamsInclude enum.
+func (e ExportStoreParamsInclude) Valid() bool {
+	switch e {
+	case Applications:
 		return true
 	default:
 		return false
@@ -733,7 +781,7 @@ type Error struct {
 		// Code Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 		// `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
 		// `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
-		// `idempotency_key_in_use` 409; `request_too_large` 413; `unsupported_media_type` 415;
+		// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 		// `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 		// `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
 		Code ErrorCode `json:"code"`
@@ -749,7 +797,7 @@ type Error struct {
 // ErrorCode Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 // `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
 // `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
-// `idempotency_key_in_use` 409; `request_too_large` 413; `unsupported_media_type` 415;
+// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 // `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 // `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
 type ErrorCode string
@@ -779,6 +827,24 @@ type EventList struct {
 	// NextCursor Pass as `cursor` to get the next page; null exactly when `has_more` is false.
 	NextCursor *string `json:"next_cursor"`
 }
+
+// ExportLine One line of `GET /v1/export`; `type` says which other member it carries.
+type ExportLine struct {
+	Application *Application            `json:"application,omitempty"`
+	AsOfEvent   *string                 `json:"as_of_event,omitempty"`
+	Company     *Company                `json:"company,omitempty"`
+	Counts      *map[string]int         `json:"counts,omitempty"`
+	Invoice     *map[string]interface{} `json:"invoice,omitempty"`
+
+	// LedgerEntry One ledger entry. The ledger is append-only; entries are never edited or deleted.
+	LedgerEntry *LedgerEntry   `json:"ledger_entry,omitempty"`
+	StartedAt   *time.Time     `json:"started_at,omitempty"`
+	StoreId     *string        `json:"store_id,omitempty"`
+	Type        ExportLineType `json:"type"`
+}
+
+// ExportLineType defines model for ExportLine.Type.
+type ExportLineType string
 
 // Hold A hold blocks the company's credit. `manual` holds are placed by an API key or staff;
 // `overdue` holds are placed by the system when an invoice is past due and name that
@@ -1246,6 +1312,19 @@ type GetEventParams struct {
 	// sent, separated by commas; `*` matches any.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
+
+// ExportStoreParams defines parameters for ExportStore.
+type ExportStoreParams struct {
+	// Include `applications` adds the store's applications (needs scope `read_applications`).
+	Include *ExportStoreParamsInclude `form:"include,omitempty" json:"include,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ExportStoreParamsInclude defines parameters for ExportStore.
+type ExportStoreParamsInclude string
 
 // GetOpenAPIDocumentJSONParams defines parameters for GetOpenAPIDocumentJSON.
 type GetOpenAPIDocumentJSONParams struct {
@@ -1751,6 +1830,32 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportStore Export the store's state at one feed position
+	//
+	// Streams the store's state as newline-delimited JSON (`application/x-ndjson`, gzip when
+	// the request accepts it), read from one consistent snapshot of the database, so that a
+	// mirror's first load is one request. Each line is one JSON object with a `type`:
+	//
+	// - first `{"type":"export","as_of_event":"ev_…" or null,"store_id":…,"started_at":…}`:
+	//   the newest event of the feed (that the key may read) that the snapshot holds;
+	// - `{"type":"company","company":{…}}` per company, as `GET /v1/companies/{id}` returns it;
+	// - `{"type":"ledger_entry","ledger_entry":{…}}` per entry, company by company, oldest
+	//   first, as the ledger's pages show it (with `company_id` and `balance_after`);
+	// - `{"type":"invoice","invoice":{…}}` per invoice, as GraphQL's `Invoice` shows it;
+	// - with `include=applications`, `{"type":"application","application":{…}}` per
+	//   application, as `GET /v1/applications/{id}` returns it;
+	// - last `{"type":"export_end","counts":{…}}`. A stream without it was cut: start again.
+	//
+	// Then follow `GET /v1/events?after=<as_of_event>` (or subscribe with `afterEvent`):
+	// nothing is missed or applied twice, however many writes ran during the export. One
+	// export per store runs at a time, across instances (409 `export_in_progress`); it counts
+	// one request of the rate limit; it is bounded by 30 minutes as a whole and each write to
+	// the client by the stream write timeout (10 s by default), past which a client that
+	// stopped reading is cut off.
+	//
+	// Corresponds with GET /v1/export (the `ExportStore` operationId).
+	ExportStore(ctx context.Context, params *ExportStoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIDocumentJSON This document as JSON
 	//
 	// Served without authentication and without rate limit.
@@ -2040,6 +2145,42 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportStore Export the store's state at one feed position
+//
+// Streams the store's state as newline-delimited JSON (`application/x-ndjson`, gzip when
+// the request accepts it), read from one consistent snapshot of the database, so that a
+// mirror's first load is one request. Each line is one JSON object with a `type`:
+//
+//   - first `{"type":"export","as_of_event":"ev_…" or null,"store_id":…,"started_at":…}`:
+//     the newest event of the feed (that the key may read) that the snapshot holds;
+//   - `{"type":"company","company":{…}}` per company, as `GET /v1/companies/{id}` returns it;
+//   - `{"type":"ledger_entry","ledger_entry":{…}}` per entry, company by company, oldest
+//     first, as the ledger's pages show it (with `company_id` and `balance_after`);
+//   - `{"type":"invoice","invoice":{…}}` per invoice, as GraphQL's `Invoice` shows it;
+//   - with `include=applications`, `{"type":"application","application":{…}}` per
+//     application, as `GET /v1/applications/{id}` returns it;
+//   - last `{"type":"export_end","counts":{…}}`. A stream without it was cut: start again.
+//
+// Then follow `GET /v1/events?after=<as_of_event>` (or subscribe with `afterEvent`):
+// nothing is missed or applied twice, however many writes ran during the export. One
+// export per store runs at a time, across instances (409 `export_in_progress`); it counts
+// one request of the rate limit; it is bounded by 30 minutes as a whole and each write to
+// the client by the stream write timeout (10 s by default), past which a client that
+// stopped reading is cut off.
+//
+// Corresponds with GET /v1/export (the `ExportStore` operationId).
+func (c *Client) ExportStore(ctx context.Context, params *ExportStoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportStoreRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3014,6 +3155,75 @@ func NewGetEventRequest(server string, id string, params *GetEventParams) (*http
 	return req, nil
 }
 
+// NewExportStoreRequest constructs an http.Request for the ExportStore method
+func NewExportStoreRequest(server string, params *ExportStoreParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentJSONRequest constructs an http.Request for the GetOpenAPIDocumentJSON method
 func NewGetOpenAPIDocumentJSONRequest(server string, params *GetOpenAPIDocumentJSONParams) (*http.Request, error) {
 	var err error
@@ -3301,6 +3511,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, id string, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+
+	// ExportStoreWithResponse Export the store's state at one feed position
+	//
+	// Streams the store's state as newline-delimited JSON (`application/x-ndjson`, gzip when
+	// the request accepts it), read from one consistent snapshot of the database, so that a
+	// mirror's first load is one request. Each line is one JSON object with a `type`:
+	//
+	// - first `{"type":"export","as_of_event":"ev_…" or null,"store_id":…,"started_at":…}`:
+	//   the newest event of the feed (that the key may read) that the snapshot holds;
+	// - `{"type":"company","company":{…}}` per company, as `GET /v1/companies/{id}` returns it;
+	// - `{"type":"ledger_entry","ledger_entry":{…}}` per entry, company by company, oldest
+	//   first, as the ledger's pages show it (with `company_id` and `balance_after`);
+	// - `{"type":"invoice","invoice":{…}}` per invoice, as GraphQL's `Invoice` shows it;
+	// - with `include=applications`, `{"type":"application","application":{…}}` per
+	//   application, as `GET /v1/applications/{id}` returns it;
+	// - last `{"type":"export_end","counts":{…}}`. A stream without it was cut: start again.
+	//
+	// Then follow `GET /v1/events?after=<as_of_event>` (or subscribe with `afterEvent`):
+	// nothing is missed or applied twice, however many writes ran during the export. One
+	// export per store runs at a time, across instances (409 `export_in_progress`); it counts
+	// one request of the rate limit; it is bounded by 30 minutes as a whole and each write to
+	// the client by the stream write timeout (10 s by default), past which a client that
+	// stopped reading is cut off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export (the `ExportStore` operationId).
+	ExportStoreWithResponse(ctx context.Context, params *ExportStoreParams, reqEditors ...RequestEditorFn) (*ExportStoreResponse, error)
 
 	// GetOpenAPIDocumentJSONWithResponse This document as JSON
 	//
@@ -5409,6 +5647,162 @@ func (r GetEventResponse) ContentType() string {
 	return ""
 }
 
+// ExportStoreResponse200Headers the declared response headers of an HTTP 200 response for ExportStore
+type ExportStoreResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ExportStoreResponse400Headers the declared response headers of an HTTP 400 response for ExportStore
+type ExportStoreResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ExportStoreResponse401Headers the declared response headers of an HTTP 401 response for ExportStore
+type ExportStoreResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ExportStoreResponse403Headers the declared response headers of an HTTP 403 response for ExportStore
+type ExportStoreResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ExportStoreResponse409Headers the declared response headers of an HTTP 409 response for ExportStore
+type ExportStoreResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ExportStoreResponse429Headers the declared response headers of an HTTP 429 response for ExportStore
+type ExportStoreResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ExportStoreResponse500Headers the declared response headers of an HTTP 500 response for ExportStore
+type ExportStoreResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ExportStoreResponse503Headers the declared response headers of an HTTP 503 response for ExportStore
+type ExportStoreResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type ExportStoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportStoreResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportStoreResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportStoreResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportStoreResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ExportStoreResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportStoreResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportStoreResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportStoreResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportStoreResponse) GetJSON400() *InvalidParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportStoreResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportStoreResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ExportStoreResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportStoreResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportStoreResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportStoreResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportStoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportStoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportStoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportStoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocumentJSON
 type GetOpenAPIDocumentJSONResponse200Headers struct {
 	ETag       string
@@ -5769,6 +6163,40 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id strin
 		return nil, err
 	}
 	return ParseGetEventResponse(rsp)
+}
+
+// ExportStoreWithResponse Export the store's state at one feed position
+//
+// Streams the store's state as newline-delimited JSON (`application/x-ndjson`, gzip when
+// the request accepts it), read from one consistent snapshot of the database, so that a
+// mirror's first load is one request. Each line is one JSON object with a `type`:
+//
+//   - first `{"type":"export","as_of_event":"ev_…" or null,"store_id":…,"started_at":…}`:
+//     the newest event of the feed (that the key may read) that the snapshot holds;
+//   - `{"type":"company","company":{…}}` per company, as `GET /v1/companies/{id}` returns it;
+//   - `{"type":"ledger_entry","ledger_entry":{…}}` per entry, company by company, oldest
+//     first, as the ledger's pages show it (with `company_id` and `balance_after`);
+//   - `{"type":"invoice","invoice":{…}}` per invoice, as GraphQL's `Invoice` shows it;
+//   - with `include=applications`, `{"type":"application","application":{…}}` per
+//     application, as `GET /v1/applications/{id}` returns it;
+//   - last `{"type":"export_end","counts":{…}}`. A stream without it was cut: start again.
+//
+// Then follow `GET /v1/events?after=<as_of_event>` (or subscribe with `afterEvent`):
+// nothing is missed or applied twice, however many writes ran during the export. One
+// export per store runs at a time, across instances (409 `export_in_progress`); it counts
+// one request of the rate limit; it is bounded by 30 minutes as a whole and each write to
+// the client by the stream write timeout (10 s by default), past which a client that
+// stopped reading is cut off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export (the `ExportStore` operationId).
+func (c *ClientWithResponses) ExportStoreWithResponse(ctx context.Context, params *ExportStoreParams, reqEditors ...RequestEditorFn) (*ExportStoreResponse, error) {
+	rsp, err := c.ExportStore(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportStoreResponse(rsp)
 }
 
 // GetOpenAPIDocumentJSONWithResponse This document as JSON
@@ -9574,6 +10002,276 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportStoreResponse parses an HTTP response from a ExportStoreWithResponse call
+func ParseExportStoreResponse(rsp *http.Response) (*ExportStoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportStoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportStoreResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportStoreResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportStoreResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportStoreResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers ExportStoreResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportStoreResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportStoreResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportStoreResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
