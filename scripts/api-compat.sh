@@ -14,7 +14,10 @@
 # error is compatible by §19 and passes here: a new event type, which /v1/events and
 # /v1/events/{id} show as a new member of their oneOf and a new value OtherEvent's `type` is not
 # (the document tells clients to expect unknown types: x-unknown-event-types). Those changes are
-# printed and marked as allowed; nothing else is filtered.
+# printed and marked as allowed. So is a new error code: the error table grows with new
+# operations (409 export_in_progress came with GET /v1/export), the schema's `code` enum is shared
+# by every operation, and docs/errors.md tells clients to treat a code they do not know by its
+# HTTP status, as Stripe's error codes are documented to grow. Nothing else is filtered.
 #
 # A deliberate break is a new release made in one commit: see CHANGELOG.md's top. So that a
 # release cannot hide a break, the newest release's baseline is also compared with the one
@@ -46,6 +49,9 @@ fi
 # [check-id]. <why>". These are a new event type's.
 new_event_type='^(error|warning) at [^,]*, in API GET /v1/events(/\{id\})? (added `#/components/schemas/[A-Za-z]+Event` to the [^[]*`oneOf` list .*\[response-(body|property)-one-of-added\]|added the new `[a-z_.]+` enum value to the `([a-z/]*/)?oneOf\[#/components/schemas/OtherEvent\]/type/not` response property .*\[response-property-enum-value-added\])'
 
+# A new value of the shared error code enum (`error/code`), on any operation and status.
+new_error_code='^(error|warning) at [^,]*, in API [A-Z]+ /v1/[^ ]* added the new `[a-z_]+` enum value to the `error/code` response property .*\[response-property-enum-value-added\]'
+
 # compare OLD_SCHEMA NEW_SCHEMA OLD_OPENAPI NEW_OPENAPI WHAT: prints both tools' findings and
 # returns 1 when the new ones break the old.
 compare() {
@@ -67,6 +73,8 @@ compare() {
 		if [[ "$line" =~ ^(error|warning)\ at ]]; then
 			if [[ "$line" =~ $new_event_type ]]; then
 				echo "allowed (a new event type, §19): $line"
+			elif [[ "$line" =~ $new_error_code ]]; then
+				echo "allowed (a new error code, docs/errors.md): $line"
 			else
 				echo "BREAKING: $line"
 				rest_broken=1
