@@ -33,11 +33,13 @@ var specOperations = []string{
 	"GET /v1/applications/{id}",
 }
 
-// contractOperations are the operations contract §11 adds to the specification's: the
-// event feed.
+// contractOperations are the operations the contract adds to the specification's: the
+// event feed (§11) and the invoices (§17).
 var contractOperations = []string{
 	"GET /v1/events",
 	"GET /v1/events/{id}",
+	"GET /v1/companies/{id}/invoices",
+	"GET /v1/invoices/{id}",
 }
 
 // metaPaths are documented paths that are not API operations: the document itself.
