@@ -32,6 +32,9 @@ type Invoice struct {
 	// DaysOverdue counts the days since the due date, a started day as a whole one: 0 until
 	// the invoice is due, 1 from the first microsecond after, and 0 once it is settled.
 	DaysOverdue int `json:"days_overdue"`
+	// PaidAt is when a paid invoice's open amount reached zero: the occurred_at of the entry
+	// that settled it (contract §17). Null while open and for a cancelled invoice.
+	PaidAt *Timestamp `json:"paid_at"`
 }
 
 // InvoiceListParams are the inputs of Invoices.List.
@@ -250,6 +253,10 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 		v.Status = InvoiceCancelled
 	default:
 		v.Status = InvoicePaid
+		if r.SettledAt != nil {
+			t := At(*r.SettledAt)
+			v.PaidAt = &t
+		}
 	}
 	return v
 }

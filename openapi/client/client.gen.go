@@ -846,8 +846,12 @@ type Invoice struct {
 	IssuedAt Timestamp `json:"issued_at"`
 
 	// OpenAmount What is left to pay (never below zero).
-	OpenAmount       Money  `json:"open_amount"`
-	PlatformOrderGid string `json:"platform_order_gid"`
+	OpenAmount Money `json:"open_amount"`
+
+	// PaidAt When a paid invoice's open amount reached zero: the `occurred_at` of the ledger entry
+	// that settled it. Null while open and for a cancelled invoice.
+	PaidAt           *Timestamp `json:"paid_at"`
+	PlatformOrderGid string     `json:"platform_order_gid"`
 
 	// Status `open` while something is left to pay; once nothing is, `cancelled` if a cancellation references its order, else `paid`.
 	Status InvoiceStatus `json:"status"`
