@@ -176,15 +176,16 @@ type ComplexityRoot struct {
 	}
 
 	Invoice struct {
-		Amount           func(childComplexity int) int
-		DaysOverdue      func(childComplexity int) int
-		DueAt            func(childComplexity int) int
-		ID               func(childComplexity int) int
-		IssuedAt         func(childComplexity int) int
-		OpenAmount       func(childComplexity int) int
-		PaidAt           func(childComplexity int) int
-		PlatformOrderGID func(childComplexity int) int
-		Status           func(childComplexity int) int
+		Amount            func(childComplexity int) int
+		DaysOverdue       func(childComplexity int) int
+		DueAt             func(childComplexity int) int
+		ExpectedPaymentAt func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IssuedAt          func(childComplexity int) int
+		OpenAmount        func(childComplexity int) int
+		PaidAt            func(childComplexity int) int
+		PlatformOrderGID  func(childComplexity int) int
+		Status            func(childComplexity int) int
 	}
 
 	InvoiceConnection struct {
@@ -849,6 +850,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.DueAt(childComplexity), true
+	case "Invoice.expectedPaymentAt":
+		if e.complexity.Invoice.ExpectedPaymentAt == nil {
+			break
+		}
+
+		return e.complexity.Invoice.ExpectedPaymentAt(childComplexity), true
 	case "Invoice.id":
 		if e.complexity.Invoice.ID == nil {
 			break
@@ -1665,6 +1672,12 @@ type Invoice implements Node {
   (contract §17). Null while open and for a cancelled invoice.
   """
   paidAt: DateTime
+  """
+  For an open invoice, ` + "`" + `dueAt` + "`" + ` plus the company's amount-weighted average days beyond terms over the last 365
+  days when that is positive (else ` + "`" + `dueAt` + "`" + `). Null when the company paid no invoice in that window, and once
+  the invoice is settled (contract §17).
+  """
+  expectedPaymentAt: DateTime
 }
 
 "A page of invoices."
@@ -4520,6 +4533,23 @@ func (ec *executionContext) fieldContext_Invoice_paidAt(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Invoice_expectedPaymentAt(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.ExpectedPaymentAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Invoice_expectedPaymentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _InvoiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4665,6 +4695,8 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 				return ec.fieldContext_Invoice_daysOverdue(ctx, field)
 			case "paidAt":
 				return ec.fieldContext_Invoice_paidAt(ctx, field)
+			case "expectedPaymentAt":
+				return ec.fieldContext_Invoice_expectedPaymentAt(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
 		},
@@ -9494,6 +9526,8 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "paidAt":
 			out.Values[i] = ec._Invoice_paidAt(ctx, field, obj)
+		case "expectedPaymentAt":
+			out.Values[i] = ec._Invoice_expectedPaymentAt(ctx, field, obj)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

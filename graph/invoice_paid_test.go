@@ -8,8 +8,8 @@ import (
 	"github.com/creditd/creditd/credittest"
 )
 
-// TestInvoicePaidAt checks the transport of Invoice.paidAt: null while open, then the moment
-// the domain gives (credit's tests own the rule), as REST shows it.
+// TestInvoicePaidAt checks the transport of Invoice.paidAt and expectedPaymentAt: null while
+// open and nothing was paid, then the moment the domain gives (credit's tests own the rules).
 func TestInvoicePaidAt(t *testing.T) {
 	env := credittest.New(t)
 	st := env.MustStore(t, "Paid", "EUR")
@@ -21,9 +21,9 @@ func TestInvoicePaidAt(t *testing.T) {
 		t.Fatalf("invoices: %v %v", invoices, err)
 	}
 	id := invoices.Data[0].ID
-	const q = `query($id: ID!) { node(id: $id) { ... on Invoice { status paidAt } } }`
-	if got := at(t, query(t, env, key, q, map[string]any{"id": id}), "node", "paidAt"); got != nil {
-		t.Errorf("paidAt of an open invoice = %v, want null", got)
+	const q = `query($id: ID!) { node(id: $id) { ... on Invoice { status paidAt expectedPaymentAt } } }`
+	if got := at(t, query(t, env, key, q, map[string]any{"id": id}), "node"); got.(map[string]any)["paidAt"] != nil || got.(map[string]any)["expectedPaymentAt"] != nil {
+		t.Errorf("an open invoice of a company that paid nothing = %v, want paidAt and expectedPaymentAt null", got)
 	}
 	env.Clock.Advance(90 * time.Minute)
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindPayment, Amount: "-10"})

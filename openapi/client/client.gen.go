@@ -838,7 +838,12 @@ type Invoice struct {
 	//
 	// Examples: 2026-03-02T09:00:00.000000Z
 	DueAt Timestamp `json:"due_at"`
-	Id    string    `json:"id"`
+
+	// ExpectedPaymentAt For an open invoice, `due_at` plus the company's amount-weighted average days beyond
+	// terms over the last 365 days when that is positive (else `due_at`). Null when the
+	// company paid no invoice in that window, and once the invoice is settled.
+	ExpectedPaymentAt *Timestamp `json:"expected_payment_at"`
+	Id                string     `json:"id"`
 
 	// IssuedAt ISO 8601 in UTC with exactly six fraction digits.
 	//
