@@ -122,8 +122,9 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
 
 // Latest returns the first page of each company's invoices, keyed by company ID, in one
-// statement for the invoices (a window per company) and one for their issue dates and
-// cancellations: GraphQL's batch for a page of companies. Companies not in the viewer's store
+// statement for the invoices (a window per company), one for their issue dates and
+// cancellations, and, when some are open, one for their companies' average days beyond terms
+// (expected_payment_at): GraphQL's batch for a page of companies. Companies not in the viewer's store
 // are absent, so the caller can ask Invoices.List for the not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit, status).
