@@ -32,6 +32,13 @@ type Invoice struct {
 	// DaysOverdue counts the days since the due date, a started day as a whole one: 0 until
 	// the invoice is due, 1 from the first microsecond after, and 0 once it is settled.
 	DaysOverdue int `json:"days_overdue"`
+	// PaidAt is when a paid invoice's open amount reached zero: the occurred_at of the entry
+	// that settled it (contract §17). Null while open and for a cancelled invoice.
+	PaidAt *Timestamp `json:"paid_at"`
+	// ExpectedPaymentAt is, for an open invoice, due_at plus the company's average days
+	// beyond terms over the last 365 days when positive (ExpectedPaymentAt); null when the
+	// company paid nothing in that window, and for a settled invoice.
+	ExpectedPaymentAt *Timestamp `json:"expected_payment_at"`
 }
 
 // InvoiceListParams are the inputs of Invoices.List.
@@ -115,8 +122,9 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
 
 // Latest returns the first page of each company's invoices, keyed by company ID, in one
-// statement for the invoices (a window per company) and one for their issue dates and
-// cancellations: GraphQL's batch for a page of companies. Companies not in the viewer's store
+// statement for the invoices (a window per company), one for their issue dates and
+// cancellations, and, when some are open, one for their companies' average days beyond terms
+// (expected_payment_at): GraphQL's batch for a page of companies. Companies not in the viewer's store
 // are absent, so the caller can ask Invoices.List for the not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit, status).
@@ -195,6 +203,9 @@ func (s *core) invoicePages(ctx context.Context, client *ent.Client, st *ent.Sto
 type invoiceDetails struct {
 	issued    map[string]time.Time // by ledger entry ID
 	cancelled map[string]bool      // by company ID + " " + order GID
+	// beyondTerms is each company's average days beyond terms, for the companies with an
+	// open invoice among the rows that paid something in the window.
+	beyondTerms map[string]decimal.Decimal
 }
 
 // invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
@@ -206,8 +217,12 @@ func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*e
 	}
 	entryIDs := make([]string, 0, len(rows))
 	var settled []predicate.LedgerEntry
+	var withOpen []string
 	for _, r := range rows {
 		entryIDs = append(entryIDs, r.LedgerEntryID)
+		if r.Open && (len(withOpen) == 0 || withOpen[len(withOpen)-1] != r.CompanyID) {
+			withOpen = append(withOpen, r.CompanyID)
+		}
 		if !r.Open {
 			settled = append(settled, ledgerentry.And(ledgerentry.CompanyID(r.CompanyID), ledgerentry.PlatformOrderGid(r.PlatformOrderGid)))
 		}
@@ -229,7 +244,9 @@ func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*e
 			d.issued[e.ID] = e.OccurredAt
 		}
 	}
-	return d, nil
+	// Rows come grouped by company, so withOpen repeats no company.
+	d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays)
+	return d, err
 }
 
 func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Time) Invoice {
@@ -246,10 +263,18 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 	switch {
 	case r.Open:
 		v.DaysOverdue = daysOverdue(r.DueAt, now)
+		if avg, ok := d.beyondTerms[r.CompanyID]; ok {
+			t := At(ExpectedPaymentAt(r.DueAt, avg))
+			v.ExpectedPaymentAt = &t
+		}
 	case d.cancelled[r.CompanyID+" "+r.PlatformOrderGid]:
 		v.Status = InvoiceCancelled
 	default:
 		v.Status = InvoicePaid
+		if r.SettledAt != nil {
+			t := At(*r.SettledAt)
+			v.PaidAt = &t
+		}
 	}
 	return v
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/tenant"
 )
 
@@ -43,6 +44,7 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			SetOpenAmount(open).
 			SetOpen(open.IsPositive()).
 			SetDueAt(e.OccurredAt.Add(time.Duration(dueDays) * 24 * time.Hour)).
+			SetNillableSettledAt(settledAt(decimal.Zero, open, e)).
 			Exec(ctx); err != nil {
 			return nil, err
 		}
@@ -57,7 +59,8 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 				return nil, err
 			}
 			open := inv.OpenAmount.Add(e.Amount)
-			return c, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).Exec(ctx)
+			return c, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
+				SetNillableSettledAt(settledAt(inv.OpenAmount, open, e)).Exec(ctx)
 		}
 		// A payment without an order: oldest open invoices first.
 		remaining := e.Amount.Neg()
@@ -74,7 +77,8 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			for _, inv := range batch {
 				applied := decimal.Min(remaining, inv.OpenAmount)
 				open := inv.OpenAmount.Sub(applied)
-				if err := tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).Exec(ctx); err != nil {
+				if err := tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
+					SetNillableSettledAt(settledAt(inv.OpenAmount, open, e)).Exec(ctx); err != nil {
 					return nil, err
 				}
 				remaining = remaining.Sub(applied)
@@ -88,6 +92,18 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 		}
 	}
 	return c, nil
+}
+
+// settledAt is the moment to record as an invoice's settled_at when entry e moves its open
+// amount from before to after: e's occurred_at when this is the entry that brings it to zero
+// (an order entry starts from zero, so an order fully covered by credit is settled when
+// placed), else nil, which leaves the column as it is. ReplaySettlements is the same rule.
+func settledAt(before, after decimal.Decimal, e *ent.LedgerEntry) *time.Time {
+	if (before.IsPositive() || e.Kind == ledgerentry.KindOrderPlaced) && !after.IsPositive() {
+		t := e.OccurredAt
+		return &t
+	}
+	return nil
 }
 
 func setUnappliedCredit(ctx context.Context, c *ent.Company, credit decimal.Decimal) (*ent.Company, error) {

@@ -1,6 +1,7 @@
 package credit_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestReceivablesMatchLedger(t *testing.T) {
 					t.Errorf("%s invoice %d = %+v, replay says %+v (status %s, %d days)", c.Name, i, inv, r, wantStatus, wantDays)
 				}
 				again, err := env.Service.Invoices.Get(ctx, inv.ID)
-				if err != nil || again != inv {
+				if err != nil || !reflect.DeepEqual(again, inv) {
 					t.Errorf("GetInvoice(%s) = %+v, %v; want %+v", inv.ID, again, err, inv)
 				}
 			}

@@ -51,3 +51,16 @@ func PackedLedgerEntries(ctx context.Context, q *ent.LedgerEntryQuery, columns [
 func PackedOrPlain[T any](packed, plain func() (T, error)) (T, error) {
 	return packedOrPlain(packed, plain)
 }
+
+// FillInvoiceSettledAt runs migration 0015's step again, in a transaction of its own.
+func (db *DB) FillInvoiceSettledAt(ctx context.Context) error {
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fillInvoiceSettledAt(ctx, tx, db.Dialect); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

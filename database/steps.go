@@ -17,6 +17,7 @@ import (
 // the migration.
 var steps = map[string]func(ctx context.Context, tx *sql.Tx, dialectName string) error{
 	"company-order-keys": fillCompanyOrderKeys,
+	"invoice-settled-at": fillInvoiceSettledAt,
 }
 
 // stepPrefix starts a line of a migration that names a step.
@@ -77,6 +78,68 @@ func fillCompanyOrderKeys(ctx context.Context, tx *sql.Tx, dialectName string) e
 		k := c.keys
 		if _, err := update.ExecContext(ctx, k.Name, k.Outstanding, k.CreditLimit, k.Available, k.Utilization, c.id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// fillInvoiceSettledAt writes every settled invoice's settled_at (migration 0015, contract
+// §17's paid_at) by replaying each company's ledger, in sequence order, with
+// credit.ReplaySettlements: the allocation rule the live path applies. Ledgers are read one
+// company at a time, so memory holds one ledger, not the database.
+func fillInvoiceSettledAt(ctx context.Context, tx *sql.Tx, dialectName string) error {
+	companies, err := tx.QueryContext(ctx, `SELECT DISTINCT company_id FROM invoices`)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for companies.Next() {
+		var id string
+		if err := companies.Scan(&id); err != nil {
+			companies.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	if err := companies.Close(); err != nil {
+		return err
+	}
+	if err := companies.Err(); err != nil {
+		return err
+	}
+	read, update := "SELECT id, kind, amount, platform_order_gid, occurred_at FROM ledger_entries WHERE company_id = ? ORDER BY seq",
+		"UPDATE invoices SET settled_at = ? WHERE ledger_entry_id = ?"
+	if dialectName == dialect.Postgres {
+		read, update = strings.Replace(read, "?", "$1", 1), "UPDATE invoices SET settled_at = $1 WHERE ledger_entry_id = $2"
+	}
+	for _, id := range ids {
+		rows, err := tx.QueryContext(ctx, read, id)
+		if err != nil {
+			return err
+		}
+		var entries []credit.SettlementEntry
+		for rows.Next() {
+			var e credit.SettlementEntry
+			var gid sql.NullString
+			if err := rows.Scan(&e.ID, &e.Kind, &e.Amount, &gid, &e.OccurredAt); err != nil {
+				rows.Close()
+				return err
+			}
+			if gid.Valid {
+				e.OrderGID = &gid.String
+			}
+			entries = append(entries, e)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for entryID, at := range credit.ReplaySettlements(entries) {
+			if _, err := tx.ExecContext(ctx, update, at, entryID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

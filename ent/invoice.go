@@ -37,6 +37,8 @@ type Invoice struct {
 	Open bool `json:"open,omitempty"`
 	// DueAt holds the value of the "due_at" field.
 	DueAt time.Time `json:"due_at,omitempty"`
+	// SettledAt holds the value of the "settled_at" field.
+	SettledAt *time.Time `json:"settled_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InvoiceQuery when eager-loading is set.
 	Edges        InvoiceEdges `json:"edges"`
@@ -76,7 +78,7 @@ func (*Invoice) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case invoice.FieldID, invoice.FieldStoreID, invoice.FieldCompanyID, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid:
 			values[i] = new(sql.NullString)
-		case invoice.FieldDueAt:
+		case invoice.FieldDueAt, invoice.FieldSettledAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -153,6 +155,13 @@ func (_m *Invoice) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DueAt = value.Time
 			}
+		case invoice.FieldSettledAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field settled_at", values[i])
+			} else if value.Valid {
+				_m.SettledAt = new(time.Time)
+				*_m.SettledAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -220,6 +229,11 @@ func (_m *Invoice) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("due_at=")
 	builder.WriteString(_m.DueAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.SettledAt; v != nil {
+		builder.WriteString("settled_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -79,6 +79,20 @@ func (_c *InvoiceCreate) SetDueAt(v time.Time) *InvoiceCreate {
 	return _c
 }
 
+// SetSettledAt sets the "settled_at" field.
+func (_c *InvoiceCreate) SetSettledAt(v time.Time) *InvoiceCreate {
+	_c.mutation.SetSettledAt(v)
+	return _c
+}
+
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableSettledAt(v *time.Time) *InvoiceCreate {
+	if v != nil {
+		_c.SetSettledAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InvoiceCreate) SetID(v string) *InvoiceCreate {
 	_c.mutation.SetID(v)
@@ -255,6 +269,10 @@ func (_c *InvoiceCreate) createSpec() (*Invoice, *sqlgraph.CreateSpec) {
 		_spec.SetField(invoice.FieldDueAt, field.TypeTime, value)
 		_node.DueAt = value
 	}
+	if value, ok := _c.mutation.SettledAt(); ok {
+		_spec.SetField(invoice.FieldSettledAt, field.TypeTime, value)
+		_node.SettledAt = &value
+	}
 	if nodes := _c.mutation.StoreIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -345,6 +363,24 @@ func (u *InvoiceUpsert) SetOpen(v bool) *InvoiceUpsert {
 // UpdateOpen sets the "open" field to the value that was provided on create.
 func (u *InvoiceUpsert) UpdateOpen() *InvoiceUpsert {
 	u.SetExcluded(invoice.FieldOpen)
+	return u
+}
+
+// SetSettledAt sets the "settled_at" field.
+func (u *InvoiceUpsert) SetSettledAt(v time.Time) *InvoiceUpsert {
+	u.Set(invoice.FieldSettledAt, v)
+	return u
+}
+
+// UpdateSettledAt sets the "settled_at" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdateSettledAt() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldSettledAt)
+	return u
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (u *InvoiceUpsert) ClearSettledAt() *InvoiceUpsert {
+	u.SetNull(invoice.FieldSettledAt)
 	return u
 }
 
@@ -442,6 +478,27 @@ func (u *InvoiceUpsertOne) SetOpen(v bool) *InvoiceUpsertOne {
 func (u *InvoiceUpsertOne) UpdateOpen() *InvoiceUpsertOne {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.UpdateOpen()
+	})
+}
+
+// SetSettledAt sets the "settled_at" field.
+func (u *InvoiceUpsertOne) SetSettledAt(v time.Time) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetSettledAt(v)
+	})
+}
+
+// UpdateSettledAt sets the "settled_at" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdateSettledAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateSettledAt()
+	})
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (u *InvoiceUpsertOne) ClearSettledAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearSettledAt()
 	})
 }
 
@@ -706,6 +763,27 @@ func (u *InvoiceUpsertBulk) SetOpen(v bool) *InvoiceUpsertBulk {
 func (u *InvoiceUpsertBulk) UpdateOpen() *InvoiceUpsertBulk {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.UpdateOpen()
+	})
+}
+
+// SetSettledAt sets the "settled_at" field.
+func (u *InvoiceUpsertBulk) SetSettledAt(v time.Time) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetSettledAt(v)
+	})
+}
+
+// UpdateSettledAt sets the "settled_at" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdateSettledAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateSettledAt()
+	})
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (u *InvoiceUpsertBulk) ClearSettledAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearSettledAt()
 	})
 }
 

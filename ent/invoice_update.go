@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -53,6 +54,26 @@ func (_u *InvoiceUpdate) SetNillableOpen(v *bool) *InvoiceUpdate {
 	if v != nil {
 		_u.SetOpen(*v)
 	}
+	return _u
+}
+
+// SetSettledAt sets the "settled_at" field.
+func (_u *InvoiceUpdate) SetSettledAt(v time.Time) *InvoiceUpdate {
+	_u.mutation.SetSettledAt(v)
+	return _u
+}
+
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillableSettledAt(v *time.Time) *InvoiceUpdate {
+	if v != nil {
+		_u.SetSettledAt(*v)
+	}
+	return _u
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (_u *InvoiceUpdate) ClearSettledAt() *InvoiceUpdate {
+	_u.mutation.ClearSettledAt()
 	return _u
 }
 
@@ -114,6 +135,12 @@ func (_u *InvoiceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Open(); ok {
 		_spec.SetField(invoice.FieldOpen, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.SettledAt(); ok {
+		_spec.SetField(invoice.FieldSettledAt, field.TypeTime, value)
+	}
+	if _u.mutation.SettledAtCleared() {
+		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{invoice.Label}
@@ -159,6 +186,26 @@ func (_u *InvoiceUpdateOne) SetNillableOpen(v *bool) *InvoiceUpdateOne {
 	if v != nil {
 		_u.SetOpen(*v)
 	}
+	return _u
+}
+
+// SetSettledAt sets the "settled_at" field.
+func (_u *InvoiceUpdateOne) SetSettledAt(v time.Time) *InvoiceUpdateOne {
+	_u.mutation.SetSettledAt(v)
+	return _u
+}
+
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillableSettledAt(v *time.Time) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetSettledAt(*v)
+	}
+	return _u
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (_u *InvoiceUpdateOne) ClearSettledAt() *InvoiceUpdateOne {
+	_u.mutation.ClearSettledAt()
 	return _u
 }
 
@@ -249,6 +296,12 @@ func (_u *InvoiceUpdateOne) sqlSave(ctx context.Context) (_node *Invoice, err er
 	}
 	if value, ok := _u.mutation.Open(); ok {
 		_spec.SetField(invoice.FieldOpen, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.SettledAt(); ok {
+		_spec.SetField(invoice.FieldSettledAt, field.TypeTime, value)
+	}
+	if _u.mutation.SettledAtCleared() {
+		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
 	}
 	_node = &Invoice{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -6938,6 +6938,7 @@ type InvoiceMutation struct {
 	open_amount        *decimal.Decimal
 	open               *bool
 	due_at             *time.Time
+	settled_at         *time.Time
 	clearedFields      map[string]struct{}
 	store              *string
 	clearedstore       bool
@@ -7394,6 +7395,55 @@ func (m *InvoiceMutation) ResetDueAt() {
 	m.due_at = nil
 }
 
+// SetSettledAt sets the "settled_at" field.
+func (m *InvoiceMutation) SetSettledAt(t time.Time) {
+	m.settled_at = &t
+}
+
+// SettledAt returns the value of the "settled_at" field in the mutation.
+func (m *InvoiceMutation) SettledAt() (r time.Time, exists bool) {
+	v := m.settled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSettledAt returns the old "settled_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldSettledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSettledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSettledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSettledAt: %w", err)
+	}
+	return oldValue.SettledAt, nil
+}
+
+// ClearSettledAt clears the value of the "settled_at" field.
+func (m *InvoiceMutation) ClearSettledAt() {
+	m.settled_at = nil
+	m.clearedFields[invoice.FieldSettledAt] = struct{}{}
+}
+
+// SettledAtCleared returns if the "settled_at" field was cleared in this mutation.
+func (m *InvoiceMutation) SettledAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldSettledAt]
+	return ok
+}
+
+// ResetSettledAt resets all changes to the "settled_at" field.
+func (m *InvoiceMutation) ResetSettledAt() {
+	m.settled_at = nil
+	delete(m.clearedFields, invoice.FieldSettledAt)
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *InvoiceMutation) ClearStore() {
 	m.clearedstore = true
@@ -7455,7 +7505,7 @@ func (m *InvoiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InvoiceMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.store != nil {
 		fields = append(fields, invoice.FieldStoreID)
 	}
@@ -7483,6 +7533,9 @@ func (m *InvoiceMutation) Fields() []string {
 	if m.due_at != nil {
 		fields = append(fields, invoice.FieldDueAt)
 	}
+	if m.settled_at != nil {
+		fields = append(fields, invoice.FieldSettledAt)
+	}
 	return fields
 }
 
@@ -7509,6 +7562,8 @@ func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
 		return m.Open()
 	case invoice.FieldDueAt:
 		return m.DueAt()
+	case invoice.FieldSettledAt:
+		return m.SettledAt()
 	}
 	return nil, false
 }
@@ -7536,6 +7591,8 @@ func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldOpen(ctx)
 	case invoice.FieldDueAt:
 		return m.OldDueAt(ctx)
+	case invoice.FieldSettledAt:
+		return m.OldSettledAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7608,6 +7665,13 @@ func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDueAt(v)
 		return nil
+	case invoice.FieldSettledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSettledAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7652,7 +7716,11 @@ func (m *InvoiceMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *InvoiceMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(invoice.FieldSettledAt) {
+		fields = append(fields, invoice.FieldSettledAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -7665,6 +7733,11 @@ func (m *InvoiceMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *InvoiceMutation) ClearField(name string) error {
+	switch name {
+	case invoice.FieldSettledAt:
+		m.ClearSettledAt()
+		return nil
+	}
 	return fmt.Errorf("unknown Invoice nullable field %s", name)
 }
 
@@ -7698,6 +7771,9 @@ func (m *InvoiceMutation) ResetField(name string) error {
 		return nil
 	case invoice.FieldDueAt:
 		m.ResetDueAt()
+		return nil
+	case invoice.FieldSettledAt:
+		m.ResetSettledAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)

@@ -176,14 +176,16 @@ type ComplexityRoot struct {
 	}
 
 	Invoice struct {
-		Amount           func(childComplexity int) int
-		DaysOverdue      func(childComplexity int) int
-		DueAt            func(childComplexity int) int
-		ID               func(childComplexity int) int
-		IssuedAt         func(childComplexity int) int
-		OpenAmount       func(childComplexity int) int
-		PlatformOrderGID func(childComplexity int) int
-		Status           func(childComplexity int) int
+		Amount            func(childComplexity int) int
+		DaysOverdue       func(childComplexity int) int
+		DueAt             func(childComplexity int) int
+		ExpectedPaymentAt func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IssuedAt          func(childComplexity int) int
+		OpenAmount        func(childComplexity int) int
+		PaidAt            func(childComplexity int) int
+		PlatformOrderGID  func(childComplexity int) int
+		Status            func(childComplexity int) int
 	}
 
 	InvoiceConnection struct {
@@ -848,6 +850,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.DueAt(childComplexity), true
+	case "Invoice.expectedPaymentAt":
+		if e.complexity.Invoice.ExpectedPaymentAt == nil {
+			break
+		}
+
+		return e.complexity.Invoice.ExpectedPaymentAt(childComplexity), true
 	case "Invoice.id":
 		if e.complexity.Invoice.ID == nil {
 			break
@@ -866,6 +874,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.OpenAmount(childComplexity), true
+	case "Invoice.paidAt":
+		if e.complexity.Invoice.PaidAt == nil {
+			break
+		}
+
+		return e.complexity.Invoice.PaidAt(childComplexity), true
 	case "Invoice.platformOrderGid":
 		if e.complexity.Invoice.PlatformOrderGID == nil {
 			break
@@ -1653,6 +1667,17 @@ type Invoice implements Node {
   status: InvoiceStatus!
   "Days since ` + "`" + `dueAt` + "`" + `, a started day counting as one; 0 before it and once the invoice is settled."
   daysOverdue: Int!
+  """
+  When a paid invoice's open amount reached zero: the ` + "`" + `occurredAt` + "`" + ` of the ledger entry that settled it
+  (contract §17). Null while open and for a cancelled invoice.
+  """
+  paidAt: DateTime
+  """
+  For an open invoice, ` + "`" + `dueAt` + "`" + ` plus the company's amount-weighted average days beyond terms over the last 365
+  days when that is positive (else ` + "`" + `dueAt` + "`" + `). Null when the company paid no invoice in that window, and once
+  the invoice is settled (contract §17).
+  """
+  expectedPaymentAt: DateTime
 }
 
 "A page of invoices."
@@ -4491,6 +4516,40 @@ func (ec *executionContext) fieldContext_Invoice_daysOverdue(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Invoice_paidAt(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.PaidAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Invoice_paidAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_expectedPaymentAt(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.ExpectedPaymentAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Invoice_expectedPaymentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _InvoiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4634,6 +4693,10 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 				return ec.fieldContext_Invoice_status(ctx, field)
 			case "daysOverdue":
 				return ec.fieldContext_Invoice_daysOverdue(ctx, field)
+			case "paidAt":
+				return ec.fieldContext_Invoice_paidAt(ctx, field)
+			case "expectedPaymentAt":
+				return ec.fieldContext_Invoice_expectedPaymentAt(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
 		},
@@ -9461,6 +9524,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "paidAt":
+			out.Values[i] = ec._Invoice_paidAt(ctx, field, obj)
+		case "expectedPaymentAt":
+			out.Values[i] = ec._Invoice_expectedPaymentAt(ctx, field, obj)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -22,7 +22,7 @@ const receivablesQuery = `{ receivables {
 const companyReceivablesQuery = `query($n: Int!) { companies(first: $n) { edges { node { id name
   aging { current { amount } days1To30 { amount } days31To60 { amount } days61To90 { amount } over90 { amount } total { amount } }
   invoices(first: 3, status: OPEN) {
-    edges { cursor node { id platformOrderGid amount { amount } openAmount { amount currency } issuedAt dueAt status daysOverdue } }
+    edges { cursor node { id platformOrderGid amount { amount } openAmount { amount currency } issuedAt dueAt status daysOverdue paidAt } }
     pageInfo { hasNextPage endCursor }
   } } } } }`
 

@@ -272,10 +272,11 @@ func signCursor(secret []byte, payload string) string {
 // cursorLists names the list each list route's cursors are signed for (credit/cursor.go), as
 // a prefix: filters follow it.
 var cursorLists = map[string]string{
-	"GET /v1/companies":             "companies|",
-	"GET /v1/companies/{id}/ledger": "ledger|{co}",
-	"GET /v1/applications":          "applications|",
-	"GET /v1/events":                "events|",
+	"GET /v1/companies":               "companies|",
+	"GET /v1/companies/{id}/ledger":   "ledger|{co}",
+	"GET /v1/companies/{id}/invoices": "invoices|{co}|",
+	"GET /v1/applications":            "applications|",
+	"GET /v1/events":                  "events|",
 }
 
 // FuzzListCursor sends arbitrary cursors, and arbitrary other query parameters, to every list
@@ -295,6 +296,8 @@ func FuzzListCursor(f *testing.F) {
 		`{"l":"companies|","t":1e300}`,
 		`{"l":"companies|||2026-03-02T09:00:00.000000Z","t":0}`,
 		`{"l":"ledger|{co}","s":2}`,
+		`{"l":"invoices|{co}|","s":1}`,
+		`{"l":"invoices|{co}|open","s":-1}`,
 		`{"l":"ledger|{co}","s":-1}`,
 		`{"l":"ledger|{co}","s":9223372036854775807}`,
 		`{"l":"ledger|{co}|{le}","s":3}`,

@@ -43,6 +43,8 @@ type canaryStore struct {
 	feedEvents []string
 	// application and application2 are two applications, so application lists have pages.
 	application, application2 string
+	// invoice is the invoice company's order opened.
+	invoice string
 	// canaries are every distinctive string of the store, IDs and secret included.
 	canaries []string
 }
@@ -55,6 +57,7 @@ func (s canaryStore) idsByKind() map[string][]string {
 		"event":       s.events,
 		"feed_event":  s.feedEvents,
 		"application": {s.application, s.application2},
+		"invoice":     {s.invoice},
 		"store":       {s.id},
 		"key":         {s.keyID},
 	}
@@ -63,7 +66,7 @@ func (s canaryStore) idsByKind() map[string][]string {
 // allIDs returns every record ID of the store.
 func (s canaryStore) allIDs() []string {
 	var out []string
-	for _, kind := range []string{"company", "entry", "event", "feed_event", "application", "store", "key"} {
+	for _, kind := range []string{"company", "entry", "event", "feed_event", "application", "invoice", "store", "key"} {
 		out = append(out, s.idsByKind()[kind]...)
 	}
 	return out
@@ -101,6 +104,11 @@ func mustCanaryStore(tb testing.TB, env *credittest.Env, n int) canaryStore {
 	s.entries = append(s.entries,
 		env.MustRecord(tb, credit.LedgerEntryInput{CompanyID: s.company, Kind: credit.KindOrderPlaced, Amount: "120.00", OrderGID: order, Note: "order " + s.tag}).ID,
 		env.MustRecord(tb, credit.LedgerEntryInput{CompanyID: s.company, Kind: credit.KindPayment, Amount: "-20.00", OrderGID: order, Note: "payment " + s.tag}).ID)
+	invoices, err := env.Service.Invoices.List(credittest.Staff(s.id), s.company, credit.InvoiceListParams{})
+	if err != nil || len(invoices.Data) != 1 {
+		tb.Fatalf("invoices: %v %v", invoices, err)
+	}
+	s.invoice = invoices.Data[0].ID
 	co := "/v1/companies/" + s.company
 	var adj credit.AdjustmentResult
 	env.Do(tb, credittest.Request{Method: "POST", Path: co + "/adjustments", Key: s.key, Body: map[string]string{"amount": "-7.00", "note": "adjustment " + s.tag}}).WantStatus(tb, 201).Decode(tb, &adj)

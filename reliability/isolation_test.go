@@ -43,6 +43,8 @@ var restIsolationCases = map[string]restCase{
 	"GET /v1/companies":                   {idParams: []string{"cursor"}},
 	"GET /v1/companies/{id}":              {},
 	"GET /v1/companies/{id}/ledger":       {idParams: []string{"cursor", "after"}},
+	"GET /v1/companies/{id}/invoices":     {}, // one invoice per canary company: no second page to take a cursor from
+	"GET /v1/invoices/{id}":               {},
 	"GET /v1/applications":                {idParams: []string{"cursor"}},
 	"GET /v1/applications/{id}":           {},
 	"POST /v1/companies/{id}/adjustments": {body: `{"amount":"1.00","note":"isolation probe"}`},
@@ -270,6 +272,9 @@ func (m *matrix) restMatrix() int {
 				}
 				if strings.HasPrefix(pattern, "/v1/events/") {
 					own = me.feedEvents[0]
+				}
+				if strings.HasPrefix(pattern, "/v1/invoices/") {
+					own = me.invoice
 				}
 				if method == http.MethodGet {
 					x := m.send(method, strings.ReplaceAll(pattern, "{id}", own), me.key, "")

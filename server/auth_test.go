@@ -137,7 +137,7 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 	// Nothing was written by the refused requests.
 	var c credit.Company
 	env.Get(t, s.key, "/v1/companies/"+s.company).WantStatus(t, 200).Decode(t, &c)
-	if c.Outstanding.Amount != "300.00" || c.Hold == nil || c.CreditLimit.Amount != "5000.00" {
+	if c.Outstanding.Amount != "350.00" || c.Hold == nil || c.CreditLimit.Amount != "5000.00" {
 		t.Errorf("unauthenticated writes changed the company: %+v", c)
 	}
 }

@@ -39,6 +39,8 @@ var routeCases = map[string]routeCase{
 	"GET /v1/companies":                   {scope: credit.ScopeReadCredit},
 	"GET /v1/companies/{id}":              {idKind: "company", scope: credit.ScopeReadCredit},
 	"GET /v1/companies/{id}/ledger":       {idKind: "company", scope: credit.ScopeReadCredit},
+	"GET /v1/companies/{id}/invoices":     {idKind: "company", scope: credit.ScopeReadCredit},
+	"GET /v1/invoices/{id}":               {idKind: "invoice", scope: credit.ScopeReadCredit},
 	"GET /v1/applications":                {scope: credit.ScopeReadApplications},
 	"GET /v1/applications/{id}":           {idKind: "application", scope: credit.ScopeReadApplications},
 	"POST /v1/companies/{id}/adjustments": {idKind: "company", scope: credit.ScopeWriteCredit, body: map[string]string{"amount": "10.00", "note": "goodwill"}},
@@ -74,13 +76,14 @@ func routeRequest(pattern, id, key string) credittest.Request {
 	return credittest.Request{Method: method, Path: strings.ReplaceAll(path, "{id}", id), Key: key, Body: routeCases[pattern].body}
 }
 
-// storeWithData is a store with a company (with ledger entries and a manual hold) and an
-// application, and a key with every scope.
+// storeWithData is a store with a company (with two adjustments, an order of 50.00, so an
+// invoice, and a manual hold) and an application, and a key with every scope.
 type storeWithData struct {
 	id, key     string
 	company     string
 	entries     []string
 	application string
+	invoice     string
 	events      []string // every event of the store, oldest first
 }
 
@@ -92,6 +95,12 @@ func mustStoreWithData(t *testing.T, env *credittest.Env, name string) storeWith
 	for _, amount := range []string{"100", "200"} {
 		s.entries = append(s.entries, env.MustRecord(t, credit.LedgerEntryInput{CompanyID: s.company, Kind: credit.KindAdjustment, Amount: amount, Note: "n"}).ID)
 	}
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: s.company, Kind: credit.KindOrderPlaced, Amount: "50", OrderGID: "gid://platform/Order/7001"})
+	invoices, err := env.Service.Invoices.List(credittest.Staff(s.id), s.company, credit.InvoiceListParams{})
+	if err != nil || len(invoices.Data) != 1 {
+		t.Fatalf("invoices: %v %v", invoices, err)
+	}
+	s.invoice = invoices.Data[0].ID
 	mustStaffHold(t, env, s.id, s.company, "held")
 	s.application = env.MustApplication(t, s.id, credit.ApplicationInput{BusinessName: name + " Applicant", ContactEmail: strings.ToLower(name) + "@example.com"}).ID
 	events, err := env.Service.Events.List(credittest.Staff(s.id), credit.EventListParams{})
@@ -112,13 +121,15 @@ func (s storeWithData) idOf(kind string) string {
 		return s.application
 	case "event":
 		return s.events[0]
+	case "invoice":
+		return s.invoice
 	}
 	panic("unknown id kind " + kind)
 }
 
 // unknownIDOf returns a well-formed ID of kind that no store has.
 func unknownIDOf(kind string) string {
-	return map[string]string{"company": ids.New("co"), "application": ids.New("app"), "event": ids.New("ev")}[kind]
+	return map[string]string{"company": ids.New("co"), "application": ids.New("app"), "event": ids.New("ev"), "invoice": ids.New("inv")}[kind]
 }
 
 func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
@@ -165,7 +176,7 @@ func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
 			for what, id := range map[string]string{
 				"another store's ID":      theirs.idOf(rc.idKind),
 				"another unknown ID":      unknownIDOf(rc.idKind),
-				"an ID of another kind":   map[string]string{"company": mine.application, "application": mine.company, "event": mine.company}[rc.idKind],
+				"an ID of another kind":   map[string]string{"company": mine.application, "application": mine.company, "event": mine.company, "invoice": mine.company}[rc.idKind],
 				"another store's event":   theirs.events[len(theirs.events)-1],
 				"a malformed ID":          "co_not-an-id",
 				"another store's entry":   theirs.entries[0],
@@ -198,8 +209,8 @@ func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
 	for _, e := range timeline.Data {
 		types = append(types, e.Type)
 	}
-	// Its own two adjustments (recorded on the admin side) and its hold, newest first.
-	if want := []string{credit.EventHoldPlaced, credit.EventAdjustmentCreated, credit.EventAdjustmentCreated}; !slices.Equal(types, want) {
+	// Its own two adjustments and its order (recorded on the admin side) and its hold, newest first.
+	if want := []string{credit.EventHoldPlaced, credit.EventLedgerEntryRecorded, credit.EventAdjustmentCreated, credit.EventAdjustmentCreated}; !slices.Equal(types, want) {
 		t.Errorf("the other store's timeline has %v, want only its own %v: %+v", types, want, timeline.Data)
 	}
 }

@@ -31,6 +31,8 @@ const (
 	FieldOpen = "open"
 	// FieldDueAt holds the string denoting the due_at field in the database.
 	FieldDueAt = "due_at"
+	// FieldSettledAt holds the string denoting the settled_at field in the database.
+	FieldSettledAt = "settled_at"
 	// EdgeStore holds the string denoting the store edge name in mutations.
 	EdgeStore = "store"
 	// Table holds the table name of the invoice in the database.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldOpenAmount,
 	FieldOpen,
 	FieldDueAt,
+	FieldSettledAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -135,6 +138,11 @@ func ByOpen(opts ...sql.OrderTermOption) OrderOption {
 // ByDueAt orders the results by the due_at field.
 func ByDueAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDueAt, opts...).ToFunc()
+}
+
+// BySettledAt orders the results by the settled_at field.
+func BySettledAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSettledAt, opts...).ToFunc()
 }
 
 // ByStoreField orders the results by store field.

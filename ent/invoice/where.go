@@ -111,6 +111,11 @@ func DueAt(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldDueAt, v))
 }
 
+// SettledAt applies equality check predicate on the "settled_at" field. It's identical to SettledAtEQ.
+func SettledAt(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldSettledAt, v))
+}
+
 // StoreIDEQ applies the EQ predicate on the "store_id" field.
 func StoreIDEQ(v string) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldStoreID, v))
@@ -539,6 +544,56 @@ func DueAtLT(v time.Time) predicate.Invoice {
 // DueAtLTE applies the LTE predicate on the "due_at" field.
 func DueAtLTE(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldLTE(FieldDueAt, v))
+}
+
+// SettledAtEQ applies the EQ predicate on the "settled_at" field.
+func SettledAtEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldSettledAt, v))
+}
+
+// SettledAtNEQ applies the NEQ predicate on the "settled_at" field.
+func SettledAtNEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldSettledAt, v))
+}
+
+// SettledAtIn applies the In predicate on the "settled_at" field.
+func SettledAtIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldSettledAt, vs...))
+}
+
+// SettledAtNotIn applies the NotIn predicate on the "settled_at" field.
+func SettledAtNotIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldSettledAt, vs...))
+}
+
+// SettledAtGT applies the GT predicate on the "settled_at" field.
+func SettledAtGT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldSettledAt, v))
+}
+
+// SettledAtGTE applies the GTE predicate on the "settled_at" field.
+func SettledAtGTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldSettledAt, v))
+}
+
+// SettledAtLT applies the LT predicate on the "settled_at" field.
+func SettledAtLT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldSettledAt, v))
+}
+
+// SettledAtLTE applies the LTE predicate on the "settled_at" field.
+func SettledAtLTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldSettledAt, v))
+}
+
+// SettledAtIsNil applies the IsNil predicate on the "settled_at" field.
+func SettledAtIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldSettledAt))
+}
+
+// SettledAtNotNil applies the NotNil predicate on the "settled_at" field.
+func SettledAtNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldSettledAt))
 }
 
 // HasStore applies the HasEdge predicate on the "store" edge.

@@ -307,6 +307,7 @@ var (
 		{Name: "open_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric", "sqlite3": "TEXT"}},
 		{Name: "open", Type: field.TypeBool},
 		{Name: "due_at", Type: field.TypeTime},
+		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
 		{Name: "store_id", Type: field.TypeString},
 	}
 	// InvoicesTable holds the schema information for the "invoices" table.
@@ -317,7 +318,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "invoices_stores_store",
-				Columns:    []*schema.Column{InvoicesColumns[9]},
+				Columns:    []*schema.Column{InvoicesColumns[10]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},

@@ -30,6 +30,11 @@ func (Invoice) Fields() []ent.Field {
 		field.Bool("open"),
 		// DueAt is occurred_at plus the company's NET days when the order was placed.
 		field.Time("due_at").Immutable(),
+		// SettledAt is the occurred_at of the entry whose allocation brought open_amount to zero
+		// (contract §17's paid_at when the invoice is paid), null while it is open. Kept as a
+		// column because payment behaviour averages it over many invoices, which must not
+		// replay ledgers; set in the allocation's own transaction.
+		field.Time("settled_at").Optional().Nillable(),
 	}
 }
 

@@ -55,7 +55,7 @@ func newMatrixEnv(t *testing.T, rateLimit int) *matrixEnv {
 }
 
 // request builds a valid request for an operation: {id} names a fresh company (with a hold
-// when lifting one) or the application, and the body is the document's first example.
+// when lifting one), an invoice of a fresh company, the application or an event, and the body is the document's first example.
 func (m *matrixEnv) request(t *testing.T, method, path string, op *openapi3.Operation) credittest.Request {
 	t.Helper()
 	id := ""
@@ -67,6 +67,15 @@ func (m *matrixEnv) request(t *testing.T, method, path string, op *openapi3.Oper
 			t.Fatalf("the store's events: %v %v", events.Data, err)
 		}
 		id = events.Data[0].ID
+	} else if strings.HasPrefix(path, "/v1/invoices/") {
+		m.companies++
+		co := m.env.MustCompany(t, m.storeID, "Buyer "+strconv.Itoa(m.companies), "1000.00").ID
+		m.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindOrderPlaced, Amount: "10", OrderGID: "gid://platform/Order/" + strconv.Itoa(m.companies)})
+		invoices, err := m.env.Service.Invoices.List(credittest.Staff(m.storeID), co, credit.InvoiceListParams{})
+		if err != nil || len(invoices.Data) != 1 {
+			t.Fatalf("the company's invoices: %v %v", invoices.Data, err)
+		}
+		id = invoices.Data[0].ID
 	} else if strings.Contains(path, "{id}") {
 		m.companies++
 		id = m.env.MustCompany(t, m.storeID, "Buyer "+strconv.Itoa(m.companies), "1000.00").ID
@@ -208,6 +217,9 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 				}
 				if strings.HasPrefix(o.path, "/v1/events/") {
 					prefix = "ev_"
+				}
+				if strings.HasPrefix(o.path, "/v1/invoices/") {
+					prefix = "inv_"
 				}
 				unknown.Path = strings.ReplaceAll(o.path, "{id}", prefix+"Unknown0000000000000000")
 				expect(t, o.name, m.env.Do(t, unknown), 404, "not_found")
