@@ -205,7 +205,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("No open invoice."),
 		bodyText("No hold"),
 	)
-	for _, want := range []string{"Ledger entry recorded\tAnna Berg\tAmount: −2,950.00 EUR; Kind: payment", "Payment\t−2,950.00 EUR\tgid://platform/Order/5003\t\tAnna Berg"} {
+	for _, want := range []string{"Ledger entry recorded\tAnna Berg\tAmount: −2,950.00 EUR; Kind: payment", "Payment\t−2,950.00 EUR\t0.00 EUR\tgid://platform/Order/5003\t\tAnna Berg"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the company's page lacks %q:\n%s", want, text)
 		}
