@@ -45,7 +45,7 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	b.get(path)
 	page := b.follow(b.post(path+"/ledger", url.Values{"kind": {credit.KindPayment}, "amount": {"1200.00"}}))
 	page.wantText(t, "Payment of 1,200.00 EUR recorded")
-	if !regexp.MustCompile(`<td>Payment</td><td class="num">−1,200\.00 EUR</td><td></td><td></td><td>Anna Berg</td>`).MatchString(section(page.Body, "ledger-title")) {
+	if !regexp.MustCompile(`<td>Payment</td><td class="num">−1,200\.00 EUR</td><td class="num">3,600\.00 EUR</td><td></td><td></td><td>Anna Berg</td>`).MatchString(section(page.Body, "ledger-title")) {
 		t.Errorf("the ledger does not say Anna Berg recorded the payment:\n%s", section(page.Body, "ledger-title"))
 	}
 	if m := timelineRow("Ledger entry recorded").FindStringSubmatch(section(page.Body, "timeline-title")); m == nil || m[1] != "staff" || m[2] != "Anna Berg" || !strings.Contains(m[3], "Kind: payment") {

@@ -205,7 +205,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("No open invoice."),
 		bodyText("No hold"),
 	)
-	for _, want := range []string{"Ledger entry recorded\tAnna Berg\tAmount: −2,950.00 EUR; Kind: payment", "Payment\t−2,950.00 EUR\tgid://platform/Order/5003\t\tAnna Berg"} {
+	for _, want := range []string{"Ledger entry recorded\tAnna Berg\tAmount: −2,950.00 EUR; Kind: payment", "Payment\t−2,950.00 EUR\t0.00 EUR\tgid://platform/Order/5003\t\tAnna Berg"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the company's page lacks %q:\n%s", want, text)
 		}
@@ -283,6 +283,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot("companies"),
 	)
 
+	var ledgerFits bool
 	run("place and lift a hold",
 		chromedp.Navigate(f.URL+"/companies/"+alpen.ID),
 		chromedp.WaitVisible(`#place-hold`, chromedp.ByID),
@@ -290,9 +291,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`#place-hold`, chromedp.ByID),
 		bodyText("Alpenblick Hotels AG is on hold."),
 		shot("company"),
+		// At 1280 px the ledger, with its Balance column, fits its card: nothing to scroll sideways.
+		chromedp.Evaluate(`(() => { const t = document.querySelector("table.ledger"), c = t.closest(".card"); return t.getBoundingClientRect().right <= c.getBoundingClientRect().right && t.scrollWidth <= t.parentElement.clientWidth })()`, &ledgerFits),
 		chromedp.Click(`#lift-hold`, chromedp.ByID),
 		bodyText("The hold on Alpenblick Hotels AG is lifted."),
 	)
+	if !ledgerFits {
+		t.Error("at 1280 px the ledger table is wider than its card")
+	}
 	for _, want := range []string{"Hold placed\tAnna Berg", "Hold lifted\tAnna Berg"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, text)
