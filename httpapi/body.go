@@ -40,9 +40,11 @@ func AmountField(name string, dst *credit.AmountInput) Field {
 func ObjectField(name string, dst *json.RawMessage) Field { return Field{name: name, object: dst} }
 
 // ReadBody reads a request body of at most MaxBodyBytes after checking its media type: JSON,
-// in UTF-8 (a charset parameter other than utf-8 is refused). A body left out entirely, without
-// a Content-Type, is allowed (bodies whose members are all optional); an empty body that says
-// it is JSON is not JSON and is refused.
+// in UTF-8 (a charset parameter other than utf-8 is refused). A body left out, empty or blank is
+// taken as {} whatever its Content-Type (contract §1, amended 2026-11-28): many HTTP clients send
+// Content-Type: application/json on every request, and a write whose members are all optional
+// (DELETE /v1/companies/{id}/hold) must work from them; a write with a required member then
+// answers validation_failed naming it, as for {}.
 //
 // Errors: unsupported_media_type, request_too_large, invalid_request.
 func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -50,8 +52,8 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(body) == 0 && r.Header.Get("Content-Type") == "" {
-		return body, nil
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
 	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -59,9 +61,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
 		return nil, credit.Errorf(CodeUnsupportedMediaType, "request bodies are JSON in UTF-8: charset %q is not accepted (send charset=utf-8, or no charset)", cs)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, credit.Errorf(CodeInvalidRequest, "the request body is empty but its Content-Type says JSON: send a JSON object ({} when every field is optional)")
 	}
 	if !utf8.Valid(body) {
 		return nil, credit.Errorf(CodeInvalidRequest, "the request body must be UTF-8")

@@ -148,8 +148,10 @@ func TestAdjustmentValidation(t *testing.T) {
 		{"array body", `["amount"]`, nil, 400, "invalid_request", ""},
 		{"two objects", `{"amount":"5.00","note":"n"}{}`, nil, 400, "invalid_request", ""},
 		{"empty body", ``, nil, 422, "validation_failed", "amount"},
-		{"empty body that says it is JSON", ``, map[string]string{"Content-Type": "application/json"}, 400, "invalid_request", ""},
-		{"blank body that says it is JSON", "  \n", map[string]string{"Content-Type": "application/json"}, 400, "invalid_request", ""},
+		// Contract §1 (amended 2026-11-28): an empty body is {} whatever its Content-Type.
+		{"empty body that says it is JSON", ``, map[string]string{"Content-Type": "application/json"}, 422, "validation_failed", "amount"},
+		{"blank body that says it is JSON", "  \n", map[string]string{"Content-Type": "application/json"}, 422, "validation_failed", "amount"},
+		{"empty body of another media type", ``, map[string]string{"Content-Type": "text/plain"}, 422, "validation_failed", "amount"},
 		{"empty amount", `{"amount":"","note":"n"}`, nil, 422, "validation_failed", "amount"},
 		{"blank amount", `{"amount":"  ","note":"n"}`, nil, 422, "validation_failed", "amount"},
 		{"latin1 charset", `{"amount":"5.00","note":"n"}`, map[string]string{"Content-Type": "application/json; charset=latin1"}, 415, "unsupported_media_type", ""},
@@ -309,12 +311,21 @@ func TestManualHold(t *testing.T) {
 	if r.Status != 200 || res.Company.Hold != nil || res.Company.Status != "approved" {
 		t.Fatalf("lift: %d %s", r.Status, r.Body)
 	}
-	// A hold without a body or note is fine too.
+	// A hold without a body or note is fine too, and so is an empty body that says it is JSON,
+	// as many HTTP clients send on every request (contract §1, amended 2026-11-28).
 	if r := f.env.Do(t, credittest.Request{Method: "POST", Path: path, Key: f.full}); r.Status != 200 || !strings.Contains(string(r.Body), `"note":null`) {
 		t.Fatalf("hold without body: %d %s", r.Status, r.Body)
 	}
+	jsonType := map[string]string{"Content-Type": "application/json"}
+	if r := f.env.Do(t, credittest.Request{Method: "DELETE", Path: path, Key: f.full, Header: jsonType}); r.Status != 200 || !strings.Contains(string(r.Body), `"hold":null`) {
+		t.Fatalf("lift with an empty JSON body: %d %s", r.Status, r.Body)
+	}
+	if r := f.env.Do(t, credittest.Request{Method: "POST", Path: path, Key: f.full, Header: jsonType}); r.Status != 200 || !strings.Contains(string(r.Body), `"note":null`) {
+		t.Fatalf("hold with an empty JSON body: %d %s", r.Status, r.Body)
+	}
 	ev := f.timeline(t)
-	if len(ev) != 3 || ev[2].Type != credit.EventHoldPlaced || ev[1].Type != credit.EventHoldLifted || ev[0].Type != credit.EventHoldPlaced {
+	if len(ev) != 5 || ev[4].Type != credit.EventHoldPlaced || ev[3].Type != credit.EventHoldLifted || ev[2].Type != credit.EventHoldPlaced ||
+		ev[1].Type != credit.EventHoldLifted || ev[0].Type != credit.EventHoldPlaced {
 		t.Fatalf("timeline: %+v", ev)
 	}
 	for _, e := range ev {
