@@ -66,6 +66,16 @@ type EventSubscriptionParams struct {
 	// Types keeps only events of these types; empty means every type the key may read.
 	// Errors name it "type" (GraphQL: "types").
 	Types []string
+	// Resume is the position the subscriber's connection carries (contract §16, amended
+	// 2026-11-28): a WebSocket's connection_init afterEvent, an SSE request's Last-Event-ID.
+	// Clients such as graphql-ws and graphql-sse reconnect by themselves and re-send the
+	// subscription's original variables, so the subscription starts after the later of After
+	// and Resume: a re-sent original After never replays what the connection already had, and
+	// a re-sent "from now" (After empty) never skips what was committed while it was away.
+	// Empty means none. It is checked as After is; errors about it name ResumeParam.
+	Resume string
+	// ResumeParam names Resume in errors: "afterEvent" (connection_init) or "Last-Event-ID".
+	ResumeParam string
 }
 
 // EventSubscription is one subscriber's position in its store's feed. Its methods are called
@@ -117,6 +127,12 @@ func (s *Events) Subscribe(ctx context.Context, p EventSubscriptionParams) (*Eve
 	if err := s.CheckListParams(EventListParams{After: p.After, Types: p.Types}); err != nil {
 		return nil, err
 	}
+	if err := s.CheckListParams(EventListParams{After: p.Resume}); err != nil {
+		if CodeOf(err) == CodeInvalidParameter {
+			err = s.errResume(p.ResumeParam)
+		}
+		return nil, err
+	}
 	types, all, err := eventFilter(ctx, p.Types)
 	if err != nil {
 		return nil, err
@@ -130,16 +146,43 @@ func (s *Events) Subscribe(ctx context.Context, p EventSubscriptionParams) (*Eve
 	// wakes this subscriber, so none falls between the replay and the live part.
 	rctx, cancel := context.WithTimeout(ctx, s.subscriptionRead)
 	defer cancel()
-	if sub.seq, err = s.subscriptionStart(rctx, v.StoreID, p.After); err != nil {
+	if sub.seq, err = s.subscriptionStart(rctx, v.StoreID, p.After, p.Resume, p.ResumeParam); err != nil {
 		sub.Close()
 		return nil, err
 	}
 	return sub, nil
 }
 
-// subscriptionStart is the position a subscription starts after: After's seq, or the store's
-// latest event.
-func (s *core) subscriptionStart(ctx context.Context, storeID, after string) (int64, error) {
+// errResume refuses a connection's position (Resume) as errEventAfter refuses after, naming the
+// input the client sent it in.
+func (s *core) errResume(param string) error {
+	return ParamErrorf(CodeInvalidParameter, param,
+		"%s must be the ID of an event of this store you may read, not older than the retention (%s)", param, retentionText(s.eventRetention))
+}
+
+// subscriptionStart is the position a subscription starts after: the later of after's and
+// resume's seqs, where given, or else the store's latest event.
+//
+// Errors: invalid_parameter naming after or resumeParam, for an event that is not of the
+// store, not readable by the key, or purged.
+func (s *core) subscriptionStart(ctx context.Context, storeID, after, resume, resumeParam string) (int64, error) {
+	if resume != "" {
+		from, err := s.subscriptionStart(ctx, storeID, resume, "", "")
+		if CodeOf(err) == CodeInvalidParameter {
+			return 0, s.errResume(resumeParam)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if after == "" {
+			return from, nil
+		}
+		seq, err := s.subscriptionStart(ctx, storeID, after, "", "")
+		if err != nil {
+			return 0, err
+		}
+		return max(seq, from), nil
+	}
 	if after == "" {
 		st, err := s.client.Store.Query().Where(store.ID(storeID)).Select(store.FieldEventSeq).Only(tenant.System(ctx))
 		if err != nil {

@@ -35,6 +35,9 @@ type WSOptions struct {
 	ReadBuffer int
 	// Header is sent with the handshake.
 	Header http.Header
+	// AfterEvent, when not nil, is connection_init's afterEvent (MustDialWS): the position the
+	// connection resumes from (contract §16, amended 2026-11-28).
+	AfterEvent any
 }
 
 // DialWS opens a WebSocket to base's /graphql with the graphql-transport-ws subprotocol; it
@@ -78,7 +81,15 @@ func MustDialWS(tb testing.TB, base, key string, o WSOptions) *WSConn {
 		}
 		tb.Fatalf("dial: %v (status %d)", err, status)
 	}
-	c.Send(tb, WSMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":"Bearer ` + key + `"}`)})
+	init := map[string]any{"Authorization": "Bearer " + key}
+	if o.AfterEvent != nil {
+		init["afterEvent"] = o.AfterEvent
+	}
+	payload, err := json.Marshal(init)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Send(tb, WSMessage{Type: "connection_init", Payload: payload})
 	if m := c.Read(tb, 10*time.Second); m == nil || m.Type != "connection_ack" {
 		tb.Fatalf("after connection_init: %+v, close %v", m, c.Closed)
 	}

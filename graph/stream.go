@@ -40,7 +40,16 @@ import (
 const (
 	closeUnauthenticated = 4401
 	closeRateLimited     = 4429
+	// closeServiceRestart is RFC 6455's 1012: the instance is shutting down, connect again.
+	// graphql-ws retries after it and re-subscribes from connectionParams' position.
+	closeServiceRestart = 1012
 )
+
+// ErrServiceRestart is the cause with which a server ends a WebSocket handshake's context when it
+// shuts down: the WebSocket is then closed with 1012 (service restart) and no complete, so the
+// client's own retry resumes its subscriptions, here once the instance is back or on another
+// (contract §16, amended 2026-11-28).
+var ErrServiceRestart = errors.New("the service is restarting")
 
 // sendBuffer is a WebSocket's socket send buffer (the kernel doubles it for its bookkeeping).
 const sendBuffer = 32 << 10
@@ -76,6 +85,29 @@ type stream struct {
 	charge func(ctx context.Context) error
 	ws     *wsConn
 	sse    *sseWriter
+
+	// resume is the position the connection carries (contract §16, amended 2026-11-28):
+	// connection_init's afterEvent on a WebSocket, the Last-Event-ID header over SSE; nil when
+	// none. resumeParam names it in errors.
+	resume      any
+	resumeParam string
+}
+
+// position returns the connection's position for a subscription, as credit.Events.Subscribe
+// takes it.
+//
+// Errors: invalid_parameter naming the connection's input, when it is neither an event ID nor
+// absent.
+func (st *stream) position() (string, error) {
+	switch v := st.resume.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	default:
+		return "", credit.ParamErrorf(credit.CodeInvalidParameter, st.resumeParam,
+			"%s must be the ID of the last event received (a string), or absent", st.resumeParam)
+	}
 }
 
 type streamKey struct{}
@@ -88,7 +120,7 @@ func streamFrom(ctx context.Context) *stream {
 // ServeWebSocket serves a WebSocket handshake on /graphql. The caller has checked the
 // handshake's Origin; the key is checked in connection_init.
 func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request) {
-	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout}
+	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout, req: r.Context()}
 	st := &stream{charge: h.streamOpts.Charge, ws: conn}
 	ctx := context.WithValue(r.Context(), streamKey{}, st)
 	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
@@ -113,7 +145,10 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	// The server's read timeout would end the stream: nothing more is read from the client.
 	_ = rc.SetReadDeadline(time.Time{})
 	sw := &sseWriter{ResponseWriter: w, rc: rc, timeout: h.streamOpts.WriteTimeout, cancel: cancel, svc: h.svc}
-	st := &stream{sse: sw}
+	st := &stream{sse: sw, resumeParam: "Last-Event-ID"}
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		st.resume = id
+	}
 	ctx = graphql.StartOperationTrace(context.WithValue(ctx, streamKey{}, st))
 	transport.SSE{KeepAlivePingInterval: h.streamOpts.KeepAlive}.Do(sw, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
 }
@@ -149,6 +184,9 @@ func (h *Handler) websocket(r *http.Request) transport.Websocket {
 				}
 				return nil, nil, err
 			}
+			// The connection's position, for every subscription it carries (contract §16,
+			// amended 2026-11-28): graphql-ws evaluates connectionParams at each connect.
+			st.resume, st.resumeParam = payload["afterEvent"], "afterEvent"
 			ctx, cancel := context.WithCancel(ctx)
 			st.ws.setCancel(cancel)
 			return ctx, nil, nil
@@ -224,6 +262,9 @@ type wsConn struct {
 	net.Conn
 	svc     *credit.Service
 	timeout time.Duration
+	// req is the handshake's context: ended with the cause ErrServiceRestart, the connection
+	// closes with 1012 whatever closes it.
+	req context.Context
 
 	mu     sync.Mutex
 	code   int
@@ -261,6 +302,15 @@ func (c *wsConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	code, reason := c.code, c.reason
 	c.mu.Unlock()
+	if code == 0 && c.req != nil && errors.Is(context.Cause(c.req), ErrServiceRestart) {
+		code, reason = closeServiceRestart, "service restart"
+	}
+	if code == closeServiceRestart && isCompleteFrame(b) {
+		// A restart ends the operations as their connection closes, and gqlgen completes each
+		// as it ends, racing its close frame: a complete would tell graphql-ws never to
+		// subscribe again, so none leaves (contract §16, amended 2026-11-28).
+		return len(b), nil
+	}
 	if code != 0 && isCloseFrame(b) {
 		frame := append([]byte{0x88, byte(2 + len(reason)), byte(code >> 8), byte(code)}, reason...)
 		if _, err := c.write(frame); err != nil {
@@ -282,6 +332,14 @@ func (c *wsConn) write(b []byte) (int, error) {
 	return n, err
 }
 
+// isCompleteFrame reports whether b is one whole unmasked text frame holding a
+// graphql-transport-ws complete message, as gorilla/websocket writes a short message in one
+// call.
+func isCompleteFrame(b []byte) bool {
+	return len(b) >= 2 && b[0] == 0x81 && b[1] < 126 && int(b[1]) == len(b)-2 &&
+		bytes.Contains(b[2:], []byte(`"type":"complete"`))
+}
+
 // isCloseFrame reports whether b is one whole unmasked close frame with a short payload, as
 // gorilla/websocket writes it in one call.
 func isCloseFrame(b []byte) bool {
@@ -301,9 +359,35 @@ type sseWriter struct {
 	mu     sync.Mutex
 	last   []byte
 	broken bool
+	// ids are the event IDs of the next messages gqlgen is yet to write, in order: the pump
+	// queues an event's ID before handing the event over, and each next message takes the
+	// first as its SSE id: field (EventSource and graphql-sse send it back as Last-Event-ID).
+	ids []string
+	// restart drops the complete message: the service is shutting down, and the client's own
+	// retry resumes the stream from its last id: (contract §16, amended 2026-11-28).
+	restart bool
 }
 
-var sseComplete = []byte("event: complete\n\n")
+// queueID sets the SSE id: of the next message still unwritten that carries no ID yet.
+func (w *sseWriter) queueID(id string) {
+	w.mu.Lock()
+	w.ids = append(w.ids, id)
+	w.mu.Unlock()
+}
+
+// endForRestart ends the stream without its complete message.
+func (w *sseWriter) endForRestart() {
+	w.mu.Lock()
+	w.restart = true
+	w.mu.Unlock()
+	w.cancel()
+}
+
+var (
+	sseComplete = []byte("event: complete\n\n")
+	sseNext     = []byte("event: next\n")
+	sseID       = []byte("id: ")
+)
 
 var errStreamBroken = errors.New("stream cut off")
 
@@ -322,9 +406,17 @@ func (w *sseWriter) Write(b []byte) (int, error) {
 		return 0, errStreamBroken
 	}
 	out := b
-	if w.last != nil && bytes.Equal(b, sseComplete) {
+	switch {
+	case bytes.Equal(b, sseComplete) && w.restart:
+		return len(b), nil
+	case w.last != nil && bytes.Equal(b, sseComplete):
 		out = append(w.last, b...)
 		w.last = nil
+	case len(w.ids) > 0 && bytes.HasPrefix(b, sseNext):
+		out = make([]byte, 0, len(b)+len(sseID)+len(w.ids[0])+1)
+		out = append(append(append(append(out, sseNext...), sseID...), w.ids[0]...), '\n')
+		out = append(out, b[len(sseNext):]...)
+		w.ids = w.ids[1:]
 	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
 	if _, err := w.ResponseWriter.Write(out); err != nil {

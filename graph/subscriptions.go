@@ -22,7 +22,12 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 			return nil, err
 		}
 	}
-	sub, err := r.svc.Events.Subscribe(ctx, credit.EventSubscriptionParams{After: deref(afterEvent), Types: types})
+	resume, err := st.position()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := r.svc.Events.Subscribe(ctx, credit.EventSubscriptionParams{After: deref(afterEvent), Types: types,
+		Resume: resume, ResumeParam: st.resumeParam})
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +40,7 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 
 // pump reads the subscription's feed whenever woken and hands each event to the transport,
 // confirming the key before each, until the stream ends: the client leaves (ctx), the
-// service shuts down (complete), or the key no longer authenticates (an unauthenticated
+// service shuts down (restart), or the key no longer authenticates (an unauthenticated
 // error, then the stream's end as its transport does it).
 func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.EventSubscription, out chan<- *credit.Event) {
 	defer sub.Close()
@@ -75,6 +80,9 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 				fail(err)
 				return
 			}
+			if st.sse != nil {
+				st.sse.queueID(events[i].ID)
+			}
 			select {
 			case out <- &events[i]:
 				sub.Sent()
@@ -82,7 +90,7 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 				close(out)
 				return
 			case <-sub.Done():
-				st.complete(ctx, out)
+				st.restart(ctx)
 				return
 			}
 		}
@@ -108,18 +116,29 @@ func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.Eve
 			close(out)
 			return
 		case <-sub.Done():
-			st.complete(ctx, out)
+			st.restart(ctx)
 			return
 		}
 	}
 }
 
-// complete ends a stream the service ended (a shutdown): the transport completes it once out
-// is closed, then ends the operation's context. The subscription is closed only after that, so
-// a shutdown that waits for every subscription to close (credit.WaitSubscriptions) and then
-// closes the connections never cuts a stream short of its complete message.
-func (st *stream) complete(ctx context.Context, out chan<- *credit.Event) {
-	close(out)
+// restart ends a stream the service ended (a shutdown) without completing it, so that the
+// client's own retry resumes it from its connection's position (contract §16, amended
+// 2026-11-28): a complete would tell graphql-ws and graphql-sse that the subscription is over,
+// and they would never subscribe again. A WebSocket is closed with 1012 (service restart) and
+// no complete: gqlgen writes the close frame, which wsConn gives code 1012, before the
+// operation ends and its complete is refused on the closed connection. An SSE response ends
+// without its complete. out stays open: the operation ends with its context. The subscription
+// is closed only once the operation has ended, so a shutdown that waits for every subscription
+// to close (credit.Events.WaitSubscriptions) and then closes the connections never cuts a
+// stream short of its close.
+func (st *stream) restart(ctx context.Context) {
+	if st.ws != nil {
+		st.ws.closeWith(closeServiceRestart, "service restart")
+		st.ws.cancelConn()
+	} else {
+		st.sse.endForRestart()
+	}
 	<-ctx.Done()
 }
 

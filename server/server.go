@@ -309,9 +309,11 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // Serve serves on l until ctx is cancelled, then shuts down gracefully, letting requests in
-// flight finish for up to 10 seconds. Subscription streams are completed at once, so their
-// clients resume on another instance with afterEvent (contract §16); once every stream is
-// completed (for up to 10 seconds more), the WebSockets they ran on are closed. Serve returns
+// flight finish for up to 10 seconds. Subscription streams end at once without their complete
+// (a WebSocket closed with 1012, an SSE response ended), so their clients' own retry resumes
+// them from the connection's position, here or on another instance (contract §16, amended
+// 2026-11-28); once every stream has ended (for up to 10 seconds more), the WebSockets left
+// are closed, with 1012 too. Serve returns
 // once every handler has returned, those of the WebSockets too, and the service's feed
 // watcher has stopped (for up to 10 seconds more: a stream's writes have their own deadline,
 // StreamWriteTimeout, so only a fault would hold one longer).

@@ -78,7 +78,8 @@ type webSockets struct {
 }
 
 // open registers the WebSocket r asks for and returns r with a context that ends when close
-// is called (gqlgen then closes the connection) and done, which the handler calls when it
+// is called, with the cause graph.ErrServiceRestart (gqlgen then closes the connection, with
+// 1012) and done, which the handler calls when it
 // returns. ok is false once close has begun: the handshake is refused.
 func (ws *webSockets) open(r *http.Request) (_ *http.Request, done func(), ok bool) {
 	ws.mu.Lock()
@@ -90,11 +91,12 @@ func (ws *webSockets) open(r *http.Request) (_ *http.Request, done func(), ok bo
 		ws.closing, ws.end = context.WithCancel(context.Background())
 	}
 	ws.serving.Add(1)
-	ctx, cancel := context.WithCancel(r.Context())
-	stop := context.AfterFunc(ws.closing, cancel)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	// The shutdown's cause closes the WebSocket with 1012 and no complete (graph).
+	stop := context.AfterFunc(ws.closing, func() { cancel(graph.ErrServiceRestart) })
 	return r.WithContext(ctx), func() {
 		stop()
-		cancel()
+		cancel(nil)
 		ws.serving.Done()
 	}, true
 }

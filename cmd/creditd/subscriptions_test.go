@@ -173,8 +173,10 @@ func liveBackends(t *testing.T) []string {
 
 // TestSubscriptionResumesAcrossRestarts: a subscriber starts with afterEvent, and is cut off
 // mid-stream twice while 8 writers write through two instances: a graceful restart (its
-// stream is completed) and a killed process (its connection drops). Each time it resumes, on
-// whichever instance answers, with the last event it received as afterEvent. In the end it
+// WebSocket closed with 1012, no complete) and a killed process (its connection drops). Each
+// time it resumes, on whichever instance answers, as graphql-ws does: the subscription's
+// original afterEvent again, and the last event it received as connection_init's afterEvent
+// (contract §16, amended 2026-11-28). In the end it
 // holds every event of the feed after its start exactly once, in feed order.
 func TestSubscriptionResumesAcrossRestarts(t *testing.T) {
 	bin, err := instancesBinary()
@@ -232,24 +234,27 @@ func TestSubscriptionResumesAcrossRestarts(t *testing.T) {
 						// Keep reading until the feed is caught up, below.
 					default:
 					}
+					// As graphql-ws does (contract §16, amended 2026-11-28): the subscription's
+					// original variables again, and the last event received in connection_init.
+					init := map[string]any{"Authorization": "Bearer " + d.key}
 					mu.Lock()
-					after := start
 					if len(got) > 0 {
-						after = got[len(got)-1]
+						init["afterEvent"] = got[len(got)-1]
 					}
 					mu.Unlock()
+					payload, _ := json.Marshal(init)
 					in := instances[n%2]
 					c, _, err := credittest.DialWS(t, in.url(), credittest.WSOptions{})
 					if err != nil {
 						time.Sleep(50 * time.Millisecond)
 						continue
 					}
-					c.Send(t, credittest.WSMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":"Bearer ` + d.key + `"}`)})
+					c.Send(t, credittest.WSMessage{Type: "connection_init", Payload: payload})
 					if m := c.Read(t, 5*time.Second); m == nil || m.Type != "connection_ack" {
 						c.Close()
 						continue
 					}
-					c.Subscribe(t, "1", credittest.EventsSubscription, map[string]any{"after": after})
+					c.Subscribe(t, "1", credittest.EventsSubscription, map[string]any{"after": start})
 					for {
 						m := c.Read(t, 3*time.Second)
 						if m == nil || m.Type != "next" {
@@ -285,7 +290,7 @@ func TestSubscriptionResumesAcrossRestarts(t *testing.T) {
 				}
 			}
 			time.Sleep(1500 * time.Millisecond)
-			a.stop(syscall.SIGTERM) // graceful: streams are completed
+			a.stop(syscall.SIGTERM) // graceful: WebSockets closed with 1012, no complete
 			a.start()
 			time.Sleep(1500 * time.Millisecond)
 			b.stop(syscall.SIGKILL) // abrupt: connections drop
