@@ -131,6 +131,9 @@ func TestBackupWhileServeWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		before.checkDatabase(fresh, false)
+		if t.Failed() {
+			t.FailNow()
+		}
 		t.Logf("copy %d: %d acknowledged writes before it, all present; backup took %s", i, acked, took.Round(time.Millisecond))
 	}
 	close(stop)
