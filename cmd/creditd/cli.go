@@ -111,6 +111,9 @@ type cmdEnv struct {
 	// dbArg is the --db the command line was given, to repeat in a command it suggests; ""
 	// when the database came from CREDITD_DB or the default, which the suggestion inherits.
 	dbArg string
+	// dbPath is the --db (or CREDITD_DB, or the default) as given, for commands that open
+	// the file themselves (backup).
+	dbPath string
 }
 
 // dbFlag is the " --db PATH" a suggested command repeats, "" when there is none to repeat.
@@ -182,6 +185,7 @@ func commands() map[string]command {
 		"holds sweep":            holdsSweepCommand(),
 		"export":                 exportCommand(),
 		"version":                versionCommand(),
+		"backup":                 backupCommand(),
 		"staff create":           staffCreateCommand(),
 		"staff list":             staffListCommand(),
 		"staff disable":          staffDisableCommand(),
@@ -252,7 +256,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "creditd %s: %s; run creditd %s -h for its flags\n", name, flagError(err), name)
 		return exitBadInput
 	}
-	env := &cmdEnv{m: m, json: *asJSON, out: m.Stdout}
+	env := &cmdEnv{m: m, json: *asJSON, out: m.Stdout, dbPath: *dbPath}
 	if cmd.noDatabase {
 		return m.finish(name, run(ctx, env, positional))
 	}
