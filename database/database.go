@@ -55,6 +55,9 @@ type DB struct {
 	// database (WithDriver) shares it.
 	faults *faults
 
+	// inUse releases the shared lock that says a process has the SQLite file open (see
+	// holdInUse); nil on PostgreSQL.
+	inUse func()
 	// path is the SQLite file, "" on PostgreSQL (for TryLock's lock files).
 	path string
 	// conns is the size of the connection pool.
@@ -67,7 +70,13 @@ func newDB(raw *sql.DB, dialectName string) *DB {
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.Client.Close() }
+func (db *DB) Close() error {
+	err := db.Client.Close()
+	if db.inUse != nil {
+		db.inUse()
+	}
+	return err
+}
 
 // sqlitePragmas configure every SQLite connection:
 //   - WAL lets readers run while one writer commits;
@@ -125,6 +134,13 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 		// Should the file vanish after the check, SQLite still refuses to create it.
 		params += "&mode=rw"
 	}
+	// Every handle on the file says so with a shared lock, which creditd restore waits for no
+	// one to hold; taken before SQLite opens the file, so a restore in progress is refused
+	// here rather than read half-way.
+	inUse, err := holdInUse(path)
+	if err != nil {
+		return nil, err
+	}
 	faults := &faults{}
 	connector := cachingConnector{dsn: "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params, driver: &sqlite3.SQLiteDriver{}, faults: faults}
 	raw := sql.OpenDB(connector)
@@ -137,10 +153,11 @@ func open(ctx context.Context, dsn string, create bool) (*DB, error) {
 	raw.SetMaxIdleConns(conns)
 	if err := raw.PingContext(ctx); err != nil {
 		raw.Close()
+		inUse()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := newDB(raw, dialect.SQLite)
-	db.connector = connector
+	db.connector, db.inUse = connector, inUse
 	db.path, db.faults, db.conns = path, faults, conns
 	return db, nil
 }

@@ -60,7 +60,7 @@ func TestBackupRefusesPostgres(t *testing.T) {
 // the database several times; each copy, put into a fresh directory as a restore would, is
 // checked with the crash test's invariants (integrity, outstanding = Σ entries, gapless
 // sequences, one entry and one event per adjustment) and must hold every write acknowledged
-// before its backup started.
+// before its backup started. Each copy is restored into a fresh directory by creditd restore.
 func TestBackupWhileServeWrites(t *testing.T) {
 	credittest.RequireSQLite(t)
 	if testing.Short() {
@@ -123,12 +123,8 @@ func TestBackupWhileServeWrites(t *testing.T) {
 		}
 		took := time.Since(start)
 		fresh := filepath.Join(t.TempDir(), "restored.db")
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(fresh, b, 0o600); err != nil {
-			t.Fatal(err)
+		if b, err := exec.Command(bin, "restore", "--from", out, "--db", fresh).CombinedOutput(); err != nil {
+			t.Fatalf("restore %d: %v\n%s", i, err, b)
 		}
 		before.checkDatabase(fresh, false)
 		if t.Failed() {

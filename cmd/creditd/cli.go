@@ -186,6 +186,7 @@ func commands() map[string]command {
 		"export":                 exportCommand(),
 		"version":                versionCommand(),
 		"backup":                 backupCommand(),
+		"restore":                restoreCommand(),
 		"staff create":           staffCreateCommand(),
 		"staff list":             staffListCommand(),
 		"staff disable":          staffDisableCommand(),
