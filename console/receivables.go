@@ -82,8 +82,13 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 	c.render(w, r, http.StatusOK, "receivables.html", p)
 }
 
+// receivablesCSVHeadings are the CSV's column headings, in words a credit manager reads in a
+// spreadsheet rather than code names.
+var receivablesCSVHeadings = []string{"Company ID", "Company", "Currency", "Current", "1–30 days overdue", "31–60 days overdue",
+	"61–90 days overdue", "Over 90 days overdue", "Overdue", "Open invoices", "Not invoiced", "Outstanding", "As of"}
+
 // writeReceivablesCSV writes the lines as CSV for a spreadsheet (amended §15): amounts as
-// plain decimals, each line's outstanding as its open invoices plus what is on no invoice, a
+// plain decimals (with a decimal comma when sep is ;), each line's outstanding as its open invoices plus what is on no invoice, a
 // totals line (the lines summed: the store's figures when no filter is set), the
 // as-of time in every line, a UTF-8 byte order mark so that spreadsheets read names such as
 // "Café" right, and a file name with the day, so that exports do not overwrite each other.
@@ -100,12 +105,17 @@ func writeReceivablesCSV(w http.ResponseWriter, storeName string, asOf credit.Ti
 	out := csv.NewWriter(w)
 	out.Comma = sep
 	at := asOf.String()
-	_ = out.Write([]string{"company_id", "company", "currency", "current", "days_1_to_30", "days_31_to_60", "days_61_to_90", "over_90",
-		"overdue", "total", "not_invoiced", "outstanding", "as_of"})
+	_ = out.Write(receivablesCSVHeadings)
+	// A spreadsheet that wants ; between fields wants a decimal comma too (German, French,
+	// Spanish locales): 2950,00, which it reads as a number, where 2950.00 would be text.
+	amount := func(m credit.Money) string { return m.Amount }
+	if sep == ';' {
+		amount = func(m credit.Money) string { return strings.Replace(m.Amount, ".", ",", 1) }
+	}
 	row := func(id, company string, a credit.Aging, overdue, notInvoiced, outstanding credit.Money) {
-		_ = out.Write([]string{id, company, a.Total.Currency, a.Current.Amount, a.Days1To30.Amount,
-			a.Days31To60.Amount, a.Days61To90.Amount, a.Over90.Amount, overdue.Amount, a.Total.Amount,
-			notInvoiced.Amount, outstanding.Amount, at})
+		_ = out.Write([]string{id, company, a.Total.Currency, amount(a.Current), amount(a.Days1To30),
+			amount(a.Days31To60), amount(a.Days61To90), amount(a.Over90), amount(overdue), amount(a.Total),
+			amount(notInvoiced), amount(outstanding), at})
 	}
 	for _, l := range lines {
 		row(l.CompanyID, csvSafe(l.CompanyName), l.Aging, l.Overdue, l.NotInvoiced, l.Outstanding)

@@ -110,8 +110,8 @@ func TestReceivablesPage(t *testing.T) {
 }
 
 // csvHeader is the receivables CSV's first line.
-var csvHeader = []string{"company_id", "company", "currency", "current", "days_1_to_30", "days_31_to_60", "days_61_to_90", "over_90",
-	"overdue", "total", "not_invoiced", "outstanding", "as_of"}
+var csvHeader = []string{"Company ID", "Company", "Currency", "Current", "1–30 days overdue", "31–60 days overdue",
+	"61–90 days overdue", "Over 90 days overdue", "Overdue", "Open invoices", "Not invoiced", "Outstanding", "As of"}
 
 // readCSV downloads the receivables CSV at path and checks what makes it open right in a
 // spreadsheet: its type, the UTF-8 byte order mark, a dated file name, the header and the
