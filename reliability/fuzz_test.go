@@ -92,12 +92,18 @@ func writeRoutes(tb testing.TB) []string {
 	return out
 }
 
-// listRoutes lists the /v1 routes that return a list: GET routes not ending in a record ID.
+// notLists are the GET routes not ending in a record ID that return no paged list, and why.
+var notLists = map[string]string{
+	"GET /v1/export": "the store's whole state in one stream, no cursor (contract §18)",
+}
+
+// listRoutes lists the /v1 routes that return a list: GET routes not ending in a record ID,
+// but those of notLists.
 func listRoutes(tb testing.TB) []string {
 	tb.Helper()
 	var out []string
 	for _, rt := range rest.New(nil).Routes() {
-		if strings.HasPrefix(rt.Pattern, "GET ") && !strings.HasSuffix(rt.Pattern, "{id}") {
+		if strings.HasPrefix(rt.Pattern, "GET ") && !strings.HasSuffix(rt.Pattern, "{id}") && notLists[rt.Pattern] == "" {
 			out = append(out, rt.Pattern)
 		}
 	}
