@@ -186,6 +186,11 @@ func sentence(msg string) string {
 		return msg
 	}
 	msg = readableTimes(msg)
+	// A domain message that starts with the API's name of its field (platform_company_gid must
+	// look like …) starts with the words people read instead: Platform company GID must ….
+	if first, rest, _ := strings.Cut(msg, " "); strings.Contains(first, "_") && strings.Trim(first, "abcdefghijklmnopqrstuvwxyz_") == "" {
+		msg = strings.TrimSpace(humanLabel(first) + " " + rest)
+	}
 	msg = strings.ToUpper(msg[:1]) + msg[1:]
 	if !strings.HasSuffix(msg, ".") {
 		msg += "."

@@ -39,7 +39,7 @@ func TestFormsInPeoplesTerms(t *testing.T) {
 	refused.wantStatus(t, http.StatusUnprocessableEntity).wantText(t,
 		`id="approve-limit-error">Enter the amount as a number such as 10.000,00 or 1500.00.`,
 		`id="approve-terms-error">The days to pay must be a whole number from 1 to 365.`,
-		`id="approve-gid-error">Platform_company_gid must look like gid://platform/Company/123.`,
+		`id="approve-gid-error">Platform company GID must look like gid://platform/Company/123.`,
 		`value="zehntausend"`, `value="400"`, `value="Company 7"`, `<option value="other" selected>`)
 	if got, _ := e.Service.Applications.Get(credittest.Staff(st.ID), app.ID); got.Status != credit.AppInReview {
 		t.Errorf("a refused approval changed the application: %s", got.Status)
