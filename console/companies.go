@@ -358,9 +358,9 @@ func (c *Console) recordLedgerEntry(w http.ResponseWriter, r *http.Request, v *v
 	}
 	var atErr error
 	if at := strings.TrimSpace(r.PostForm.Get("occurred_at")); at != "" {
-		ts, err := credit.ParseTimestamp(at)
+		ts, err := credit.ParseTypedTime(at, "occurred_at")
 		if err != nil {
-			atErr = credit.ParamErrorf(credit.CodeValidationFailed, "occurred_at", "occurred at must be an RFC 3339 time such as 2026-03-02T09:00:00Z")
+			atErr = err
 		} else {
 			in.OccurredAt = &ts
 		}

@@ -94,9 +94,14 @@ func TestCompanyActions(t *testing.T) {
 	b.post(path+"/ledger", url.Values{"kind": {"refund"}, "amount": {"10.00"}}).wantStatus(t, http.StatusUnprocessableEntity).
 		wantText(t, `id="entry-order-error">Refund entries need the order's GID.`, `value="10.00"`)
 	b.post(path+"/ledger", url.Values{"kind": {"order_placed"}, "amount": {"100"}, "order": {"gid://platform/Order/7"}, "occurred_at": {"yesterday"}}).
-		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="entry-occurred-error">Occurred at must be an RFC 3339 time`)
+		wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="entry-occurred-error">Occurred at must be a date such as 2026-11-27, a date and time in UTC such as 2026-11-27 10:00`)
 	b.follow(b.post(path+"/ledger", url.Values{"kind": {"order_placed"}, "amount": {"1200.00"}, "order": {"gid://platform/Order/7"}, "note": {"Spring order"}})).
 		wantText(t, "Order placed of 1,200.00 EUR recorded; outstanding is now 1,187.50 EUR.", "gid://platform/Order/7", "Spring order")
+	// A moment typed as people type it, the very form the message suggests: a date and time
+	// in UTC; the ledger shows the entry at that moment.
+	typed := f.Clock.Now().UTC().Add(-26 * time.Hour).Truncate(time.Minute)
+	b.follow(b.post(path+"/ledger", url.Values{"kind": {"payment"}, "amount": {"0.50"}, "note": {"typed moment"}, "occurred_at": {typed.Format("2006-01-02 15:04") + " UTC"}})).
+		wantText(t, `<td class="when">`+typed.Format("2006-01-02 15:04")+` UTC</td><td>Payment</td>`)
 
 	// The timeline names the member for each action, newest first.
 	page := b.get(path)

@@ -43,7 +43,7 @@ func TestEveryFormRefusesEveryFieldAtOnce(t *testing.T) {
 		{"platform entry", companyPath, `<form method="post" action="` + companyPath + `">`,
 			url.Values{"form": {"entry"}, "kind": {credit.KindPayment}, "amount": {"-10.00"}, "order": {"order 7"}, "note": {long}, "occurred_at": {"yesterday"}},
 			[]string{`id="entry-amount-error">Enter the payment as a positive amount`, `id="entry-order-error">Order must look like gid://platform/Order/123.`,
-				`id="entry-note-error">Note must be at most 500 characters.`, `id="entry-occurred-error">Occurred at must be an RFC 3339 time`,
+				`id="entry-note-error">Note must be at most 500 characters.`, `id="entry-occurred-error">Occurred at must be a date such as 2026-11-27`,
 				`<option value="payment" selected>`, `value="-10.00"`, `value="order 7"`, `value="yesterday"`}, nil},
 		{"entry of an unknown kind, amount unreadable", companyPath, `<form method="post" action="` + companyPath + `">`,
 			url.Values{"form": {"entry"}, "kind": {"loan"}, "amount": {"zehn"}, "order": {"gid://platform/Order/7"}},

@@ -3,6 +3,7 @@ package credit
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,4 +58,28 @@ func ParseTimestamp(s string) (Timestamp, error) {
 		return Timestamp{}, fmt.Errorf("%q is not an RFC 3339 timestamp such as 2026-01-31T09:30:00Z", s)
 	}
 	return At(parsed), nil
+}
+
+// typedTimeLayouts are the forms ParseTypedTime reads, as people type a moment into a form.
+var typedTimeLayouts = []string{"2006-01-02", "2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05"}
+
+// ParseTypedTime reads a moment as a person types it into a form: a date (2026-11-27, its
+// start), a date and time (2026-11-27 10:00, seconds optional, "UTC" after it allowed), in
+// UTC, which is the zone the console shows every time in (a store has no zone of its own), or
+// an RFC 3339 time with its offset, as the APIs take it.
+//
+// Errors: validation_failed naming field, with the forms it reads.
+func ParseTypedTime(s, field string) (Timestamp, error) {
+	s = strings.TrimSpace(s)
+	if ts, err := ParseTimestamp(s); err == nil {
+		return ts, nil
+	}
+	local := strings.TrimSpace(strings.TrimSuffix(s, "UTC"))
+	for _, layout := range typedTimeLayouts {
+		if t, err := time.ParseInLocation(layout, local, time.UTC); err == nil {
+			return At(t), nil
+		}
+	}
+	return Timestamp{}, ParamErrorf(CodeValidationFailed, field,
+		"%s must be a date such as 2026-11-27, a date and time in UTC such as 2026-11-27 10:00, or an RFC 3339 time such as 2026-11-27T10:00:00+01:00", strings.ReplaceAll(field, "_", " "))
 }
