@@ -3,6 +3,7 @@ package console_test
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
 )
+
+// browserConstraint finds an input attribute with which the browser refuses a submit itself.
+var browserConstraint = regexp.MustCompile(`<(input|select|textarea)[^>]*\s(required|min="[^"]*"|max="[^"]*"|minlength="[^"]*"|pattern="[^"]*")[\s>]`)
 
 // TestEveryFormRefusesEveryFieldAtOnce: each of the console's forms with several fields,
 // posted with two to four of them wrong, is shown again with every refusal beside its field,
@@ -71,7 +75,13 @@ func TestEveryFormRefusesEveryFieldAtOnce(t *testing.T) {
 			[]string{`id="erase-email-error">Email must not be empty.`, `id="erase-confirm-error">Confirm that the erasure cannot be undone.`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b.get(tc.page).wantStatus(t, http.StatusOK).wantText(t, tc.action)
+			page := b.get(tc.page).wantStatus(t, http.StatusOK).wantText(t, tc.action)
+			// No check of the browser's own stops the submit at the first wrong field before
+			// the server can show every refusal (required, min, max, pattern); aria-required
+			// still tells assistive technology which fields are required.
+			if m := browserConstraint.FindString(page.Body); m != "" {
+				t.Errorf("%s has a browser-side constraint %q that stops a submit one field at a time (maxlength only stops typing, and may stay)", tc.page, m)
+			}
 			refused := b.post(tc.page, tc.values).wantStatus(t, http.StatusUnprocessableEntity)
 			refused.wantText(t, tc.want...).wantText(t, tc.action).wantNoText(t, tc.absent...)
 			// Beside their fields, not above the button.
