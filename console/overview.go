@@ -121,6 +121,15 @@ type lineChart struct {
 	High, Low           string
 	Summary             string
 	Ticks               []tick
+	// Scale is the y-axis: a gridline and its amount at the lowest, middle and highest values
+	// drawn, so the line can be read as figures, not only as a shape.
+	Scale []gridline
+}
+
+// gridline is one horizontal line of a chart's y-axis with its amount.
+type gridline struct {
+	Y     float64
+	Label string
 }
 
 type tick struct {
@@ -141,13 +150,22 @@ func newLineChart(days []credit.DayBalance, currency string) lineChart {
 	lo = decimal.Min(lo, decimal.Zero)
 	span := hi.Sub(lo)
 	step := float64(chartWidth-2*chartLeft) / float64(max(len(days)-1, 1))
+	yOf := func(v decimal.Decimal) float64 {
+		if !span.IsPositive() {
+			return ch.Base
+		}
+		f, _ := v.Sub(lo).Div(span).Float64()
+		return ch.Base - f*(ch.Base-16)
+	}
+	money := func(d decimal.Decimal) string { return formatMoney(credit.NewMoney(d, currency)) }
+	ch.Scale = []gridline{{Y: yOf(lo), Label: money(lo)}}
+	if span.IsPositive() {
+		mid := lo.Add(span.Div(decimal.NewFromInt(2))).Round(0)
+		ch.Scale = append(ch.Scale, gridline{Y: yOf(mid), Label: money(mid)}, gridline{Y: yOf(hi), Label: money(hi)})
+	}
 	var pts []string
 	for i, d := range days {
-		y := ch.Base
-		if span.IsPositive() {
-			f, _ := d.Outstanding.Sub(lo).Div(span).Float64()
-			y = ch.Base - f*(ch.Base-16)
-		}
+		y := yOf(d.Outstanding)
 		x := chartLeft + float64(i)*step
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 		if i%30 == (len(days)-1)%30 {
@@ -160,7 +178,6 @@ func newLineChart(days []credit.DayBalance, currency string) lineChart {
 	}
 	ch.Points = strings.Join(pts, " ")
 	ch.Area = fmt.Sprintf("%d,%.1f %s %.1f,%.1f", chartLeft, ch.Base, ch.Points, chartLeft+float64(len(days)-1)*step, ch.Base)
-	money := func(d decimal.Decimal) string { return formatMoney(credit.NewMoney(d, currency)) }
 	ch.First, ch.Last = money(days[0].Outstanding), money(days[len(days)-1].Outstanding)
 	ch.High, ch.Low = money(hi), money(lo)
 	ch.Summary = fmt.Sprintf("Outstanding %s on %s, %s today; highest %s.", ch.First, days[0].Day.Format("2 Jan 2006"), ch.Last, ch.High)

@@ -40,7 +40,9 @@ func TestOverview(t *testing.T) {
 		"Alpenblick Hotels AG</a> · 95% used · 950.00 EUR outstanding",
 		`<li><a href="/companies/`+kessler.ID+`">Brauhaus Kessler KG</a> · 0.00 EUR outstanding</li>`,
 		`id="applications-waiting">1</a>`, `id="failed-deliveries">1</a>`, `<svg class="chart" id="aging-chart"`, `<svg class="chart" id="history-chart"`,
-		"1–30: 850.00 EUR")
+		"1–30: 850.00 EUR",
+		// The history's y-axis: its lowest, middle and highest amounts beside their gridlines.
+		`class="label scale">0.00 EUR</text>`, `class="label scale">475.00 EUR</text>`, `class="label scale">950.00 EUR</text>`)
 
 	ov, err := e.Service.Reports.Overview(credittest.Staff(store))
 	if err != nil {

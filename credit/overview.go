@@ -137,17 +137,20 @@ func (s *Reports) Overview(ctx context.Context) (Overview, error) {
 		return Overview{}, err
 	}
 
-	// The history: today's total, less the entries appended after each day's end.
+	// The history: today's total, less the entries that occurred after each day's end. By
+	// occurred_at, not created_at: a back-dated entry (a platform's order of last week, a
+	// first import of a company's ledger) belongs to the day it happened, or the chart shows a
+	// flat line and a spike on the day of the import.
 	today := now.UTC().Truncate(24 * time.Hour)
 	start := today.Add(-time.Duration(OverviewDays-1) * 24 * time.Hour)
-	entries, err := client.LedgerEntry.Query().Where(ledgerentry.CreatedAtGTE(start)).
-		Select(ledgerentry.FieldAmount, ledgerentry.FieldCreatedAt).All(ctx)
+	entries, err := client.LedgerEntry.Query().Where(ledgerentry.OccurredAtGTE(start)).
+		Select(ledgerentry.FieldAmount, ledgerentry.FieldOccurredAt).All(ctx)
 	if err != nil {
 		return Overview{}, err
 	}
 	perDay := make([]decimal.Decimal, OverviewDays)
 	for _, e := range entries {
-		i := int(e.CreatedAt.UTC().Sub(start) / (24 * time.Hour))
+		i := int(e.OccurredAt.UTC().Sub(start) / (24 * time.Hour))
 		if i >= 0 && i < OverviewDays {
 			perDay[i] = perDay[i].Add(e.Amount)
 		}
