@@ -76,7 +76,7 @@ func TestAuditTrailAndCompanyGID(t *testing.T) {
 	// Another company's GID is refused beside the field, and nothing is written.
 	before, _ := e.Service.Timeline.List(credittest.Staff(store), huberID, credit.ListParams{})
 	taken := b.post("/companies/"+huberID+"/platform-company-gid", url.Values{"platform_company_gid": {"gid://platform/Company/42"}})
-	taken.wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="company-gid-error">Platform company GID gid://platform/Company/42 already belongs to a company of this store.`, `value="gid://platform/Company/42"`)
+	taken.wantStatus(t, http.StatusUnprocessableEntity).wantText(t, `id="company-gid-error">Platform company GID gid://platform/Company/42 already belongs to Alpenblick Hotels AG (`+alpen.ID+`).`, `value="gid://platform/Company/42"`)
 	if taken.Location != "" {
 		t.Errorf("a refused form redirected to %s", taken.Location)
 	}

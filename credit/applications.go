@@ -343,7 +343,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 		err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
 		return err
 	})
-	return out, created, err
+	return out, created, s.nameGIDHolder(ctx, err)
 }
 
 // ApplicationChange is one status change of an application and who made it.

@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -283,7 +284,7 @@ func (s *Companies) Create(ctx context.Context, in CompanyInput) (Company, error
 		err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
 		return err
 	})
-	return out, err
+	return out, s.nameGIDHolder(ctx, err)
 }
 
 // createCompany creates a company in st within tx. The caller emits its company.created
@@ -352,9 +353,39 @@ func companyTermsErrors(gid *string, terms, limit, currency string) (days int, a
 // companyGIDIndex is the unique index of a store's platform company GIDs.
 const companyGIDIndex = "company_store_id_platform_company_gid"
 
-// errCompanyGIDTaken refuses a second company with a platform company GID of the store.
+// errCompanyGIDTaken refuses a second company with a platform company GID of the store. The
+// unique index finds it, inside a transaction that is then over (PostgreSQL aborts it), so the
+// holder is named afterwards, by nameGIDHolder.
 func errCompanyGIDTaken(gid string) error {
-	return ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid %s already belongs to a company of this store", gid)
+	return &gidTakenError{refusal: ParamErrorf(CodeValidationFailed, "platform_company_gid",
+		"platform_company_gid %s already belongs to a company of this store", gid), gid: gid}
+}
+
+// gidTakenError is errCompanyGIDTaken's error until nameGIDHolder names the company; it is
+// its refusal (errors.As finds the *Error) wherever it is not named.
+type gidTakenError struct {
+	refusal *Error
+	gid     string
+}
+
+func (e *gidTakenError) Error() string { return e.refusal.Error() }
+func (e *gidTakenError) Unwrap() error { return e.refusal }
+
+// nameGIDHolder turns a refusal of a taken platform company GID into one that says which
+// company has it, so that whoever typed it can go and look: a GID is the platform's name of one
+// company, and a second company claiming it is most often the same buyer entered twice. It reads
+// after the transaction that was refused; any other error is returned as it is.
+func (s *core) nameGIDHolder(ctx context.Context, err error) error {
+	var taken *gidTakenError
+	if !errors.As(err, &taken) {
+		return err
+	}
+	holder, qerr := s.client.Company.Query().Where(company.PlatformCompanyGid(taken.gid)).Only(ctx)
+	if qerr != nil {
+		return taken.refusal
+	}
+	return ParamErrorf(CodeValidationFailed, "platform_company_gid",
+		"platform_company_gid %s already belongs to %s (%s)", taken.gid, holder.Name, holder.ID)
 }
 
 // CreditLimitInput is the body of PUT /companies/{id}/credit-limit.

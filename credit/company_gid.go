@@ -59,7 +59,7 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 		}
 		return nil
 	})
-	return out, err
+	return out, s.nameGIDHolder(ctx, err)
 }
 
 // maxFailedForCompany bounds the failed deliveries Inbox.FailedFor reads.
