@@ -241,7 +241,7 @@ func TestWebhookEndpointErrors(t *testing.T) {
 	}})
 	store := env.MustStore(t, "Hooks", "EUR")
 	staff := credittest.Staff(store)
-	httpOnly := refusal{credit.CodeValidationFailed, "url", "only HTTPS is allowed; http:// needs --allow-private-webhooks (given to webhook create and to serve; development and tests only)"}
+	httpOnly := refusal{credit.CodeValidationFailed, "url", "only HTTPS is allowed (an operator can allow http:// for development and tests)"}
 	unknownType := refusal{credit.CodeValidationFailed, "events", `unknown event type "order.paid"; the types are ` + strings.Join(credit.EventTypes, ", ")}
 	for _, tc := range []struct {
 		name string
@@ -253,7 +253,7 @@ func TestWebhookEndpointErrors(t *testing.T) {
 		{"no URL, bad description", credit.WebhookEndpointInput{URL: "  ", Description: "a\x00"},
 			[]refusal{textRefusal("url", "%s must not be empty"), textRefusal("description", msgControlChar)}},
 		{"a private address, unknown type", credit.WebhookEndpointInput{URL: "https://127.0.0.1/hooks", EventTypes: []string{credit.EventTypes[0], "order.paid"}},
-			[]refusal{{credit.CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; --allow-private-webhooks, given to webhook create and to serve, lifts this for development)"}, unknownType}},
+			[]refusal{{credit.CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; an operator can allow them for development)"}, unknownType}},
 		{"good, spaces around the URL", credit.WebhookEndpointInput{URL: " https://erp.example.com/hooks ", Description: "ERP", EventTypes: []string{credit.EventTypes[0]}}, nil},
 	} {
 		errs := env.Service.Webhooks.EndpointErrors(tc.in)

@@ -122,11 +122,11 @@ func (s *core) validateWebhookURL(raw string) error {
 	}
 	switch {
 	case errors.Is(err, webhook.ErrPrivateDestination):
-		return ParamErrorf(CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; --allow-private-webhooks, given to webhook create and to serve, lifts this for development)")
+		return ParamErrorf(CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; an operator can allow them for development)")
 	case s.allowPrivateWebhooks:
 		return ParamErrorf(CodeValidationFailed, "url", "the URL must be http(s)://host[:port]/path without user:password or #fragment, with a port 1-65535%s", detail)
 	case strings.HasPrefix(strings.ToLower(raw), "http://"):
-		return ParamErrorf(CodeValidationFailed, "url", "only HTTPS is allowed; http:// needs --allow-private-webhooks (given to webhook create and to serve; development and tests only)")
+		return ParamErrorf(CodeValidationFailed, "url", "only HTTPS is allowed (an operator can allow http:// for development and tests)")
 	default:
 		return ParamErrorf(CodeValidationFailed, "url", "the URL must be https://host[:port]/path without user:password or #fragment, with a port 1-65535 (only HTTPS is allowed)%s", detail)
 	}

@@ -23,7 +23,7 @@ func TestWebhookEndpointURL(t *testing.T) {
 	const (
 		accepted = ""
 		private  = "not a public internet address"
-		httpOnly = "only HTTPS is allowed; http://"
+		httpOnly = "only HTTPS is allowed (an operator can allow http://"
 		form     = "the URL must be"
 		blank    = "url must not be empty"
 		long     = "url must be at most 2048 characters"

@@ -105,6 +105,15 @@ func webhookCreateCommand() command {
 				return err
 			}
 			w, err := env.svc.Webhooks.CreateEndpoint(sctx, in)
+			var refusal *credit.Error
+			if errors.As(err, &refusal) && refusal.Param == "url" && !opts.AllowPrivateWebhooks &&
+				(strings.Contains(refusal.Message, "only HTTPS") || strings.Contains(refusal.Message, "not a public internet address")) {
+				// The domain's message speaks to API clients and staff; the operator at the
+				// command line is the one who can lift it, and is told how.
+				hinted := *refusal
+				hinted.Message += "; --allow-private-webhooks, given to webhook create and to serve, lifts this for development and tests"
+				return &hinted
+			}
 			if err != nil {
 				return err
 			}

@@ -514,7 +514,7 @@ func TestWebhookCommandsRefuseBadInput(t *testing.T) {
 	}{
 		{[]string{"webhook", "create", "--url", recvURL}, "--store is required"},
 		{[]string{"webhook", "create", "--store", d.store}, "--url is required"},
-		{[]string{"webhook", "create", "--store", d.store, "--url", "http://hooks.example.com/x"}, "only HTTPS is allowed"},
+		{[]string{"webhook", "create", "--store", d.store, "--url", "http://hooks.example.com/x"}, "--allow-private-webhooks, given to webhook create and to serve, lifts this"},
 		{[]string{"webhook", "create", "--store", d.store, "--url", "https://user:pw@hooks.example.com/x"}, "without user:password"},
 		{[]string{"webhook", "create", "--store", d.store, "--url", "https://127.0.0.1/x"}, "not a public internet address"},
 		{[]string{"webhook", "create", "--store", d.store, "--url", "https://10.1.2.3/x"}, "not a public internet address"},
