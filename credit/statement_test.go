@@ -110,3 +110,43 @@ func TestStatementBadPeriod(t *testing.T) {
 		t.Errorf("another store's company: %v, want not_found", err)
 	}
 }
+
+// TestStatementPastToIsTheOutstandingThen records a history across days, notes the company's
+// live outstanding at the end of a day, moves on and records more, and wants a statement to
+// that day to close at the outstanding noted then.
+func TestStatementPastToIsTheOutstandingThen(t *testing.T) {
+	t.Parallel()
+	env := credittest.New(t)
+	st := env.MustStore(t, "Statements", "EUR")
+	key := ctxKey(st)
+	c := env.MustCompany(t, st, "Brauhaus", "100000")
+	env.Clock.Set(env.Clock.Now().UTC().Truncate(24*time.Hour).Add(-5*24*time.Hour + time.Hour))
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: "400.00", OrderGID: "gid://platform/Order/7"})
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: "-150.25"})
+	day := env.Clock.Now().UTC().Format(time.DateOnly)
+	then, err := env.Service.Companies.Get(key, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(2 * 24 * time.Hour)
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: "-49.75"})
+	s, err := env.Service.Reports.Statement(key, c.ID, day, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ClosingBalance != then.Outstanding {
+		t.Errorf("closing_balance %v, want the outstanding of that day %v", s.ClosingBalance, then.Outstanding)
+	}
+	now, err := env.Service.Companies.Get(key, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := env.Clock.Now().UTC().Format(time.DateOnly)
+	s, err = env.Service.Reports.Statement(key, c.ID, day, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ClosingBalance != now.Outstanding {
+		t.Errorf("closing_balance to today %v, want the live outstanding %v", s.ClosingBalance, now.Outstanding)
+	}
+}
