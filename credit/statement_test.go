@@ -120,7 +120,7 @@ func TestStatementPastToIsTheOutstandingThen(t *testing.T) {
 	st := env.MustStore(t, "Statements", "EUR")
 	key := ctxKey(st)
 	c := env.MustCompany(t, st, "Brauhaus", "100000")
-	env.Clock.Set(env.Clock.Now().UTC().Truncate(24*time.Hour).Add(-5*24*time.Hour + time.Hour))
+	env.Clock.Set(env.Clock.Now().UTC().Truncate(24 * time.Hour).Add(-5*24*time.Hour + time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: "400.00", OrderGID: "gid://platform/Order/7"})
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: "-150.25"})
 	day := env.Clock.Now().UTC().Format(time.DateOnly)
