@@ -72,14 +72,7 @@ func TestBackupWhileServeWrites(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "live.db")
-	runCLI(t, bin, "migrate", "--db", db)
-	st := runCLI(t, bin, "store", "create", "--db", db, "--name", "Backup Test", "--currency", "EUR")["id"].(string)
-	secret := runCLI(t, bin, "key", "create", "--db", db, "--store", st, "--label", "loader", "--scopes", "read_credit,write_credit")["secret"].(string)
-	var companies []string
-	for i := range 3 {
-		companies = append(companies, runCLI(t, bin, "company", "create", "--db", db, "--store", st, "--name", fmt.Sprintf("Buyer %d", i),
-			"--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", i+1), "--payment-terms", "NET_30", "--credit-limit", "5000.00")["id"].(string))
-	}
+	secret, companies := newLoadDatabase(t, bin, db, "Backup Test")
 	c := &crashRun{t: t, secret: secret, writes: map[string]*crashWrite{}, client: &http.Client{Timeout: 10 * time.Second}}
 	p := startCreditd(t, bin, dir, "serve", "--db", db, "--addr", "127.0.0.1:0", "--rate-limit", "1000000")
 	c.base = "http://" + p.waitForListening(t)

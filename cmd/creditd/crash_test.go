@@ -51,14 +51,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "crash.db")
-	runCLI(t, bin, "migrate", "--db", db)
-	st := runCLI(t, bin, "store", "create", "--db", db, "--name", "Crash Test", "--currency", "EUR")["id"].(string)
-	secret := runCLI(t, bin, "key", "create", "--db", db, "--store", st, "--label", "loader", "--scopes", "read_credit,write_credit")["secret"].(string)
-	var companies []string
-	for i := range 3 {
-		companies = append(companies, runCLI(t, bin, "company", "create", "--db", db, "--store", st, "--name", fmt.Sprintf("Buyer %d", i),
-			"--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", i+1), "--payment-terms", "NET_30", "--credit-limit", "5000.00")["id"].(string))
-	}
+	secret, companies := newLoadDatabase(t, bin, db, "Crash Test")
 
 	c := &crashRun{t: t, secret: secret, writes: map[string]*crashWrite{}, client: &http.Client{Timeout: 10 * time.Second}}
 	start := time.Now()
@@ -113,6 +106,21 @@ func TestCrashSafety(t *testing.T) {
 	if c.retried == 0 {
 		t.Errorf("no write was cut off by a kill: the test did not exercise retries")
 	}
+}
+
+// newLoadDatabase makes the database at db, through the command line as an operator would, with
+// a store named name, a key for reading and writing credit (its secret returned) and three
+// companies to write to: the set-up of the tests that run writers against a real serve.
+func newLoadDatabase(t *testing.T, bin, db, name string) (secret string, companies []string) {
+	t.Helper()
+	runCLI(t, bin, "migrate", "--db", db)
+	st := runCLI(t, bin, "store", "create", "--db", db, "--name", name, "--currency", "EUR")["id"].(string)
+	secret = runCLI(t, bin, "key", "create", "--db", db, "--store", st, "--label", "loader", "--scopes", "read_credit,write_credit")["secret"].(string)
+	for i := range 3 {
+		companies = append(companies, runCLI(t, bin, "company", "create", "--db", db, "--store", st, "--name", fmt.Sprintf("Buyer %d", i),
+			"--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", i+1), "--payment-terms", "NET_30", "--credit-limit", "5000.00")["id"].(string))
+	}
+	return secret, companies
 }
 
 // crashWrite is one write and what became of it.
