@@ -4,13 +4,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/creditd/creditd/credittest/gosource"
 )
 
 // TestGoIdentifiersResolve resolves every Go identifier that the prose of README.md,
@@ -102,6 +103,24 @@ var testName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.<])((?:Test|Fuzz|Benchmark)
 // text, outside fenced blocks.
 func testReferences(md string) []goReference {
 	var refs []goReference
+	for _, span := range inlineCode(md) {
+		for _, m := range testName.FindAllStringSubmatch(span.text, -1) {
+			refs = append(refs, goReference{name: m[1], line: span.line})
+		}
+	}
+	return refs
+}
+
+// codeText is the text of one inline code span and the line it is on.
+type codeText struct {
+	text string
+	line int
+}
+
+// inlineCode returns the inline code spans of a Markdown text outside its fenced blocks, in
+// order, with their lines: where a doc names code in its prose.
+func inlineCode(md string) []codeText {
+	var spans []codeText
 	inFence := false
 	for i, line := range strings.Split(md, "\n") {
 		if fence.MatchString(line) {
@@ -112,12 +131,10 @@ func testReferences(md string) []goReference {
 			continue
 		}
 		for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-			for _, m := range testName.FindAllStringSubmatch(span[1], -1) {
-				refs = append(refs, goReference{name: m[1], line: i + 1})
-			}
+			spans = append(spans, codeText{text: span[1], line: i + 1})
 		}
 	}
-	return refs
+	return spans
 }
 
 // goReferences returns the dotted names in the inline code spans of a Markdown text, outside
@@ -125,26 +142,16 @@ func testReferences(md string) []goReference {
 // (`credit/storage.go`, `a.b.c.d`, `creditd.db-locks`) is not one.
 func goReferences(md string) []goReference {
 	var refs []goReference
-	inFence := false
-	for i, line := range strings.Split(md, "\n") {
-		if fence.MatchString(line) {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-			s := span[1]
-			for _, m := range dotted.FindAllStringIndex(s, -1) {
-				if m[0] > 0 && strings.ContainsRune("./-:@*", rune(s[m[0]-1])) && !(s[m[0]-1] == '*' && m[0] == 1) {
-					continue // part of a path, a URL or a longer name (a leading * is a pointer)
-				}
-				if m[1] < len(s) && strings.ContainsRune("./-:@", rune(s[m[1]])) {
-					continue
-				}
-				refs = append(refs, goReference{name: s[m[0]:m[1]], line: i + 1})
+	for _, span := range inlineCode(md) {
+		s := span.text
+		for _, m := range dotted.FindAllStringIndex(s, -1) {
+			if m[0] > 0 && strings.ContainsRune("./-:@*", rune(s[m[0]-1])) && !(s[m[0]-1] == '*' && m[0] == 1) {
+				continue // part of a path, a URL or a longer name (a leading * is a pointer)
 			}
+			if m[1] < len(s) && strings.ContainsRune("./-:@", rune(s[m[1]])) {
+				continue
+			}
+			refs = append(refs, goReference{name: s[m[0]:m[1]], line: span.line})
 		}
 	}
 	return refs
@@ -176,22 +183,10 @@ func indexModule(t *testing.T, root string) *moduleIndex {
 	byDir := map[string]*goPackage{}
 	idx := &moduleIndex{packages: map[string][]*goPackage{}, tests: map[string]bool{}}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	for _, path := range gosource.Files(t, root) {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		if strings.HasSuffix(path, "_test.go") {
 			for _, decl := range f.Decls {
@@ -199,7 +194,7 @@ func indexModule(t *testing.T, root string) *moduleIndex {
 					idx.tests[fn.Name.Name] = true
 				}
 			}
-			return nil
+			continue
 		}
 		dir := filepath.Dir(path)
 		p := byDir[dir]
@@ -209,10 +204,6 @@ func indexModule(t *testing.T, root string) *moduleIndex {
 			idx.packages[f.Name.Name] = append(idx.packages[f.Name.Name], p)
 		}
 		p.add(f)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return idx
 }
@@ -395,24 +386,11 @@ func TestCodeLayoutListsEveryPackage(t *testing.T) {
 		listed[strings.TrimSuffix(m[1], "/")] = true
 	}
 	dirs := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") && filepath.Dir(path) != root {
+	for _, path := range gosource.Files(t, root) {
+		if !strings.HasSuffix(path, "_test.go") && filepath.Dir(path) != root {
 			rel, _ := filepath.Rel(root, filepath.Dir(path))
 			dirs[filepath.ToSlash(rel)] = true
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for dir := range dirs {
 		if strings.HasPrefix(dir, "ent/") && !listed[dir] {

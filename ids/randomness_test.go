@@ -3,13 +3,13 @@ package ids_test
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/creditd/creditd/credittest/gosource"
 	"github.com/creditd/creditd/ids"
 )
 
@@ -29,23 +29,14 @@ func TestOnlyCryptoRandInTheProduct(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
+	for _, path := range gosource.Files(t, root) {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
 		}
 		files++
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		rel, _ := filepath.Rel(root, path)
 		for _, imp := range f.Imports {
@@ -57,10 +48,6 @@ func TestOnlyCryptoRandInTheProduct(t *testing.T) {
 				t.Errorf("%s imports %s: IDs and secrets must come from crypto/rand (package ids); a package that truly needs a fast deterministic generator goes in weakRandomAllowed with its reason", rel, p)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if files < 20 {
 		t.Fatalf("checked only %d files under %s: the walk is not covering the module", files, root)
