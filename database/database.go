@@ -218,17 +218,33 @@ func (db *DB) PurgeErased(ctx context.Context) error {
 		}
 		return nil
 	}
-	// A reader in another process (serve) can hold the log for a moment; try a few times.
+	// A reader in another process (serve) can hold the log for a moment; try a few times, each
+	// waiting a quarter of a second rather than the connection's busy timeout: Litestream,
+	// replicating the file, holds a read transaction almost all the time, and a staff member
+	// erasing a person in the console should hear that in seconds, not minutes.
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer conn.Close()
+	var busyTimeout int
+	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busyTimeout); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 250"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout))
 	for attempt := 0; ; attempt++ {
 		var busy, logFrames, checkpointed int
-		if err := db.SQL.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
+		if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		if busy == 0 {
 			return nil
 		}
-		if attempt == 20 {
-			return fmt.Errorf("checkpoint: readers kept the write-ahead log busy; the values are erased, run the erasure again to purge the log")
+		if attempt == 10 {
+			return fmt.Errorf("checkpoint: the values are erased from the database, but its write-ahead log still holds them: another process keeps a read transaction open on it (Litestream, when it replicates the database, always does); run the erasure again once it is stopped (README: Backups)")
 		}
 		select {
 		case <-ctx.Done():

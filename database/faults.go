@@ -13,6 +13,9 @@ type faults struct {
 	// statementTimeout is PostgreSQL's statement_timeout for connections opened from now on,
 	// in nanoseconds; zero leaves the server's.
 	statementTimeout atomic.Int64
+	// autoCheckpoint is SQLite's wal_autocheckpoint (pages) for connections opened from now
+	// on, plus one; zero leaves SQLite's default (1,000 pages).
+	autoCheckpoint atomic.Int64
 	// fullAt is when a write last failed on a full disk, wroteAt when one last committed
 	// (Unix nanoseconds).
 	fullAt, wroteAt atomic.Int64
@@ -44,6 +47,26 @@ func (db *DB) LimitStatements(d time.Duration) {
 	// Closing the idle connections makes the next ones open with the limit.
 	db.SQL.SetMaxIdleConns(0)
 	db.SQL.SetMaxIdleConns(db.conns)
+}
+
+// SetWALAutoCheckpoint sets SQLite's automatic checkpoint on every connection of this
+// database: after a commit that leaves the write-ahead log at pages pages or more, the
+// committing connection copies the log back into the database file (a PASSIVE checkpoint).
+// SQLite's default is 1,000 pages; 0 turns automatic checkpoints off, for a process beside
+// which another one checkpoints (Litestream, see the README's "Backups"): without one, the
+// log then grows without bound. PostgreSQL has no such setting: it returns an error.
+func (db *DB) SetWALAutoCheckpoint(pages int) error {
+	if db.path == "" {
+		return fmt.Errorf("--wal-autocheckpoint applies to SQLite only; PostgreSQL checkpoints by itself")
+	}
+	if pages < 0 {
+		return fmt.Errorf("wal-autocheckpoint must be 0 (off) or a number of pages, got %d", pages)
+	}
+	db.faults.autoCheckpoint.Store(int64(pages) + 1)
+	// Closing the idle connections makes the next ones open with the setting.
+	db.SQL.SetMaxIdleConns(0)
+	db.SQL.SetMaxIdleConns(db.conns)
+	return nil
 }
 
 // noteWrite records how a top-level write transaction ended, for Ready.

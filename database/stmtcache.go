@@ -56,6 +56,12 @@ func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
+	if n := c.faults.autoCheckpoint.Load(); n > 0 {
+		if _, err := conn.(*sqlite3.SQLiteConn).Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", n-1), nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	return &cachingConn{SQLiteConn: conn.(*sqlite3.SQLiteConn), stmts: map[string]*cachedStmt{}}, nil
 }
 

@@ -133,6 +133,8 @@ type crashWrite struct {
 	answer []byte
 	// retried says the first attempt got no answer.
 	retried bool
+	// answeredAt is when the answer came.
+	answeredAt time.Time
 }
 
 type crashRun struct {
@@ -208,7 +210,7 @@ func (c *crashRun) send(w *crashWrite) {
 	if status >= 500 {
 		c.t.Errorf("%s %s: %d %s", w.method, w.path, status, body)
 	}
-	w.status, w.answer = status, body
+	w.status, w.answer, w.answeredAt = status, body, time.Now()
 	c.ackedFirstTry++
 }
 
@@ -273,16 +275,75 @@ func (c *crashRun) expireOrphanedClaims(path string) {
 	c.takeovers += int(n)
 }
 
+// ledgerState is what a database holds of the writes, by the note or reason that identifies
+// each: adjustments in the ledger (notes, with their amounts) and timeline events by kind.
+type ledgerState struct {
+	notes, events map[string]int
+	amounts       map[string]string
+}
+
+// present reports how often w is in the data: its ledger entries and events for an adjustment,
+// its events for a credit limit or a hold, -1 for a lift (which leaves no note to count).
+func (s ledgerState) present(w *crashWrite) (n int, ok bool) {
+	switch w.kind {
+	case "adjustment":
+		n = s.notes[w.note]
+		return n, s.events["adjustment|"+w.note] == n && (n == 0 || decimalEqual(s.amounts[w.note], w.amount))
+	case "limit", "hold":
+		return s.events[w.kind+"|"+w.note], true
+	}
+	return -1, true
+}
+
 // checkDatabase opens the database the killed server left and checks it. With final, every
 // write has its answer and must be in the data exactly as often as its answer says.
 func (c *crashRun) checkDatabase(path string, final bool) {
+	t := c.t
+	ctx := context.Background()
+	d, state := c.checkInvariants(path)
+	defer d.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.order {
+		w := c.writes[k]
+		if w.status == 0 {
+			if final {
+				t.Errorf("%s was never answered", w.key)
+			}
+			continue
+		}
+		// An answered write is in the data once if it succeeded, else not at all.
+		want := 0
+		if w.status < 300 {
+			want = 1
+		}
+		if n, ok := state.present(w); n >= 0 && (n != want || !ok) {
+			t.Errorf("after kill %d: %s %s (answered %d, retried %v): %d times in the data (ledger entries %d of amount %s, events %d), want %d of %s",
+				c.kills, w.kind, w.key, w.status, w.retried, n, state.notes[w.note], state.amounts[w.note], state.events[w.kind+"|"+w.note], want, w.amount)
+		}
+	}
+	if final {
+		var n, open int
+		if err := d.SQL.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(CASE WHEN completed THEN 0 ELSE 1 END), 0) FROM idempotency_records").Scan(&n, &open); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(c.writes) || open != 0 {
+			t.Errorf("idempotency records: %d (%d unfinished), want %d, all finished", n, open, len(c.writes))
+		}
+	}
+}
+
+// checkInvariants opens the database at path and checks what holds whatever writes it has:
+// SQLite's integrity check, every company's outstanding equal to the sum of its ledger and its
+// ledger_seq to its entries' count, gapless sequences, each adjustment once with one event. It
+// returns the open database and what it holds of the writes.
+func (c *crashRun) checkInvariants(path string) (*database.DB, ledgerState) {
 	t := c.t
 	ctx := context.Background()
 	d, err := database.Open(ctx, path)
 	if err != nil {
 		t.Fatalf("after kill %d: open: %v", c.kills, err)
 	}
-	defer d.Close()
 	var integrity string
 	if err := d.SQL.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
 		t.Fatalf("after kill %d: PRAGMA integrity_check: %q %v", c.kills, integrity, err)
@@ -374,43 +435,7 @@ func (c *crashRun) checkDatabase(path string, final bool) {
 	if len(notes) != adjustmentEvents {
 		t.Fatalf("after kill %d: %d adjustments in the ledger, %d adjustment events", c.kills, len(notes), adjustmentEvents)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, k := range c.order {
-		w := c.writes[k]
-		if w.status == 0 {
-			if final {
-				t.Errorf("%s was never answered", w.key)
-			}
-			continue
-		}
-		// An answered write is in the data once if it succeeded, else not at all. Lifts leave
-		// no note to count; their events are counted with the holds below.
-		want := 0
-		if w.status < 300 {
-			want = 1
-		}
-		switch w.kind {
-		case "adjustment":
-			if notes[w.note] != want || want == 1 && !decimalEqual(amounts[w.note], w.amount) || events["adjustment|"+w.note] != want {
-				t.Errorf("after kill %d: %s (answered %d, retried %v): %d ledger entries of amount %s, %d events; want %d of %s",
-					c.kills, w.key, w.status, w.retried, notes[w.note], amounts[w.note], events["adjustment|"+w.note], want, w.amount)
-			}
-		case "limit", "hold":
-			if events[w.kind+"|"+w.note] != want {
-				t.Errorf("after kill %d: %s (answered %d, retried %v): %d events, want %d", c.kills, w.key, w.status, w.retried, events[w.kind+"|"+w.note], want)
-			}
-		}
-	}
-	if final {
-		var n, open int
-		if err := d.SQL.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(CASE WHEN completed THEN 0 ELSE 1 END), 0) FROM idempotency_records").Scan(&n, &open); err != nil {
-			t.Fatal(err)
-		}
-		if n != len(c.writes) || open != 0 {
-			t.Errorf("idempotency records: %d (%d unfinished), want %d, all finished", n, open, len(c.writes))
-		}
-	}
+	return d, ledgerState{notes: notes, events: events, amounts: amounts}
 }
 
 func decimalEqual(a, b string) bool {

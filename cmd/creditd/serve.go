@@ -18,6 +18,7 @@ import (
 
 	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/delivery"
 	"github.com/creditd/creditd/demo"
 	"github.com/creditd/creditd/graph/playground"
@@ -65,6 +66,7 @@ type serveFlags struct {
 	demo                                 bool
 	addrGiven                            func() bool // whether the command line gave --addr (listenAddr)
 	rateLimit, platformRateLimit         int
+	walAutoCheckpoint                    int
 	sweep, webhookPoll                   time.Duration
 	adminIdle, adminLifetime             time.Duration
 	adminSecure                          bool
@@ -132,6 +134,7 @@ func declareServeFlags(fs *flag.FlagSet, opts *credit.Options) *serveFlags {
 		f.trustedProxies = append(f.trustedProxies, p)
 		return nil
 	})
+	fs.IntVar(&f.walAutoCheckpoint, "wal-autocheckpoint", 1000, "SQLite only: checkpoint the write-ahead log into the database file once it holds this many pages; 0 leaves checkpoints to Litestream run beside serve (see the README's Backups)")
 	fs.BoolVar(&f.adminSecure, "admin-secure-cookies", false, "mark the console's cookies Secure: set it when a TLS-terminating proxy serves the console over HTTPS")
 	return f
 }
@@ -150,6 +153,8 @@ func (f *serveFlags) check(args []string) error {
 		return usagef("--idempotency-ttl and --sweep-interval must be positive")
 	case f.opts.DBTimeout <= 0:
 		return usagef("--db-timeout must be positive")
+	case f.walAutoCheckpoint < 0:
+		return usagef("--wal-autocheckpoint must be 0 (off, for Litestream) or a number of pages")
 	case f.webhookPoll <= 0:
 		return usagef("--webhook-poll-interval must be positive")
 	case f.opts.EventRetention < credit.DefaultEventRetention:
@@ -186,6 +191,13 @@ func serve(ctx context.Context, env *cmdEnv, f *serveFlags) error {
 	// process on the database's side (PostgreSQL's statement_timeout, SQLite's busy
 	// timeout), the webhook worker's and the sweep's included.
 	env.db.LimitStatements(f.opts.DBTimeout)
+	if database.SQLitePath(env.dbPath) != "" {
+		if err := env.db.SetWALAutoCheckpoint(f.walAutoCheckpoint); err != nil {
+			return err
+		}
+	} else if f.walAutoCheckpoint != 1000 {
+		return usagef("--wal-autocheckpoint applies to SQLite only: PostgreSQL checkpoints by itself")
+	}
 	worker := env.webhookWorker(f.opts.AllowPrivateWebhooks, log, f.webhookPoll)
 	cfg, closeLimiters, err := f.apiConfig(ctx, env, log)
 	if err != nil {
