@@ -44,3 +44,48 @@ func TestSQLiteConnectionsAreDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestWALAutoCheckpointReachesEveryConnection: serve's --wal-autocheckpoint applies to the
+// connection already open when it is set and to those opened after; SQLite's default before.
+func TestWALAutoCheckpointReachesEveryConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := database.Open(ctx, filepath.Join(t.TempDir(), "checkpoint.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	autocheckpoints := func() (got []int) {
+		var conns []interface{ Close() error }
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for range 3 {
+			conn, err := db.SQL.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, conn)
+			var n int
+			if err := conn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, n)
+		}
+		return got
+	}
+	if got := autocheckpoints(); got[0] != 1000 || got[1] != 1000 || got[2] != 1000 {
+		t.Fatalf("before the setting: wal_autocheckpoint %v, want SQLite's 1000", got)
+	}
+	if err := db.SetWALAutoCheckpoint(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := autocheckpoints(); got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Errorf("after SetWALAutoCheckpoint(0): wal_autocheckpoint %v, want 0 on every connection", got)
+	}
+	if err := db.SetWALAutoCheckpoint(-1); err == nil {
+		t.Error("SetWALAutoCheckpoint(-1) was accepted")
+	}
+}
