@@ -93,24 +93,47 @@ type stream struct {
 	resumeParam string
 }
 
-// position returns the connection's position for a subscription, as credit.Events.Subscribe
-// takes it.
+// position returns the connection's position for the subscription of ctx, as
+// credit.Events.Subscribe takes it: connection_init's afterEvent when it is one event ID (for
+// every subscription of the connection), or its member named by the subscription's ID when it
+// is an object (a position per subscription, contract §16 amended 2026-11-28); Last-Event-ID
+// over SSE.
 //
-// Errors: invalid_parameter naming the connection's input, when it is neither an event ID nor
-// absent.
-func (st *stream) position() (string, error) {
+// Errors: invalid_parameter naming the connection's input, when it (or the subscription's
+// member) is neither an event ID nor absent.
+func (st *stream) position(ctx context.Context) (string, error) {
 	switch v := st.resume.(type) {
 	case nil:
 		return "", nil
 	case string:
 		return v, nil
+	case map[string]any:
+		id := subscriptionID(ctx)
+		switch p := v[id].(type) {
+		case nil:
+			return "", nil
+		case string:
+			return p, nil
+		}
+		return "", credit.ParamErrorf(credit.CodeInvalidParameter, st.resumeParam,
+			"%s[%q] must be the ID of the last event subscription %s received (a string), or absent", st.resumeParam, id, id)
 	default:
 		return "", credit.ParamErrorf(credit.CodeInvalidParameter, st.resumeParam,
-			"%s must be the ID of the last event received (a string), or absent", st.resumeParam)
+			"%s must be the ID of the last event received (a string), an object from subscription IDs to such IDs, or absent", st.resumeParam)
 	}
 }
 
 type streamKey struct{}
+
+// subscriptionID is the ID the client gave the operation of ctx on a WebSocket, as wsConn
+// marked it (subscriptionIDExtension); "" elsewhere.
+func subscriptionID(ctx context.Context) string {
+	if !graphql.HasOperationContext(ctx) {
+		return ""
+	}
+	id, _ := graphql.GetOperationContext(ctx).Extensions[subscriptionIDExtension].(string)
+	return id
+}
 
 func streamFrom(ctx context.Context) *stream {
 	st, _ := ctx.Value(streamKey{}).(*stream)
@@ -162,6 +185,9 @@ func (h *Handler) websocket(r *http.Request) transport.Websocket {
 			CheckOrigin: func(*http.Request) bool { return true },
 			// Buffers only while writing, so an idle subscriber holds none.
 			WriteBufferPool: &sync.Pool{},
+			// A read buffer of its own, so that gorilla/websocket reads through wsConn (which
+			// marks subscribe messages) rather than the HTTP server's buffered reader.
+			ReadBufferSize: 1024,
 		},
 		InitTimeout:      10 * time.Second,
 		PingPongInterval: h.streamOpts.KeepAlive,
@@ -272,6 +298,33 @@ type wsConn struct {
 	cancel context.CancelFunc
 
 	cut atomic.Bool
+
+	// rd marks the client's subscribe messages as gorilla/websocket reads them (wsframes.go);
+	// rdErr is the connection's read error, returned once rd has handed over what it holds.
+	rd    frameReader
+	rdErr error
+}
+
+// Read reads the client's frames, each subscribe message marked with its ID (frameReader).
+func (c *wsConn) Read(b []byte) (int, error) {
+	for len(c.rd.out) == 0 {
+		if c.rdErr != nil {
+			return 0, c.rdErr
+		}
+		n, err := c.Conn.Read(b)
+		c.rd.feed(b[:n])
+		if err != nil {
+			c.rdErr = err
+			// What never became a whole frame goes as it is: the reader reports the cut.
+			c.rd.out, c.rd.in = append(c.rd.out, c.rd.in...), nil
+		}
+	}
+	n := copy(b, c.rd.out)
+	c.rd.out = c.rd.out[n:]
+	if len(c.rd.out) == 0 {
+		c.rd.out = nil
+	}
+	return n, nil
 }
 
 // closeWith sets the code and reason of the connection's close.

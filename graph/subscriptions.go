@@ -22,7 +22,7 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 			return nil, err
 		}
 	}
-	resume, err := st.position()
+	resume, err := st.position(ctx)
 	if err != nil {
 		return nil, err
 	}

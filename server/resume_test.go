@@ -62,6 +62,39 @@ func TestSubscriptionResumesFromTheConnection(t *testing.T) {
 		})
 	}
 
+	// A position per subscription: connection_init's afterEvent as an object from subscription
+	// ID to event ID, for a connection whose subscriptions are at different places. A
+	// subscription the object does not name has no connection position.
+	t.Run("a position per subscription", func(t *testing.T) {
+		c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{AfterEvent: map[string]any{"fast": e[3], "slow": e[0]}})
+		want := map[string]string{"fast": e[4], "slow": e[1], "other": e[2]}
+		c.Subscribe(t, "fast", credittest.EventsSubscription, nil)
+		c.Subscribe(t, "slow", credittest.EventsSubscription, map[string]any{"after": e[0]})
+		c.Subscribe(t, "other", credittest.EventsSubscription, map[string]any{"after": e[1]})
+		got := map[string]string{}
+		for len(got) < len(want) {
+			m := c.Read(t, 5*time.Second)
+			if m == nil {
+				t.Fatalf("first events so far %v, want %v", got, want)
+			}
+			if _, seen := got[m.ID]; !seen {
+				got[m.ID] = credittest.NextEvent(t, m).ID
+			}
+		}
+		for id, first := range want {
+			if got[id] != first {
+				t.Errorf("subscription %s started with %s, want %s", id, got[id], first)
+			}
+		}
+	})
+	t.Run("a subscription's position not an ID", func(t *testing.T) {
+		c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{AfterEvent: map[string]any{"1": 42}})
+		c.Subscribe(t, "1", credittest.EventsSubscription, nil)
+		if m := c.Read(t, 5*time.Second); m == nil || strings.Join(credittest.ErrorCodes(m), ",") != "invalid_parameter" || !strings.Contains(string(m.Payload), `"param":"afterEvent"`) {
+			t.Fatalf("want invalid_parameter naming afterEvent, got %+v", m)
+		}
+	})
+
 	// Purged: an event older than the retention is no position any more.
 	f.env.Clock.Advance(f.env.Service.Maintenance.EventRetention() + time.Hour)
 	if _, err := f.env.Service.Maintenance.PurgeEvents(context.Background()); err != nil {

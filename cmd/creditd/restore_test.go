@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
 )
 
@@ -125,4 +129,67 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRestoreAfterAKilledServe: a serve killed with SIGKILL leaves its last commits in the
+// write-ahead log, not in the database file. Restore folds that log into the file it keeps as
+// FILE.before-restore, so the kept copy holds every acknowledged write on its own, with no
+// -wal file beside it, and the log of the replaced database does not apply to the restored one.
+func TestRestoreAfterAKilledServe(t *testing.T) {
+	credittest.RequireSQLite(t)
+	if testing.Short() {
+		t.Skip("runs a real server; skipped with -short")
+	}
+	bin, err := instancesBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "live.db")
+	secret, companies := newLoadDatabase(t, bin, db, "Restore Test")
+	backup := filepath.Join(dir, "backup.db")
+	if b, err := exec.Command(bin, "backup", "--db", db, "--to", backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v\n%s", err, b)
+	}
+	p := startCreditd(t, bin, dir, "serve", "--db", db, "--addr", "127.0.0.1:0")
+	c := &crashRun{t: t, base: "http://" + p.waitForListening(t), secret: secret, writes: map[string]*crashWrite{}, client: &http.Client{Timeout: 10 * time.Second}}
+	w := &crashWrite{key: "after-backup", kind: "adjustment", method: "POST", path: "/v1/companies/" + companies[0] + "/adjustments",
+		note: "after the backup", amount: "12.34", body: `{"amount":"12.34","note":"after the backup"}`}
+	c.writes[w.key], c.order = w, []string{w.key}
+	c.send(w)
+	if w.status != 201 {
+		t.Fatalf("adjustment: %d %s", w.status, w.answer)
+	}
+	_ = p.cmd.Process.Kill()
+	go func() {
+		for range p.lines {
+		}
+	}()
+	_ = p.cmd.Wait()
+	if st, err := os.Stat(db + "-wal"); err != nil || st.Size() == 0 {
+		t.Fatalf("the killed serve left no write-ahead log (%v): the test needs one", err)
+	}
+
+	if b, err := exec.Command(bin, "restore", "--from", backup, "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, b)
+	}
+	kept := db + ".before-restore"
+	if _, err := os.Stat(kept + "-wal"); err == nil {
+		t.Errorf("%s-wal exists: the kept copy depends on a log beside it", kept)
+	}
+	// The kept copy, read on its own (a copy of the file alone, as an operator would move it).
+	alone := filepath.Join(t.TempDir(), "kept.db")
+	if err := os.WriteFile(alone, mustRead(t, kept), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keptDB, state := c.checkInvariants(alone)
+	keptDB.Close()
+	if n, _ := state.present(w); n != 1 {
+		t.Errorf("the kept copy holds the adjustment acknowledged before the kill %d times, want 1", n)
+	}
+	restoredDB, restored := c.checkInvariants(db)
+	restoredDB.Close()
+	if n, _ := restored.present(w); n != 0 {
+		t.Errorf("the restored database holds the adjustment made after the backup")
+	}
 }
