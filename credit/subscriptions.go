@@ -88,6 +88,7 @@ type EventSubscription struct {
 	all     bool
 	seq     int64
 
+	shared  *storeFeed    // the store's window on this instance (feed_share.go)
 	wake    chan struct{} // a pending wake-up; capacity 1
 	done    chan struct{} // closed when the service ends its subscriptions
 	endOnce sync.Once
@@ -97,13 +98,15 @@ type EventSubscription struct {
 type feedHub struct {
 	mu      sync.Mutex
 	byStore map[string]map[*EventSubscription]struct{}
+	shared  map[string]*storeFeed // each store's window, while it has subscribers
 	open    int
 	stop    context.CancelFunc // the watcher's, while it runs
 	stopped chan struct{}      // closed once the watcher started last has returned
 	idle    chan struct{}      // closed when open next drops to 0, while WaitSubscriptions waits
 
 	sent   atomic.Int64
-	cutOff sync.Map // reason -> *atomic.Int64
+	reads  atomic.Int64 // reads of the feed by subscribers, shared or alone
+	cutOff sync.Map     // reason -> *atomic.Int64
 }
 
 // feedWatcher is the part of Storage that wakes subscribers (*database.DB).
@@ -215,6 +218,12 @@ func (s *core) subscriptionStart(ctx context.Context, storeID, after, resume, re
 func (sub *EventSubscription) Next(ctx context.Context) (events []Event, more bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, sub.s.subscriptionRead)
 	defer cancel()
+	if sub.shared != nil {
+		if events, more, ok, err := sub.shared.next(ctx, sub); ok || err != nil {
+			return events, more, err
+		}
+	}
+	sub.s.feed.reads.Add(1)
 	q := sub.s.client.Event.Query().Where(event.SeqGT(sub.seq))
 	if !sub.all {
 		q.Where(event.TypeIn(sub.types...))
@@ -307,15 +316,18 @@ func (s *Events) NoteCutOff(reason string) {
 
 // SubscriptionStats are the figures /metrics shows about subscriptions.
 type SubscriptionStats struct {
-	Open   int
-	Sent   int64
-	CutOff map[string]int64
+	Open int
+	Sent int64
+	// FeedReads counts the reads of the feed by subscribers: one per store and wake-up while
+	// they keep up (the store's shared window), one per subscriber reading alone.
+	FeedReads int64
+	CutOff    map[string]int64
 }
 
 // SubscriptionStats returns this process's subscription figures.
 func (s *Events) SubscriptionStats() SubscriptionStats {
 	s.feed.mu.Lock()
-	st := SubscriptionStats{Open: s.feed.open, Sent: s.feed.sent.Load(), CutOff: map[string]int64{}}
+	st := SubscriptionStats{Open: s.feed.open, Sent: s.feed.sent.Load(), FeedReads: s.feed.reads.Load(), CutOff: map[string]int64{}}
 	s.feed.mu.Unlock()
 	s.feed.cutOff.Range(func(k, v any) bool {
 		st.CutOff[k.(string)] = v.(*atomic.Int64).Load()
@@ -339,6 +351,13 @@ func (h *feedHub) add(s *core, sub *EventSubscription) error {
 		h.byStore[sub.storeID] = subs
 	}
 	subs[sub] = struct{}{}
+	if h.shared == nil {
+		h.shared = map[string]*storeFeed{}
+	}
+	if h.shared[sub.storeID] == nil {
+		h.shared[sub.storeID] = &storeFeed{}
+	}
+	sub.shared = h.shared[sub.storeID]
 	h.open++
 	if h.stop == nil {
 		if w, ok := s.db.(feedWatcher); ok {
@@ -364,6 +383,7 @@ func (h *feedHub) remove(sub *EventSubscription) {
 	delete(subs, sub)
 	if len(subs) == 0 {
 		delete(h.byStore, sub.storeID)
+		delete(h.shared, sub.storeID)
 	}
 	h.open--
 	if h.open == 0 && h.stop != nil {
@@ -411,13 +431,18 @@ func (h *feedHub) wait(ctx context.Context) error {
 func (h *feedHub) changed(stores []string, all bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// The store's window learns of the change before its subscribers wake and read it.
 	if all {
-		for _, subs := range h.byStore {
+		for id, subs := range h.byStore {
+			h.shared[id].gen.Add(1)
 			wakeAll(subs)
 		}
 		return
 	}
 	for _, id := range stores {
+		if f := h.shared[id]; f != nil {
+			f.gen.Add(1)
+		}
 		wakeAll(h.byStore[id])
 	}
 }

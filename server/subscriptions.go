@@ -174,7 +174,7 @@ type subscriptionCollector struct {
 	svc interface {
 		SubscriptionStats() credit.SubscriptionStats
 	}
-	open, sent, cutOffDs *prometheus.Desc
+	open, sent, reads, cutOffDs *prometheus.Desc
 }
 
 func newSubscriptionCollector(svc *credit.Events) *subscriptionCollector {
@@ -182,6 +182,7 @@ func newSubscriptionCollector(svc *credit.Events) *subscriptionCollector {
 		svc:      svc,
 		open:     prometheus.NewDesc("creditd_subscriptions_open", "Open GraphQL subscriptions on this instance.", nil, nil),
 		sent:     prometheus.NewDesc("creditd_subscription_messages_sent_total", "Events handed to subscription streams.", nil, nil),
+		reads:    prometheus.NewDesc("creditd_subscription_feed_reads_total", "Reads of the event feed by subscriptions: one per store and wake-up for those that keep up, one per subscription for those reading alone.", nil, nil),
 		cutOffDs: prometheus.NewDesc("creditd_subscriptions_cut_off_total", "Subscriptions ended by the server, by reason (slow_consumer, unauthenticated).", []string{"reason"}, nil),
 	}
 }
@@ -189,6 +190,7 @@ func newSubscriptionCollector(svc *credit.Events) *subscriptionCollector {
 func (c *subscriptionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.open
 	ch <- c.sent
+	ch <- c.reads
 	ch <- c.cutOffDs
 }
 
@@ -196,6 +198,7 @@ func (c *subscriptionCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.svc.SubscriptionStats()
 	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(st.Open))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
+	ch <- prometheus.MustNewConstMetric(c.reads, prometheus.CounterValue, float64(st.FeedReads))
 	for _, reason := range []string{"slow_consumer", "unauthenticated"} {
 		ch <- prometheus.MustNewConstMetric(c.cutOffDs, prometheus.CounterValue, float64(st.CutOff[reason]), reason)
 	}

@@ -334,7 +334,7 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 		return st.CutOff["slow_consumer"] == 1 && st.Open == 1
 	})
 	metrics := f.env.Get(t, "", "/metrics").Body
-	for _, want := range []string{`creditd_subscriptions_cut_off_total{reason="slow_consumer"} 1`, "creditd_subscriptions_open 1"} {
+	for _, want := range []string{`creditd_subscriptions_cut_off_total{reason="slow_consumer"} 1`, "creditd_subscriptions_open 1", "creditd_subscription_feed_reads_total "} {
 		if !strings.Contains(string(metrics), want) {
 			t.Fatalf("metrics without %q", want)
 		}
