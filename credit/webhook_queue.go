@@ -287,38 +287,12 @@ func (s *WebhookQueue) RecordWebhookAttempts(ctx context.Context, made []Webhook
 			if d != nil {
 				deliveryID, attempt = d.ID, d.AttemptCount+1
 			}
-			state, done := webhookdelivery.StatusPending, false
-			switch {
-			case due.Ping:
-				// One attempt, whatever its outcome, and the endpoint's state stays.
-				state = webhookdelivery.StatusFailed
-				if res.Success {
-					state = webhookdelivery.StatusSucceeded
-				}
-			case res.Success:
-				state, done, failingSince = webhookdelivery.StatusSucceeded, true, nil
-			default:
-				if failingSince == nil {
-					failingSince = &now
-				}
-				if next, ok := webhook.NextAttempt(attempt, now, nil); ok {
-					if ra := min(res.RetryAfter, maxRetryAfter); next.Before(now.Add(ra)) {
-						next = now.Add(ra)
-					}
-					next = next.UTC().Truncate(time.Microsecond)
-					rec.NextAttemptAt = &next
-				} else {
-					state, done, rec.GaveUp = webhookdelivery.StatusFailed, true, true
-				}
-				switch {
-				case res.StatusCode == 410:
-					rec.Disabled = "the receiver answered 410 Gone"
-				case webhook.ShouldDisable(*failingSince, now):
-					rec.Disabled = fmt.Sprintf("every attempt failed since %s (%s)", At(*failingSince), webhook.DisableAfter)
-				}
-				if rec.Disabled != "" && status == webhookendpoint.StatusEnabled {
-					status, disabled = webhookendpoint.StatusDisabled, rec.Disabled
-				}
+			dec := decideAttempt(due.Ping, res, attempt, now, failingSince)
+			state, done := dec.State, dec.Done
+			failingSince = dec.FailingSince
+			rec.NextAttemptAt, rec.GaveUp, rec.Disabled = dec.NextAttemptAt, dec.GaveUp, dec.Disable
+			if rec.Disabled != "" && status == webhookendpoint.StatusEnabled {
+				status, disabled = webhookendpoint.StatusDisabled, rec.Disabled
 			}
 			if done && due.InOrder && due.EventSeq > cursor {
 				cursor = due.EventSeq
@@ -375,6 +349,62 @@ func (s *WebhookQueue) RecordWebhookAttempts(ctx context.Context, made []Webhook
 		return upd.Exec(ctx)
 	})
 	return recs, err
+}
+
+// attemptDecision is what one attempt's result decides for its delivery and its endpoint.
+type attemptDecision struct {
+	// State is the delivery's status after the attempt; Done says the event needs no more
+	// attempts at this endpoint (delivered, or given up).
+	State webhookdelivery.Status
+	Done  bool
+	// NextAttemptAt is the retry, nil when none is due; GaveUp says the schedule ran out.
+	NextAttemptAt *time.Time
+	GaveUp        bool
+	// FailingSince is when the endpoint's current run of failures began, nil after a success.
+	FailingSince *time.Time
+	// Disable is why the endpoint is to be disabled, "" when it is not.
+	Disable string
+}
+
+// decideAttempt decides, with no database, what attempt number attempt of a delivery decides
+// at now, given the endpoint's run of failures so far: a ping is one attempt whatever its
+// outcome and leaves the endpoint as it is; a success ends the delivery and the failures; a
+// failure schedules the next attempt by the retry schedule (webhook.NextAttempt, no earlier
+// than the receiver's Retry-After, at most maxRetryAfter), gives up when the schedule has run
+// out, and disables the endpoint on a 410 Gone or when every attempt has failed for
+// webhook.DisableAfter.
+func decideAttempt(ping bool, res WebhookAttemptResult, attempt int, now time.Time, failingSince *time.Time) attemptDecision {
+	d := attemptDecision{State: webhookdelivery.StatusPending, FailingSince: failingSince}
+	switch {
+	case ping:
+		d.State = webhookdelivery.StatusFailed
+		if res.Success {
+			d.State = webhookdelivery.StatusSucceeded
+		}
+		return d
+	case res.Success:
+		d.State, d.Done, d.FailingSince = webhookdelivery.StatusSucceeded, true, nil
+		return d
+	}
+	if d.FailingSince == nil {
+		d.FailingSince = &now
+	}
+	if next, ok := webhook.NextAttempt(attempt, now, nil); ok {
+		if ra := min(res.RetryAfter, maxRetryAfter); next.Before(now.Add(ra)) {
+			next = now.Add(ra)
+		}
+		next = next.UTC().Truncate(time.Microsecond)
+		d.NextAttemptAt = &next
+	} else {
+		d.State, d.Done, d.GaveUp = webhookdelivery.StatusFailed, true, true
+	}
+	switch {
+	case res.StatusCode == 410:
+		d.Disable = "the receiver answered 410 Gone"
+	case webhook.ShouldDisable(*d.FailingSince, now):
+		d.Disable = fmt.Sprintf("every attempt failed since %s (%s)", At(*d.FailingSince), webhook.DisableAfter)
+	}
+	return d
 }
 
 // printableSnippet keeps a response snippet storable: valid UTF-8 without NUL bytes, which
