@@ -39,7 +39,7 @@ type Company struct {
 	UpdatedAt          Timestamp `json:"updated_at"`
 
 	// ledgerSeq is the sequence number of the company's last ledger entry when the view was
-	// made, so that Ledger.LatestOf need not read the company again.
+	// made, so that Ledger.FirstPagesOf need not read the company again.
 	ledgerSeq int64
 }
 

@@ -121,14 +121,14 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 
 func invoiceList(companyID, status string) string { return "invoices|" + companyID + "|" + status }
 
-// Latest returns the first page of each company's invoices, keyed by company ID, in one
+// FirstPages returns the first page of each company's invoices, keyed by company ID, in one
 // statement for the invoices (a window per company), one for their issue dates and
 // cancellations, and, when some are open, one for their companies' average days beyond terms
 // (expected_payment_at): GraphQL's batch for a page of companies. Companies not in the viewer's store
 // are absent, so the caller can ask Invoices.List for the not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit, status).
-func (s *Invoices) Latest(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
+func (s *Invoices) FirstPages(ctx context.Context, companyIDs []string, status string, limit *int) (map[string]Page[Invoice], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}

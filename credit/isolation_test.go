@@ -258,12 +258,18 @@ func TestAnotherStoresRecordsAreUnknown(t *testing.T) {
 	both := []string{mine.company, theirs.company}
 	batches := map[string]func() ([]string, error){
 		"Companies.GetMany": func() ([]string, error) { m, err := env.Service.Companies.GetMany(ctx, both); return keysOf(m), err },
-		"Ledger.Latest":     func() ([]string, error) { m, err := env.Service.Ledger.Latest(ctx, both, nil); return keysOf(m), err },
-		"Invoices.Latest": func() ([]string, error) {
-			m, err := env.Service.Invoices.Latest(ctx, both, "", nil)
+		"Ledger.FirstPages": func() ([]string, error) {
+			m, err := env.Service.Ledger.FirstPages(ctx, both, nil)
 			return keysOf(m), err
 		},
-		"Timeline.Latest": func() ([]string, error) { m, err := env.Service.Timeline.Latest(ctx, both, nil); return keysOf(m), err },
+		"Invoices.FirstPages": func() ([]string, error) {
+			m, err := env.Service.Invoices.FirstPages(ctx, both, "", nil)
+			return keysOf(m), err
+		},
+		"Timeline.FirstPages": func() ([]string, error) {
+			m, err := env.Service.Timeline.FirstPages(ctx, both, nil)
+			return keysOf(m), err
+		},
 		"Reports.CompanyAging": func() ([]string, error) {
 			m, err := env.Service.Reports.CompanyAging(ctx, both)
 			return keysOf(m), err

@@ -38,7 +38,7 @@ func TestLatestLedgerPagesMatchListLedger(t *testing.T) {
 	}
 	viewer := credittest.Staff(st)
 	limit := 3
-	pages, err := env.Service.Ledger.Latest(viewer, companies, &limit)
+	pages, err := env.Service.Ledger.FirstPages(viewer, companies, &limit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func TestInvoiceStatusFilter(t *testing.T) {
 	if credit.CodeOf(err) != credit.CodeInvalidParameter {
 		t.Errorf("status late: %v", err)
 	}
-	latest, err := env.Service.Invoices.Latest(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID, "co_nope"}, credit.InvoicePaid, nil)
+	latest, err := env.Service.Invoices.FirstPages(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID, "co_nope"}, credit.InvoicePaid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestInvoiceStatusFilter(t *testing.T) {
 		t.Errorf("latest paid = %+v", latest)
 	}
 	one := 1
-	latest, err = env.Service.Invoices.Latest(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID}, "", &one)
+	latest, err = env.Service.Invoices.FirstPages(ctx, []string{seed.Companies[0].ID, seed.Companies[1].ID}, "", &one)
 	if err != nil {
 		t.Fatal(err)
 	}

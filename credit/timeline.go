@@ -153,12 +153,12 @@ func (s *Timeline) Get(ctx context.Context, id string) (TimelineEvent, error) {
 	return timelineEventView(e), nil
 }
 
-// Latest returns the first page of each company's timeline, newest first, keyed
-// by company ID, in two statements whatever the number of companies, as Ledger.Latest
+// FirstPages returns the first page of each company's timeline, newest first, keyed
+// by company ID, in two statements whatever the number of companies, as Ledger.FirstPages
 // does for ledgers (see there). Companies that do not exist in the viewer's store are absent.
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Timeline) Latest(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[TimelineEvent], error) {
+func (s *Timeline) FirstPages(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[TimelineEvent], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}

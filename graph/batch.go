@@ -14,7 +14,7 @@ import (
 // A dataloader library batches by waiting a few milliseconds for calls to pile up; on a busy
 // machine a slow goroutine misses the window and the query count varies with timing. Here the
 // batch is known exactly: the companies of one page. When the first company of a page asks
-// for its ledger, the ledgers of the whole page are read at once (credit.Ledger.Latest)
+// for its ledger, the ledgers of the whole page are read at once (credit.Ledger.FirstPages)
 // and its siblings pick theirs from that result. Nothing waits on a timer and nothing is
 // cached beyond the page it belongs to, so a mutation's payload never sees a stale ledger.
 
@@ -207,8 +207,8 @@ func (l *loaders) ledger(ctx context.Context, c *credit.Company, first *int) (p 
 		return p, false, nil
 	}
 	// A page's companies were just read with their last sequence numbers: the batch reads only
-	// the entries (credit.Ledger.LatestOf).
-	return load(l, l.ledgers, ctx, c, first, "", l.svc.Ledger.Latest, l.svc.Ledger.LatestOf)
+	// the entries (credit.Ledger.FirstPagesOf).
+	return load(l, l.ledgers, ctx, c, first, "", l.svc.Ledger.FirstPages, l.svc.Ledger.FirstPagesOf)
 }
 
 // timeline is ledger for the timeline.
@@ -216,7 +216,7 @@ func (l *loaders) timeline(ctx context.Context, c *credit.Company, first *int) (
 	if l == nil {
 		return p, false, nil
 	}
-	return load(l, l.timelines, ctx, c, first, "", l.svc.Timeline.Latest, nil)
+	return load(l, l.timelines, ctx, c, first, "", l.svc.Timeline.FirstPages, nil)
 }
 
 // invoices is ledger for the invoices with a status filter.
@@ -225,7 +225,7 @@ func (l *loaders) invoices(ctx context.Context, c *credit.Company, first *int, s
 		return p, false, nil
 	}
 	read := func(ctx context.Context, companyIDs []string, limit *int) (map[string]credit.Page[credit.Invoice], error) {
-		return l.svc.Invoices.Latest(ctx, companyIDs, status, limit)
+		return l.svc.Invoices.FirstPages(ctx, companyIDs, status, limit)
 	}
 	return load(l, l.invoicePages, ctx, c, first, status, read, nil)
 }

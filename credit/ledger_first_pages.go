@@ -19,13 +19,13 @@ import (
 // with a sequence number above its last one minus n, which one query can ask for every
 // company at once without window functions (see ledgerWindows).
 
-// Latest returns the first page of each company's ledger, newest first, keyed by
+// FirstPages returns the first page of each company's ledger, newest first, keyed by
 // company ID. limit is the page size (nil for the default). Companies that do not exist in the
 // viewer's store are absent from the result, so the caller can ask Ledger.List for the
 // not_found answer.
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Ledger) Latest(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[LedgerEntry], error) {
+func (s *Ledger) FirstPages(ctx context.Context, companyIDs []string, limit *int) (map[string]Page[LedgerEntry], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *Ledger) Latest(ctx context.Context, companyIDs []string, limit *int) (m
 	return out, nil
 }
 
-// LatestOf is Ledger.Latest for companies this service has just shown the
+// FirstPagesOf is Ledger.FirstPages for companies this service has just shown the
 // viewer (a page of Companies.List, in GraphQL): each view carries the sequence number of the
 // company's last entry, so the companies are not read again. On SQLite that read cost more
 // than the rest of a dashboard query: without statistics the planner prefers the tenant's
@@ -73,7 +73,7 @@ func (s *Ledger) Latest(ctx context.Context, companyIDs []string, limit *int) (m
 // the newest entry; the view only bounds how far back the read goes).
 //
 // Errors: insufficient_scope, invalid_parameter (limit).
-func (s *Ledger) LatestOf(ctx context.Context, companies []*Company, limit *int) (map[string]Page[LedgerEntry], error) {
+func (s *Ledger) FirstPagesOf(ctx context.Context, companies []*Company, limit *int) (map[string]Page[LedgerEntry], error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
