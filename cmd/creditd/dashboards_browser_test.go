@@ -37,7 +37,9 @@ var liveClients = []string{"apollo", "urql-ws", "urql-sse"}
 // every connection at once. The libraries reconnect by themselves, taking the instances in turn,
 // and resume from the position their connection carries (contract §16, amended 2026-11-28).
 // In the end every client has shown every event of the feed after the start exactly once, in
-// feed order, and the figures on its screen are those of GET /v1/companies/{id}.
+// feed order, and the figures on its screen are those of GET /v1/companies/{id}. Then the
+// dashboard's key is revoked: every subscription ends with unauthenticated, which urql hands
+// with data (the document tells its readers to read result.error first).
 //
 // The packages are graph/testdata/clients's (the versions the document names). Without
 // PostgreSQL (CREDITD_TEST_POSTGRES), npm or Chromium the test is skipped, except under CI.
@@ -103,7 +105,8 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 		companies = append(companies, runCLI(t, bin, "company", "create", "--db", d.dsn, "--store", d.store, "--name", fmt.Sprintf("Buyer %d", i+2),
 			"--platform-company-gid", fmt.Sprintf("gid://platform/Company/%d", i+2), "--payment-terms", "NET_30", "--credit-limit", "50000.00")["id"].(string))
 	}
-	dashKey := runCLI(t, bin, "key", "create", "--db", d.dsn, "--store", d.store, "--label", "live dashboard", "--scopes", "read_credit")["secret"].(string)
+	dash := runCLI(t, bin, "key", "create", "--db", d.dsn, "--store", d.store, "--label", "live dashboard", "--scopes", "read_credit")
+	dashKey, dashKeyID := dash["secret"].(string), dash["id"].(string)
 	args := []string{"--db", d.dsn, "--rate-limit", "1000000", "--cors-origin", pages.URL}
 	instances := []*liveInstance{newLiveInstance(t, bin, args...), newLiveInstance(t, bin, args...)}
 	proxies := []*credittest.Proxy{credittest.NewProxy(t, instances[0].addr), credittest.NewProxy(t, instances[1].addr)}
@@ -207,6 +210,8 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 		Connects []string
 		Errors   []string
 		Figures  map[string]struct{ Outstanding, AvailableCredit string }
+		// DataWithError: urql handed data with the subscription's error.
+		DataWithError bool
 	}
 	state := func() map[string]clientState {
 		t.Helper()
@@ -312,6 +317,41 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 				t.Errorf("%s shows %s's outstanding %s, available %s; GET /v1/companies/%s has %s, %s", c, co,
 					got.Outstanding, got.AvailableCredit, co, rest.Outstanding.Amount, rest.AvailableCredit.Amount)
 			}
+		}
+	}
+	if t.Failed() {
+		mu.Lock()
+		t.Logf("console:\n%s", strings.Join(console, "\n"))
+		mu.Unlock()
+		return
+	}
+
+	// The key revoked: every subscription ends with unauthenticated, which urql hands with
+	// the last event Graphcache cached as its data (docs/graphql.md: read result.error
+	// before data); a query run again gets the error alone.
+	runCLI(t, bin, "key", "revoke", "--db", d.dsn, dashKeyID)
+	s = waitFor("every subscription ended by the revocation", 15*time.Second, func(c clientState) bool {
+		return slices.ContainsFunc(c.Errors, func(e string) bool { return strings.HasPrefix(e, "unauthenticated") })
+	})
+	for _, c := range liveClients {
+		t.Logf("%s after the revocation: errors %v, data with the error %v", c, s[c].Errors, s[c].DataWithError)
+		if strings.HasPrefix(c, "urql") && !s[c].DataWithError {
+			t.Errorf("%s handed the revocation's error without data: docs/graphql.md says Graphcache adds the last event", c)
+		}
+	}
+	var refetch map[string]struct {
+		Error string
+		Data  bool
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.refetch()`, &refetch, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range refetch {
+		t.Logf("%s's overview after the revocation: error %q, data %v", name, r.Error, r.Data)
+		if !strings.HasPrefix(r.Error, "unauthenticated") || r.Data {
+			t.Errorf("%s's overview after the revocation: error %q, data %v", name, r.Error, r.Data)
 		}
 	}
 	mu.Lock()

@@ -48,11 +48,18 @@ function client(name) {
       section.querySelector(".count").textContent = String(state[name].events.length);
     },
     error(e) {
-      const m = String((e && (e.message || e.reason || e.code)) || e);
+      const m = errorText(e);
       state[name].errors.push(m);
       section.querySelector(".error").textContent = m;
     },
   };
+}
+
+// errorText is an error's code (extensions.code of its first GraphQL error) and message.
+function errorText(e) {
+  const first = (e && (e.graphQLErrors || e.errors)) || (Array.isArray(e) ? e : []);
+  const code = first[0] && first[0].extensions && first[0].extensions.code;
+  return (code ? code + ": " : "") + String((e && (e.message || e.reason || e.code)) || e);
 }
 
 // Apollo Client over graphql-ws: the overview watched, the subscription's events shown.
@@ -70,14 +77,33 @@ function withApollo() {
 }
 
 // urql over either transport: result.error first, then data.
+const urqlClients = {};
 function withUrql(name, transport) {
   const ui = client(name);
-  const c = urqlClient(instances[0] + "/graphql", key, transport);
+  const c = (urqlClients[name] = urqlClient(instances[0] + "/graphql", key, transport));
   c.query(overview, { after: null }).subscribe((r) => (r.error ? ui.error(r.error) : r.data && ui.figures(r.data)));
-  c.subscription(live, { lastEvent: start }).subscribe((r) => (r.error ? ui.error(r.error) : ui.event(r.data.events)));
+  c.subscription(live, { lastEvent: start }).subscribe((r) => {
+    if (r.error) {
+      ui.error(r.error);
+      // What urql hands with the error: Graphcache may add the data it cached.
+      state[name].dataWithError = !!(r.data && r.data.events);
+      return;
+    }
+    ui.event(r.data.events);
+  });
 }
 
 withApollo();
 withUrql("urql-ws", overWebSocket(inTurn("urql-ws", "ws"), key));
 withUrql("urql-sse", overSSE(inTurn("urql-sse", "http"), key));
+// refetch runs the overview again from the network on each urql client, as a page does after
+// its key was revoked: what urql hands back, error and data.
+window.refetch = async () => {
+  const out = {};
+  for (const [name, c] of Object.entries(urqlClients)) {
+    const r = await c.query(overview, { after: null }, { requestPolicy: "network-only" }).toPromise();
+    out[name] = { error: r.error ? errorText(r.error) : "", data: !!(r.data && r.data.companies) };
+  }
+  return out;
+};
 window.started = true;
