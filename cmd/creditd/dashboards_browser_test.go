@@ -284,9 +284,15 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 	t.Logf("%d writes on two instances; restart at %s, cut at %s, all shown at %s", written.Load(),
 		restarted.Sub(began).Round(time.Millisecond), cut.Sub(began).Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 
-	// The figures shown: the companies as REST has them now.
+	// The figures shown: the companies as REST has them now, read from each client's table
+	// (name, outstanding, available credit; a row per company).
 	time.Sleep(300 * time.Millisecond)
 	s = state()
+	var screen map[string]map[string][]string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll("section")].map((s) =>
+		[s.id, Object.fromEntries([...s.querySelectorAll("tr")].map((r) => [r.dataset.company, [...r.cells].map((c) => c.textContent)]))]))`, &screen)); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range liveClients {
 		cs := s[c]
 		t.Logf("%s: %d events, connects %v, errors %v", c, len(cs.Events), cs.Connects, cs.Errors)
@@ -313,9 +319,9 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 			if err := json.Unmarshal(httpGet(t, instances[0].url()+"/v1/companies/"+co, d.key, 200), &rest); err != nil {
 				t.Fatal(err)
 			}
-			if got := cs.Figures[co]; got.Outstanding != rest.Outstanding.Amount || got.AvailableCredit != rest.AvailableCredit.Amount {
-				t.Errorf("%s shows %s's outstanding %s, available %s; GET /v1/companies/%s has %s, %s", c, co,
-					got.Outstanding, got.AvailableCredit, co, rest.Outstanding.Amount, rest.AvailableCredit.Amount)
+			if got := screen[c][co]; len(got) != 3 || got[1] != rest.Outstanding.Amount || got[2] != rest.AvailableCredit.Amount {
+				t.Errorf("%s shows %s as %q (name, outstanding, available credit); GET /v1/companies/%s has %s, %s", c, co,
+					got, co, rest.Outstanding.Amount, rest.AvailableCredit.Amount)
 			}
 		}
 	}
