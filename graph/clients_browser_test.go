@@ -2,14 +2,11 @@ package graph_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -37,11 +34,11 @@ import (
 // their ledgers, and meros reads the parts.
 //
 // The clients come from npm at the versions of testdata/clients/package-lock.json, installed
-// by npm ci into the user's cache directory once per lock file, and bundled with esbuild from
-// the same install. Without npm or Chromium the test is skipped, except under CI.
+// by npm ci into the user's cache directory once per lock file (credittest.NPMPackages), and
+// bundled with esbuild from the same install. Without npm or Chromium the test is skipped, except under CI.
 func TestDashboardClientsInBrowser(t *testing.T) {
 	credittest.ChromiumPath(t) // skips first without Chromium
-	modules := clientModules(t)
+	modules := credittest.NPMPackages(t, filepath.Join("testdata", "clients"))
 	docs, err := os.ReadFile("../docs/graphql.md")
 	if err != nil {
 		t.Fatal(err)
@@ -288,73 +285,10 @@ func fencedBlocks(doc, lang string) []string {
 	return out
 }
 
-// clientModules is a directory with the npm packages of testdata/clients installed by npm ci,
-// in the user's cache directory, one per version of the lock file.
-func clientModules(tb testing.TB) string {
-	tb.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatal("npm is required under CI for the GraphQL clients' browser test")
-		}
-		tb.Skip("skipping the GraphQL clients' browser test: npm not found (install Node.js and npm)")
-	}
-	h := sha256.New()
-	var files [2][]byte
-	for i, name := range []string{"package.json", "package-lock.json"} {
-		if files[i], err = os.ReadFile(filepath.Join("testdata", "clients", name)); err != nil {
-			tb.Fatal(err)
-		}
-		h.Write(files[i])
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, "creditd", "graphql-clients-"+hex.EncodeToString(h.Sum(nil))[:16])
-	const complete = ".creditd-installed"
-	if _, err := os.Stat(filepath.Join(dir, complete)); err == nil {
-		return dir
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for i, name := range []string{"package.json", "package-lock.json"} {
-		if err := os.WriteFile(filepath.Join(tmp, name), files[i], 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	// No install scripts: esbuild's binary comes as its platform's optional package.
-	cmd := exec.Command(npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, complete), nil, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(dir, complete)); statErr != nil { // not another run's install
-			tb.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// bundleClients bundles testdata/clients/page.js with docs/graphql.md's apollo.js and urql.js
-// for the browser, in their development builds (which warn about cache problems).
+// bundleClients bundles testdata/clients/page.js with docs/graphql.md's apollo.js, urql.js
+// and live.js for the browser, in their development builds (which warn about cache problems).
 func bundleClients(tb testing.TB, modules, docs string, introspection []byte) []byte {
 	tb.Helper()
-	build, err := os.MkdirTemp(modules, "build-") // inside, so that imports find node_modules
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer os.RemoveAll(build)
 	files := map[string]string{}
 	for _, block := range fencedBlocks(docs, "js") {
 		if name, ok := strings.CutPrefix(strings.SplitN(block, "\n", 2)[0], "// "); ok {
@@ -367,23 +301,10 @@ func bundleClients(tb testing.TB, modules, docs string, introspection []byte) []
 	}
 	files["page.js"] = string(page)
 	files["introspection.json"] = string(introspection)
-	for _, name := range []string{"apollo.js", "urql.js", "page.js", "introspection.json"} {
+	for _, name := range []string{"apollo.js", "urql.js", "live.js", "page.js", "introspection.json"} {
 		if files[name] == "" {
 			tb.Fatalf("graphql.md has no js block starting with // %s", name)
 		}
-		if err := os.WriteFile(filepath.Join(build, name), []byte(files[name]), 0o644); err != nil {
-			tb.Fatal(err)
-		}
 	}
-	cmd := exec.Command(filepath.Join(modules, "node_modules", ".bin", "esbuild"), "page.js", "--bundle", "--format=iife",
-		"--platform=browser", "--conditions=development", `--define:process.env.NODE_ENV="development"`, "--outfile=bundle.js", "--log-level=warning")
-	cmd.Dir = build
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("esbuild: %v\n%s", err, out)
-	}
-	bundle, err := os.ReadFile(filepath.Join(build, "bundle.js"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return bundle
+	return credittest.Bundle(tb, modules, files, "page.js")
 }

@@ -94,36 +94,8 @@ func TestQueryLimitsLeaveRoomForRealQueries(t *testing.T) {
 	}
 }
 
-// introspectionQuery is the query GraphiQL sends on load (graphql-js getIntrospectionQuery).
-const introspectionQuery = `
-query IntrospectionQuery {
-  __schema {
-    queryType { name }
-    mutationType { name }
-    subscriptionType { name }
-    types { ...FullType }
-    directives { name description locations args { ...InputValue } }
-  }
-}
-fragment FullType on __Type {
-  kind name description
-  fields(includeDeprecated: true) {
-    name description
-    args { ...InputValue }
-    type { ...TypeRef }
-    isDeprecated deprecationReason
-  }
-  inputFields { ...InputValue }
-  interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
-  possibleTypes { ...TypeRef }
-}
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type {
-  kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
-    ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }
-}`
+// introspectionQuery is the query GraphiQL sends on load.
+const introspectionQuery = credittest.IntrospectionQuery
 
 // TestTransportRefusals checks the HTTP envelope: media type, body shape, GET mutations.
 func TestTransportRefusals(t *testing.T) {

@@ -358,10 +358,14 @@ func (c *wsConn) Write(b []byte) (int, error) {
 	if code == 0 && c.req != nil && errors.Is(context.Cause(c.req), ErrServiceRestart) {
 		code, reason = closeServiceRestart, "service restart"
 	}
-	if code == closeServiceRestart && isCompleteFrame(b) {
-		// A restart ends the operations as their connection closes, and gqlgen completes each
-		// as it ends, racing its close frame: a complete would tell graphql-ws never to
-		// subscribe again, so none leaves (contract §16, amended 2026-11-28).
+	if code == closeServiceRestart && !isCloseFrame(b) {
+		// A restart ends the operations as their connection closes, racing its close frame:
+		// gqlgen completes each as it ends, and a complete would tell graphql-ws never to
+		// subscribe again; an event being resolved as the context ends is sent with an
+		// internal error in place of its fields (its company), which the client would take
+		// as received. So nothing but the close leaves (contract §16, amended 2026-11-28):
+		// the client resumes after the last event it did receive. gorilla/websocket writes a
+		// frame in one call, so no frame is cut.
 		return len(b), nil
 	}
 	if code != 0 && isCloseFrame(b) {
@@ -383,14 +387,6 @@ func (c *wsConn) write(b []byte) (int, error) {
 		_ = c.Conn.Close()
 	}
 	return n, err
-}
-
-// isCompleteFrame reports whether b is one whole unmasked text frame holding a
-// graphql-transport-ws complete message, as gorilla/websocket writes a short message in one
-// call.
-func isCompleteFrame(b []byte) bool {
-	return len(b) >= 2 && b[0] == 0x81 && b[1] < 126 && int(b[1]) == len(b)-2 &&
-		bytes.Contains(b[2:], []byte(`"type":"complete"`))
 }
 
 // isCloseFrame reports whether b is one whole unmasked close frame with a short payload, as
@@ -416,8 +412,9 @@ type sseWriter struct {
 	// queues an event's ID before handing the event over, and each next message takes the
 	// first as its SSE id: field (EventSource and graphql-sse send it back as Last-Event-ID).
 	ids []string
-	// restart drops the complete message: the service is shutting down, and the client's own
-	// retry resumes the stream from its last id: (contract §16, amended 2026-11-28).
+	// restart drops every message still to come, the complete too: the service is shutting
+	// down, and the client's own retry resumes the stream from its last id: (contract §16,
+	// amended 2026-11-28).
 	restart bool
 }
 
@@ -460,7 +457,10 @@ func (w *sseWriter) Write(b []byte) (int, error) {
 	}
 	out := b
 	switch {
-	case bytes.Equal(b, sseComplete) && w.restart:
+	case w.restart:
+		// Neither the complete nor a next: an event being resolved as the stream ends comes
+		// with an internal error in place of its fields, and the client would take it as
+		// received. gqlgen writes each message in one call.
 		return len(b), nil
 	case w.last != nil && bytes.Equal(b, sseComplete):
 		out = append(w.last, b...)

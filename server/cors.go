@@ -20,8 +20,9 @@ import (
 var corsMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
 
 // corsRequestHeaders are the headers a page may send beyond the CORS-safelisted ones: the key,
-// JSON bodies, idempotency, a request id of its own, and conditional requests.
-var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match"}
+// JSON bodies, idempotency, a request id of its own, conditional requests, and a subscription's
+// position over SSE (graphql-sse's headers function sends Last-Event-ID from a page).
+var corsRequestHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match", "Last-Event-ID"}
 
 // corsExposedHeaders are the response headers a page may read beyond the safelisted ones.
 var corsExposedHeaders = []string{

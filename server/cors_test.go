@@ -45,6 +45,11 @@ func TestCORSHeaders(t *testing.T) {
 			t.Fatalf("preflight: %d %v", r.Status, r.Header)
 		}
 	}
+	// A subscription over SSE sends its position (contract §16, amended 2026-11-28).
+	if r := preflight(origin, http.MethodPost, "authorization,content-type,last-event-id"); r.Status != http.StatusNoContent ||
+		!strings.Contains(strings.ToLower(r.Header.Get("Access-Control-Allow-Headers")), "last-event-id") {
+		t.Fatalf("an SSE subscription's preflight: %d %v", r.Status, r.Header)
+	}
 	if r := preflight("https://evil.example.com", http.MethodGet, "authorization"); r.Header.Get("Access-Control-Allow-Origin") != "" || r.Header.Get("Access-Control-Allow-Headers") != "" {
 		t.Fatalf("an unlisted origin's preflight: %d %v", r.Status, r.Header)
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,50 +20,12 @@ import (
 )
 
 // graphqlWsClient installs the graphql-ws package pinned in testdata/graphql-ws (package.json
-// and package-lock.json) with `npm ci` into a cache directory keyed by the lock file, and
-// returns its UMD build (which defines window.graphqlWs). Without npm the test is skipped,
-// except under CI.
+// and package-lock.json) with credittest.NPMPackages, and returns its UMD build (which defines
+// window.graphqlWs). Without npm the test is skipped, except under CI.
 func graphqlWsClient(t *testing.T) []byte {
 	t.Helper()
-	lock, err := os.ReadFile("testdata/graphql-ws/package-lock.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := os.ReadFile("testdata/graphql-ws/package.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(pkg, lock...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "creditd-test", "graphql-ws-"+hex.EncodeToString(sum[:8]))
-	umd := filepath.Join(dir, "node_modules", "graphql-ws", "umd", "graphql-ws.js")
-	if js, err := os.ReadFile(umd); err == nil {
-		return js
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("npm is required under CI")
-		}
-		t.Skip("skipping the browser subscription test: npm not found")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	js, err := os.ReadFile(umd)
+	dir := credittest.NPMPackages(t, filepath.Join("testdata", "graphql-ws"))
+	js, err := os.ReadFile(filepath.Join(dir, "node_modules", "graphql-ws", "umd", "graphql-ws.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
