@@ -48,6 +48,9 @@ type StatementInvoice struct {
 type StatementStore struct {
 	Name     string `json:"name"`
 	Currency string `json:"currency"`
+	// Locale is how the store writes amounts for people (FormatLocalAmount): the PDF's, not
+	// the JSON's.
+	Locale string `json:"-"`
 }
 
 // StatementTotals sum the period's signed entry amounts by kind, so that
@@ -165,7 +168,7 @@ func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (St
 	closingMoney := NewMoney(closing, cur)
 	return Statement{
 		Company:        companyView(c, st),
-		Store:          StatementStore{Name: st.Name, Currency: cur},
+		Store:          StatementStore{Name: st.Name, Currency: cur, Locale: st.Locale},
 		From:           f.Format(time.DateOnly),
 		To:             t.Format(time.DateOnly),
 		OpeningBalance: NewMoney(opening, cur),

@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
 )
 
 // The statement of account over REST (contract §17): the transport only. Its figures are
@@ -83,4 +86,95 @@ func asJSONText(tb testing.TB, v any) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestStatementPDFOverREST asks for the same statement as JSON and as a PDF and wants the
+// PDF's text (pdftotext) to carry every figure of the JSON, in the store's locale (here "de":
+// 12.345,67), with "Page N of M" on every page; another Accept is 406 not_acceptable.
+func TestStatementPDFOverREST(t *testing.T) {
+	t.Parallel()
+	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 1_000_000 }})
+	st, err := env.Service.Stores.Create(credittest.Admin(), "Weingut Müller", "EUR", credit.DefaultBufferPercent, "de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := env.MustKey(t, st.ID, "erp", credit.ScopeReadCredit)
+	co := env.MustCompany(t, st.ID, "Gasthof Zur Post", "900000", "NET_14")
+	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOpeningBalance, Amount: "1250.40"})
+	for i := 0; i < 90; i++ {
+		env.Clock.Advance(7 * time.Hour)
+		if i%3 == 2 {
+			env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindPayment, Amount: fmt.Sprintf("-%d.10", 900+i), Note: "bank transfer"})
+			continue
+		}
+		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: fmt.Sprintf("%d.67", 12000+i*37), OrderGID: fmt.Sprintf("gid://platform/Order/%d", 7000+i)})
+	}
+	env.Clock.Advance(20 * 24 * time.Hour)
+	path := credittest.WithQuery("/v1/companies/"+co.ID+"/statement", "from", "2026-03-02", "to", env.Clock.Now().UTC().Format(time.DateOnly))
+	var s credit.Statement
+	env.Get(t, key, path).WantStatus(t, 200).Decode(t, &s)
+
+	get := func(accept string) *credittest.Response {
+		return env.Do(t, credittest.Request{Method: "GET", Path: path, Key: key, Header: map[string]string{"Accept": accept}})
+	}
+	r := get("application/pdf").WantStatus(t, 200)
+	if ct := r.Header.Get("Content-Type"); ct != "application/pdf" || !strings.HasPrefix(string(r.Body), "%PDF-") {
+		t.Fatalf("Content-Type %q, body %.20q", ct, r.Body)
+	}
+	if again := get("application/pdf").Body; !bytes.Equal(again, r.Body) {
+		t.Error("the same statement gave two different PDFs")
+	}
+	text := credittest.PDFText(t, r.Body)
+	money := func(m credit.Money) string { return credit.FormatLocalAmount(m, "de") }
+	want := []string{"Weingut Müller", "Gasthof Zur Post", "gid://platform/Company/42", co.ID, s.From, s.To,
+		money(s.OpeningBalance), money(s.ClosingBalance), money(s.Totals.Invoiced), money(s.Totals.Paid),
+		money(s.Totals.Credited), money(s.Totals.Adjusted), money(s.Aging.Current), money(s.Aging.Days1To30),
+		money(s.Aging.Days31To60), money(s.Aging.Total), money(s.NotInvoiced)}
+	for _, e := range s.Entries {
+		want = append(want, money(e.Amount), money(e.BalanceAfter))
+	}
+	for _, inv := range s.OpenInvoices {
+		want = append(want, inv.PlatformOrderGID, money(inv.OpenAmount))
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("the PDF's text lacks %q", w)
+		}
+	}
+	if len(s.OpenInvoices) == 0 || s.Aging.Total.Amount == "0.00" || !strings.Contains(money(s.ClosingBalance), ".") {
+		t.Fatalf("the seed should leave large open invoices: %+v", s.Aging)
+	}
+	pages := strings.Count(text, "\f")
+	if pages < 2 {
+		t.Fatalf("%d pages, want the entries over several", pages)
+	}
+	for n := 1; n <= pages; n++ {
+		if !strings.Contains(text, fmt.Sprintf("Page %d of %d", n, pages)) {
+			t.Errorf("no \"Page %d of %d\"", n, pages)
+		}
+	}
+	// Every entry's running balance, in order, as the JSON has them.
+	last := -1
+	for _, e := range s.Entries {
+		i := strings.Index(text[last+1:], money(e.BalanceAfter))
+		if i < 0 {
+			t.Fatalf("balance %s of %s not after the previous one", money(e.BalanceAfter), e.ID)
+		}
+		last += 1 + i
+	}
+
+	for _, c := range []struct{ accept, media string }{
+		{"*/*", "application/json"},
+		{"application/*", "application/json"},
+		{"application/json, application/pdf;q=0.5", "application/json"},
+		{"application/pdf, */*;q=0.1", "application/pdf"},
+		{"text/html, application/pdf;q=0.9", "application/pdf"},
+	} {
+		if ct := get(c.accept).WantStatus(t, 200).Header.Get("Content-Type"); !strings.HasPrefix(ct, c.media) {
+			t.Errorf("Accept %q: %s, want %s", c.accept, ct, c.media)
+		}
+	}
+	for _, accept := range []string{"text/csv", "text/*", "application/json;q=0, application/pdf;q=0", "image/png, text/html"} {
+		get(accept).WantError(t, 406, "not_acceptable", "")
+	}
 }

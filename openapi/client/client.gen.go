@@ -177,6 +177,7 @@ const (
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
 	ErrorCodeLimitBelowZero       ErrorCode = "limit_below_zero"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	ErrorCodeNotAcceptable        ErrorCode = "not_acceptable"
 	ErrorCodeNotFound             ErrorCode = "not_found"
 	ErrorCodeRateLimited          ErrorCode = "rate_limited"
 	ErrorCodeRequestTooLarge      ErrorCode = "request_too_large"
@@ -216,6 +217,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeLimitBelowZero:
 		return true
 	case ErrorCodeMethodNotAllowed:
+		return true
+	case ErrorCodeNotAcceptable:
 		return true
 	case ErrorCodeNotFound:
 		return true
@@ -823,7 +826,7 @@ type Error struct {
 	Error struct {
 		// Code Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 		// `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
-		// `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
+		// `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
 		// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 		// `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 		// `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
@@ -839,7 +842,7 @@ type Error struct {
 
 // ErrorCode Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 // `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
-// `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
+// `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
 // `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 // `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 // `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
@@ -1249,6 +1252,9 @@ type InvalidRequest = Error
 
 // MethodNotAllowed defines model for MethodNotAllowed.
 type MethodNotAllowed = Error
+
+// NotAcceptable defines model for NotAcceptable.
+type NotAcceptable = Error
 
 // NotFound defines model for NotFound.
 type NotFound = Error
@@ -6132,6 +6138,13 @@ type GetStatementResponse404Headers struct {
 	XRequestId          string
 }
 
+// GetStatementResponse406Headers the declared response headers of an HTTP 406 response for GetStatement
+type GetStatementResponse406Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
 // GetStatementResponse429Headers the declared response headers of an HTTP 429 response for GetStatement
 type GetStatementResponse429Headers struct {
 	RetryAfter          int
@@ -6168,6 +6181,8 @@ type GetStatementResponse struct {
 	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *NotAcceptable
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6186,6 +6201,8 @@ type GetStatementResponse struct {
 	Headers403 *GetStatementResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetStatementResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetStatementResponse406Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetStatementResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -6217,6 +6234,11 @@ func (r GetStatementResponse) GetJSON403() *InsufficientScope {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetStatementResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r GetStatementResponse) GetJSON406() *NotAcceptable {
+	return r.JSON406
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10976,6 +10998,13 @@ func ParseGetStatementResponse(rsp *http.Response) (*GetStatementResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10996,6 +11025,9 @@ func ParseGetStatementResponse(rsp *http.Response) (*GetStatementResponse, error
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/pdf) unsupported
 
 	}
 
@@ -11151,6 +11183,30 @@ func ParseGetStatementResponse(rsp *http.Response) (*GetStatementResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetStatementResponse406Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetStatementResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -188,6 +188,13 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 				}
 				expect(t, o.name, m.env.Do(t, ok), 409, "export_in_progress")
 				release()
+			case "GET /v1/companies/{id}/statement":
+				csv := valid()
+				csv.Header = map[string]string{"Accept": "text/csv"}
+				expect(t, o.name, m.env.Do(t, csv), 406, "not_acceptable")
+				pdf := valid()
+				pdf.Header = map[string]string{"Accept": "application/pdf"}
+				expect(t, o.name, m.env.Do(t, pdf), 200)
 			case "POST /v1/companies/{id}/hold":
 				expect(t, o.name, m.env.Do(t, ok), 409, "hold_exists")
 			case "DELETE /v1/companies/{id}/hold":
