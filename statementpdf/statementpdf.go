@@ -136,7 +136,8 @@ func Write(w io.Writer, s credit.Statement) error {
 			return err
 		}
 	}
-	return pdf.Write(w)
+	_, err := pdf.WriteTo(w)
+	return err
 }
 
 // doc is a document being drawn: the library's, and the width of each character drawn so far

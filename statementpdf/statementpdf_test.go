@@ -109,6 +109,7 @@ func BenchmarkWrite5000(b *testing.B) {
 	s := synthetic(5000)
 	b.ReportAllocs()
 	var size int
+	cpu := cpuTime()
 	for b.Loop() {
 		var buf countingWriter
 		if err := statementpdf.Write(&buf, s); err != nil {
@@ -116,6 +117,7 @@ func BenchmarkWrite5000(b *testing.B) {
 		}
 		size = buf.n
 	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(size), "pdf-bytes")
 }
 
@@ -124,3 +126,38 @@ type countingWriter struct{ n int }
 func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
 var _ io.Writer = (*countingWriter)(nil)
+
+// BenchmarkStatementPDF5000 is the whole request's work for a 5,000-entry period: the
+// statement read from the database (entries, replayed allocation, invoices) and its PDF.
+func BenchmarkStatementPDF5000(b *testing.B) {
+	env := credittest.New(b)
+	st := env.MustStore(b, "Bench", "EUR")
+	c := env.MustCompany(b, st, "Alpenblick Hotels AG", "100000000", "NET_30")
+	from := env.Clock.Now().UTC().Format(time.DateOnly)
+	for i := 0; i < 5000; i++ {
+		env.Clock.Advance(time.Minute)
+		in := credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindOrderPlaced, Amount: fmt.Sprintf("%d.25", 1000+i), OrderGID: fmt.Sprintf("gid://platform/Order/%d", i+1)}
+		if i%2 == 1 {
+			in = credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: fmt.Sprintf("-%d.10", 900+i), Note: "bank transfer"}
+		}
+		env.MustRecord(b, in)
+	}
+	to := env.Clock.Now().UTC().Format(time.DateOnly)
+	ctx := credittest.Staff(st)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for b.Loop() {
+		s, err := env.Service.Reports.Statement(ctx, c.ID, from, to)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Entries) != 5000 {
+			b.Fatalf("%d entries", len(s.Entries))
+		}
+		if err := statementpdf.Write(io.Discard, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+}
