@@ -48,8 +48,8 @@ type column struct {
 }
 
 var (
-	entryColumns = []column{{"Date (UTC)", 80, false}, {"Kind", 72, false}, {"Order", 118, false},
-		{"Note", 95, false}, {"Amount", 75, true}, {"Balance", 75, true}}
+	entryColumns = []column{{"Date (UTC)", 80, false}, {"Kind", 82, false}, {"Order", 118, false},
+		{"Note", 85, false}, {"Amount", 75, true}, {"Balance", 75, true}}
 	agingColumns = []column{{"Current", 86, true}, {"1-30 days", 86, true}, {"31-60 days", 86, true},
 		{"61-90 days", 86, true}, {"Over 90 days", 86, true}, {"Total", 85, true}}
 	invoiceColumns = []column{{"Order", 140, false}, {"Issued (UTC)", 70, false}, {"Due (UTC)", 70, false},
