@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,20 @@ func TestStatementMatchesREST(t *testing.T) {
 		if len(res.Errors) != 1 || res.Errors[0].Extensions.Code != string(credit.CodeInvalidParameter) || res.Errors[0].Extensions.Param != c2.param {
 			t.Errorf("%s..%s: %s, want invalid_parameter naming %s", c2.from, c2.to, res.HTTP.Body, c2.param)
 		}
+	}
+}
+
+// TestStatementsOfAPageAreRefused: a statement is priced as a list of the largest page, so one
+// company's fits the complexity bound and a page of companies' statements is refused before
+// anything runs.
+func TestStatementsOfAPageAreRefused(t *testing.T) {
+	env := credittest.New(t)
+	st := env.MustStore(t, "Statements", "EUR")
+	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit)
+	day := env.Clock.Now().UTC().Format(time.DateOnly)
+	res := doGQL(t, env, gqlRequest{Key: key, Query: `query($d: Date!) { companies(first: 100) { edges { node { statement(from: $d, to: $d) {
+		entries { id amount { amount } balanceAfter { amount } } closingBalance { amount } } } } } }`, Variables: map[string]any{"d": day}})
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "complex") {
+		t.Fatalf("a page of statements: %s, want refused for its complexity", res.HTTP.Body)
 	}
 }
