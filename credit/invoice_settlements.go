@@ -6,9 +6,10 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// When each invoice was settled, replayed from a ledger (contract §17's paid_at for invoices
-// that existed before the column did): the allocation rule of allocate (invoices.go), without
-// the database, so that a migration gives old invoices exactly what the live path writes.
+// The allocation replayed from a ledger: the rule of allocate (invoices.go), without the
+// database. Contract §17 needs it twice: paid_at for invoices that existed before the column
+// did (a migration gives old invoices exactly what the live path writes), and a statement's
+// open invoices and aging as of the end of a past day (the entries up to then, replayed).
 
 // SettlementEntry is what the replay reads of one ledger entry.
 type SettlementEntry struct {
@@ -19,25 +20,47 @@ type SettlementEntry struct {
 	OccurredAt time.Time
 }
 
-// ReplaySettlements applies one company's entries, in sequence order, to its invoices as
-// allocate does, and returns, by the ID of each invoice's order entry, the occurred_at of the
-// entry that brought its open amount to zero. Invoices still open are absent.
-func ReplaySettlements(entries []SettlementEntry) map[string]time.Time {
-	type inv struct {
-		entryID string
-		open    decimal.Decimal
-	}
-	var invoices []*inv // in sequence order
-	byOrder := map[string]*inv{}
+// ReplayedInvoice is one invoice as the replay leaves it.
+type ReplayedInvoice struct {
+	// EntryID is the ID of the invoice's order_placed entry.
+	EntryID string
+	// Open is what is left to pay on it: below or at zero once settled (an order-referenced
+	// payment larger than the invoice leaves it negative, as the live path does).
+	Open decimal.Decimal
+}
+
+// Allocation is the state the allocation rule leaves after a company's entries: what the live
+// path holds in its invoices' open_amount and settled_at and the company's unapplied_credit.
+type Allocation struct {
+	// Invoices are every invoice, in sequence order.
+	Invoices []ReplayedInvoice
+	// Settled is, by the ID of each settled invoice's order entry, the occurred_at of the
+	// entry that brought its open amount to zero.
+	Settled map[string]time.Time
+	// UnappliedCredit is what payments without an order left over, waiting for the next
+	// orders.
+	UnappliedCredit decimal.Decimal
+}
+
+// ReplayAllocation applies one company's entries, in sequence order, to its invoices as
+// allocate does. Given the entries up to a moment, it returns the invoices' open amounts as of
+// that moment (Reports.Statement).
+func ReplayAllocation(entries []SettlementEntry) Allocation {
+	var invoices []*ReplayedInvoice // in sequence order
+	byOrder := map[string]*ReplayedInvoice{}
 	settled := map[string]time.Time{}
 	credit := decimal.Zero
-	reduce := func(v *inv, by decimal.Decimal, at time.Time) {
-		was := v.open.IsPositive()
-		v.open = v.open.Sub(by)
-		if was && !v.open.IsPositive() {
-			settled[v.entryID] = at
+	reduce := func(v *ReplayedInvoice, by decimal.Decimal, at time.Time) {
+		was := v.Open.IsPositive()
+		v.Open = v.Open.Sub(by)
+		if was && !v.Open.IsPositive() {
+			settled[v.EntryID] = at
 		}
 	}
+	// open is the invoices not yet settled, oldest first, from first on: payments without an
+	// order walk them from the oldest open one, which only moves forward while no invoice
+	// reopens (an order-referenced entry only reduces).
+	first := 0
 	for _, e := range entries {
 		switch e.Kind {
 		case KindOrderPlaced:
@@ -45,12 +68,12 @@ func ReplaySettlements(entries []SettlementEntry) map[string]time.Time {
 				continue
 			}
 			applied := decimal.Min(credit, e.Amount)
-			v := &inv{entryID: e.ID, open: e.Amount}
+			v := &ReplayedInvoice{EntryID: e.ID, Open: e.Amount}
 			if applied.IsPositive() {
-				v.open = v.open.Sub(applied)
+				v.Open = v.Open.Sub(applied)
 				credit = credit.Sub(applied)
 			}
-			if !v.open.IsPositive() {
+			if !v.Open.IsPositive() {
 				settled[e.ID] = e.OccurredAt
 			}
 			invoices = append(invoices, v)
@@ -63,14 +86,17 @@ func ReplaySettlements(entries []SettlementEntry) map[string]time.Time {
 				continue
 			}
 			remaining := e.Amount.Neg()
-			for _, v := range invoices {
+			for first < len(invoices) && !invoices[first].Open.IsPositive() {
+				first++
+			}
+			for _, v := range invoices[first:] {
 				if !remaining.IsPositive() {
 					break
 				}
-				if !v.open.IsPositive() {
+				if !v.Open.IsPositive() {
 					continue
 				}
-				applied := decimal.Min(remaining, v.open)
+				applied := decimal.Min(remaining, v.Open)
 				reduce(v, applied, e.OccurredAt)
 				remaining = remaining.Sub(applied)
 			}
@@ -79,5 +105,16 @@ func ReplaySettlements(entries []SettlementEntry) map[string]time.Time {
 			}
 		}
 	}
-	return settled
+	out := Allocation{Invoices: make([]ReplayedInvoice, len(invoices)), Settled: settled, UnappliedCredit: credit}
+	for i, v := range invoices {
+		out.Invoices[i] = *v
+	}
+	return out
+}
+
+// ReplaySettlements is ReplayAllocation's settlements: by the ID of each invoice's order
+// entry, the occurred_at of the entry that brought its open amount to zero. Invoices still
+// open are absent.
+func ReplaySettlements(entries []SettlementEntry) map[string]time.Time {
+	return ReplayAllocation(entries).Settled
 }

@@ -61,3 +61,33 @@ func ParseLocalAmount(text, locale, currency string) string {
 	}
 	return text
 }
+
+// FormatLocalAmount writes an amount for people in a store's locale: its integer digits grouped
+// by threes, with a point between groups and a decimal comma where the locale writes one
+// ("10.000,00"), else a comma and a decimal point ("10,000.00"). It is the reading
+// ParseLocalAmount accepts back. A statement's PDF writes its amounts with it.
+func FormatLocalAmount(m Money, locale string) string {
+	group, point := ",", "."
+	if DecimalComma(locale) {
+		group, point = ".", ","
+	}
+	amount, sign := m.Amount, ""
+	if strings.HasPrefix(amount, "-") {
+		sign, amount = "-", amount[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(amount, ".")
+	var b strings.Builder
+	b.Grow(len(m.Amount) + len(whole)/3 + 1)
+	b.WriteString(sign)
+	for i := 0; i < len(whole); i++ {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteString(group)
+		}
+		b.WriteByte(whole[i])
+	}
+	if hasFrac {
+		b.WriteString(point)
+		b.WriteString(frac)
+	}
+	return b.String()
+}

@@ -30,3 +30,23 @@ func TestParseLocalAmount(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatLocalAmount(t *testing.T) {
+	for _, c := range []struct{ amount, currency, locale, want string }{
+		{"1234567.50", "EUR", "de", "1.234.567,50"},
+		{"1234567.50", "EUR", "en", "1,234,567.50"},
+		{"-1000.00", "EUR", "fr", "-1.000,00"},
+		{"-999.99", "USD", "en-US", "-999.99"},
+		{"100000", "JPY", "de-CH", "100,000"},
+		{"0.000", "KWD", "ar", "0.000"},
+	} {
+		m := credit.Money{Amount: c.amount, Currency: c.currency}
+		got := credit.FormatLocalAmount(m, c.locale)
+		if got != c.want {
+			t.Errorf("%s in %s = %q, want %q", c.amount, c.locale, got, c.want)
+		}
+		if back := credit.ParseLocalAmount(got, c.locale, c.currency); back != c.amount {
+			t.Errorf("%q read back in %s = %q, want %q", got, c.locale, back, c.amount)
+		}
+	}
+}

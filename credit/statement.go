@@ -7,13 +7,14 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
 )
 
 // Statement is a company's statement of account for the UTC days From..To inclusive (issue 38
 // item 3, contract §17). It reconciles by construction:
-// OpeningBalance + Σ Entries = ClosingBalance, and ClosingBalance is the sum of the Totals
-// added to OpeningBalance.
+// OpeningBalance + Σ Entries = ClosingBalance = Aging.Total + NotInvoiced, and ClosingBalance
+// is the sum of the Totals added to OpeningBalance.
 type Statement struct {
 	Company        Company         `json:"company"`
 	Store          StatementStore  `json:"store"`
@@ -23,12 +24,33 @@ type Statement struct {
 	Entries        []LedgerEntry   `json:"entries"`
 	ClosingBalance Money           `json:"closing_balance"`
 	Totals         StatementTotals `json:"totals"`
+	// OpenInvoices, Aging and NotInvoiced are as of the end of To (StatementAsOf): the
+	// allocation rule replayed over the entries up to then (ReplayAllocation).
+	OpenInvoices []StatementInvoice `json:"open_invoices"`
+	Aging        Aging              `json:"aging"`
+	NotInvoiced  Money              `json:"not_invoiced"`
+}
+
+// StatementInvoice is an invoice open at the end of a statement's period, with what was open
+// on it and how far past due it was then. It leaves out the live view's fields that the past
+// does not have (status, paid_at, expected_payment_at).
+type StatementInvoice struct {
+	ID               string    `json:"id"`
+	PlatformOrderGID string    `json:"platform_order_gid"`
+	Amount           Money     `json:"amount"`
+	OpenAmount       Money     `json:"open_amount"`
+	IssuedAt         Timestamp `json:"issued_at"`
+	DueAt            Timestamp `json:"due_at"`
+	DaysOverdue      int       `json:"days_overdue"`
 }
 
 // StatementStore is what a statement shows of the store that issues it.
 type StatementStore struct {
 	Name     string `json:"name"`
 	Currency string `json:"currency"`
+	// Locale is how the store writes amounts for people (FormatLocalAmount): the PDF's, not
+	// the JSON's.
+	Locale string `json:"-"`
 }
 
 // StatementTotals sum the period's signed entry amounts by kind, so that
@@ -69,45 +91,62 @@ func ParseStatementPeriod(from, to string, now time.Time) (time.Time, time.Time,
 	return f, t, nil
 }
 
-// Statement returns a company's statement of account for the UTC days from..to inclusive.
+// StatementAsOf is the moment a statement to the UTC day to shows its open invoices and aging
+// at: the last instant (microsecond) of that day, or now when that is earlier (to is today),
+// so that a statement to today shows the live figures.
+func StatementAsOf(to, now time.Time) time.Time {
+	last := to.Add(24*time.Hour - time.Microsecond)
+	if now.Before(last) {
+		return now
+	}
+	return last
+}
+
+// Statement returns a company's statement of account for the UTC days from..to inclusive,
+// reading the company's entries up to the end of to once (the period's, and those before for
+// the opening balance and the replayed allocation) and its invoices' due dates.
 //
 // Errors: insufficient_scope, invalid_parameter (from, to), not_found (company).
 func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (Statement, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Statement{}, err
 	}
-	f, t, err := ParseStatementPeriod(from, to, s.Now())
+	now := s.Now()
+	f, t, err := ParseStatementPeriod(from, to, now)
 	if err != nil {
 		return Statement{}, err
 	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
+	client := s.reader(ctx)
+	c, err := s.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return Statement{}, err
 	}
 	st := c.Edges.Store
 	end := t.Add(24 * time.Hour)
-	// The opening balance is the balance_after of the last entry before the period: entries
-	// are appended in seq order, which is also the running balance's order.
-	opening := decimal.Zero
-	before, err := s.db.ReadLedgerEntries(ctx, s.reader(ctx).LedgerEntry.Query().
-		Where(ledgerentry.CompanyID(c.ID), ledgerentry.OccurredAtLT(f)).
-		Order(ent.Desc(ledgerentry.FieldSeq)).Limit(1), ledgerViewColumns)
-	if err != nil {
-		return Statement{}, err
-	}
-	if len(before) == 1 {
-		opening = before[0].BalanceAfter
-	}
-	rows, err := s.db.ReadLedgerEntries(ctx, s.reader(ctx).LedgerEntry.Query().
-		Where(ledgerentry.CompanyID(c.ID), ledgerentry.OccurredAtGTE(f), ledgerentry.OccurredAtLT(end)).
+	rows, err := s.db.ReadLedgerEntries(ctx, client.LedgerEntry.Query().
+		Where(ledgerentry.CompanyID(c.ID), ledgerentry.OccurredAtLT(end)).
 		Order(ent.Asc(ledgerentry.FieldSeq)), ledgerViewColumns)
 	if err != nil {
 		return Statement{}, err
 	}
+	// The opening balance is the balance_after of the last entry before the period: entries
+	// are appended in seq order, which is also the running balance's order.
+	opening := decimal.Zero
+	replay := make([]SettlementEntry, 0, len(rows))
+	var period []*ent.LedgerEntry
+	for _, e := range rows {
+		replay = append(replay, SettlementEntry{ID: e.ID, Kind: string(e.Kind), Amount: e.Amount,
+			OrderGID: e.PlatformOrderGid, OccurredAt: e.OccurredAt})
+		if e.OccurredAt.Before(f) {
+			opening = e.BalanceAfter
+		} else {
+			period = append(period, e)
+		}
+	}
 	var inv, paid, cred, adj decimal.Decimal
 	closing := opening
-	entries := make([]LedgerEntry, 0, len(rows))
-	for _, e := range rows {
+	entries := make([]LedgerEntry, 0, len(period))
+	for _, e := range period {
 		entries = append(entries, ledgerEntryView(e, st.Currency))
 		closing = closing.Add(e.Amount)
 		switch string(e.Kind) {
@@ -122,15 +161,85 @@ func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (St
 		}
 	}
 	cur := st.Currency
+	open, aging, err := s.statementInvoices(ctx, client, c.ID, replay, StatementAsOf(t, now), cur)
+	if err != nil {
+		return Statement{}, err
+	}
+	closingMoney := NewMoney(closing, cur)
 	return Statement{
 		Company:        companyView(c, st),
-		Store:          StatementStore{Name: st.Name, Currency: cur},
+		Store:          StatementStore{Name: st.Name, Currency: cur, Locale: st.Locale},
 		From:           f.Format(time.DateOnly),
 		To:             t.Format(time.DateOnly),
 		OpeningBalance: NewMoney(opening, cur),
 		Entries:        entries,
-		ClosingBalance: NewMoney(closing, cur),
+		ClosingBalance: closingMoney,
 		Totals: StatementTotals{Invoiced: NewMoney(inv, cur), Paid: NewMoney(paid, cur),
 			Credited: NewMoney(cred, cur), Adjusted: NewMoney(adj, cur)},
+		OpenInvoices: open,
+		Aging:        aging,
+		NotInvoiced:  NotInvoiced(closingMoney, aging),
+	}, nil
+}
+
+// statementInvoices replays the allocation over entries (a company's, in sequence order, up to
+// a moment) and returns the invoices it leaves open, oldest first, with their aging as of asOf,
+// bucketed as agingSums buckets the live ones (agingBounds).
+func (s *core) statementInvoices(ctx context.Context, client *ent.Client, companyID string, entries []SettlementEntry, asOf time.Time, cur string) ([]StatementInvoice, Aging, error) {
+	open := map[string]decimal.Decimal{}
+	for _, v := range ReplayAllocation(entries).Invoices {
+		if v.Open.IsPositive() {
+			open[v.EntryID] = v.Open
+		}
+	}
+	issued := make(map[string]time.Time, len(open))
+	for _, e := range entries {
+		if _, ok := open[e.ID]; ok {
+			issued[e.ID] = e.OccurredAt
+		}
+	}
+	out := []StatementInvoice{}
+	var sums [5]decimal.Decimal
+	if len(open) > 0 {
+		// The company's invoices issued up to then: their due dates and order GIDs are fixed
+		// when they are issued.
+		rows, err := client.Invoice.Query().Where(invoice.CompanyID(companyID)).
+			Select(invoice.FieldID, invoice.FieldLedgerEntryID, invoice.FieldSeq, invoice.FieldPlatformOrderGid,
+				invoice.FieldAmount, invoice.FieldDueAt).
+			Order(ent.Asc(invoice.FieldSeq)).All(ctx)
+		if err != nil {
+			return nil, Aging{}, err
+		}
+		bounds := agingBounds(asOf)
+		for _, r := range rows {
+			amount, ok := open[r.LedgerEntryID]
+			if !ok {
+				continue
+			}
+			b := 0
+			for b < len(bounds) && r.DueAt.Before(bounds[b]) {
+				b++
+			}
+			sums[b] = sums[b].Add(amount)
+			out = append(out, StatementInvoice{
+				ID:               r.ID,
+				PlatformOrderGID: r.PlatformOrderGid,
+				Amount:           NewMoney(r.Amount, cur),
+				OpenAmount:       NewMoney(amount, cur),
+				IssuedAt:         At(issued[r.LedgerEntryID]),
+				DueAt:            At(r.DueAt),
+				DaysOverdue:      daysOverdue(r.DueAt, asOf),
+			})
+		}
+	}
+	overdue := sums[1].Add(sums[2]).Add(sums[3]).Add(sums[4])
+	return out, Aging{
+		Current:    NewMoney(sums[0], cur),
+		Days1To30:  NewMoney(sums[1], cur),
+		Days31To60: NewMoney(sums[2], cur),
+		Days61To90: NewMoney(sums[3], cur),
+		Over90:     NewMoney(sums[4], cur),
+		Total:      NewMoney(sums[0].Add(overdue), cur),
+		overdue:    NewMoney(overdue, cur),
 	}, nil
 }

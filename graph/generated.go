@@ -108,6 +108,7 @@ type ComplexityRoot struct {
 		Outstanding        func(childComplexity int) int
 		PaymentTerms       func(childComplexity int) int
 		PlatformCompanyGID func(childComplexity int) int
+		Statement          func(childComplexity int, from string, to string) int
 		Status             func(childComplexity int) int
 		Timeline           func(childComplexity int, first *int, after *string) int
 		UpdatedAt          func(childComplexity int) int
@@ -277,6 +278,42 @@ type ComplexityRoot struct {
 		PreviousCreditLimit func(childComplexity int) int
 	}
 
+	Statement struct {
+		Aging          func(childComplexity int) int
+		ClosingBalance func(childComplexity int) int
+		Company        func(childComplexity int) int
+		Entries        func(childComplexity int) int
+		From           func(childComplexity int) int
+		NotInvoiced    func(childComplexity int) int
+		OpenInvoices   func(childComplexity int) int
+		OpeningBalance func(childComplexity int) int
+		Store          func(childComplexity int) int
+		To             func(childComplexity int) int
+		Totals         func(childComplexity int) int
+	}
+
+	StatementInvoice struct {
+		Amount           func(childComplexity int) int
+		DaysOverdue      func(childComplexity int) int
+		DueAt            func(childComplexity int) int
+		ID               func(childComplexity int) int
+		IssuedAt         func(childComplexity int) int
+		OpenAmount       func(childComplexity int) int
+		PlatformOrderGID func(childComplexity int) int
+	}
+
+	StatementStore struct {
+		Currency func(childComplexity int) int
+		Name     func(childComplexity int) int
+	}
+
+	StatementTotals struct {
+		Adjusted func(childComplexity int) int
+		Credited func(childComplexity int) int
+		Invoiced func(childComplexity int) int
+		Paid     func(childComplexity int) int
+	}
+
 	Subscription struct {
 		Events func(childComplexity int, afterEvent *string, types []string) int
 	}
@@ -316,6 +353,7 @@ type CompanyResolver interface {
 	Invoices(ctx context.Context, obj *credit.Company, first *int, after *string, status *string) (*model.InvoiceConnection, error)
 	Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error)
 	NotInvoiced(ctx context.Context, obj *credit.Company) (*credit.Money, error)
+	Statement(ctx context.Context, obj *credit.Company, from string, to string) (*credit.Statement, error)
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
@@ -589,6 +627,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Company.PlatformCompanyGID(childComplexity), true
+	case "Company.statement":
+		if e.complexity.Company.Statement == nil {
+			break
+		}
+
+		args, err := ec.field_Company_statement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Company.Statement(childComplexity, args["from"].(string), args["to"].(string)), true
 	case "Company.status":
 		if e.complexity.Company.Status == nil {
 			break
@@ -1239,6 +1288,154 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.SetCreditLimitPayload.PreviousCreditLimit(childComplexity), true
 
+	case "Statement.aging":
+		if e.complexity.Statement.Aging == nil {
+			break
+		}
+
+		return e.complexity.Statement.Aging(childComplexity), true
+	case "Statement.closingBalance":
+		if e.complexity.Statement.ClosingBalance == nil {
+			break
+		}
+
+		return e.complexity.Statement.ClosingBalance(childComplexity), true
+	case "Statement.company":
+		if e.complexity.Statement.Company == nil {
+			break
+		}
+
+		return e.complexity.Statement.Company(childComplexity), true
+	case "Statement.entries":
+		if e.complexity.Statement.Entries == nil {
+			break
+		}
+
+		return e.complexity.Statement.Entries(childComplexity), true
+	case "Statement.from":
+		if e.complexity.Statement.From == nil {
+			break
+		}
+
+		return e.complexity.Statement.From(childComplexity), true
+	case "Statement.notInvoiced":
+		if e.complexity.Statement.NotInvoiced == nil {
+			break
+		}
+
+		return e.complexity.Statement.NotInvoiced(childComplexity), true
+	case "Statement.openInvoices":
+		if e.complexity.Statement.OpenInvoices == nil {
+			break
+		}
+
+		return e.complexity.Statement.OpenInvoices(childComplexity), true
+	case "Statement.openingBalance":
+		if e.complexity.Statement.OpeningBalance == nil {
+			break
+		}
+
+		return e.complexity.Statement.OpeningBalance(childComplexity), true
+	case "Statement.store":
+		if e.complexity.Statement.Store == nil {
+			break
+		}
+
+		return e.complexity.Statement.Store(childComplexity), true
+	case "Statement.to":
+		if e.complexity.Statement.To == nil {
+			break
+		}
+
+		return e.complexity.Statement.To(childComplexity), true
+	case "Statement.totals":
+		if e.complexity.Statement.Totals == nil {
+			break
+		}
+
+		return e.complexity.Statement.Totals(childComplexity), true
+
+	case "StatementInvoice.amount":
+		if e.complexity.StatementInvoice.Amount == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.Amount(childComplexity), true
+	case "StatementInvoice.daysOverdue":
+		if e.complexity.StatementInvoice.DaysOverdue == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.DaysOverdue(childComplexity), true
+	case "StatementInvoice.dueAt":
+		if e.complexity.StatementInvoice.DueAt == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.DueAt(childComplexity), true
+	case "StatementInvoice.invoiceId":
+		if e.complexity.StatementInvoice.ID == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.ID(childComplexity), true
+	case "StatementInvoice.issuedAt":
+		if e.complexity.StatementInvoice.IssuedAt == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.IssuedAt(childComplexity), true
+	case "StatementInvoice.openAmount":
+		if e.complexity.StatementInvoice.OpenAmount == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.OpenAmount(childComplexity), true
+	case "StatementInvoice.platformOrderGid":
+		if e.complexity.StatementInvoice.PlatformOrderGID == nil {
+			break
+		}
+
+		return e.complexity.StatementInvoice.PlatformOrderGID(childComplexity), true
+
+	case "StatementStore.currency":
+		if e.complexity.StatementStore.Currency == nil {
+			break
+		}
+
+		return e.complexity.StatementStore.Currency(childComplexity), true
+	case "StatementStore.name":
+		if e.complexity.StatementStore.Name == nil {
+			break
+		}
+
+		return e.complexity.StatementStore.Name(childComplexity), true
+
+	case "StatementTotals.adjusted":
+		if e.complexity.StatementTotals.Adjusted == nil {
+			break
+		}
+
+		return e.complexity.StatementTotals.Adjusted(childComplexity), true
+	case "StatementTotals.credited":
+		if e.complexity.StatementTotals.Credited == nil {
+			break
+		}
+
+		return e.complexity.StatementTotals.Credited(childComplexity), true
+	case "StatementTotals.invoiced":
+		if e.complexity.StatementTotals.Invoiced == nil {
+			break
+		}
+
+		return e.complexity.StatementTotals.Invoiced(childComplexity), true
+	case "StatementTotals.paid":
+		if e.complexity.StatementTotals.Paid == nil {
+			break
+		}
+
+		return e.complexity.StatementTotals.Paid(childComplexity), true
+
 	case "Subscription.events":
 		if e.complexity.Subscription.Events == nil {
 			break
@@ -1494,6 +1691,12 @@ An instant as an ISO 8601 / RFC 3339 string. Output is UTC with six fraction dig
 "2026-03-02T09:00:00.000000Z"; input accepts any offset and fractional seconds.
 """
 scalar DateTime @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
+
+"""
+A calendar day as YYYY-MM-DD, such as "2026-11-28": a UTC day (RFC 3339's full-date). Input that
+is not one is refused with ` + "`" + `invalid_parameter` + "`" + ` naming the argument.
+"""
+scalar Date @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
 
 "A JSON object, such as a timeline event's data."
 scalar JSON @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc8259")
@@ -1860,6 +2063,88 @@ type Company implements Node {
   ` + "`" + `notInvoiced` + "`" + ` = ` + "`" + `outstanding` + "`" + `.
   """
   notInvoiced: Money!
+  """
+  The company's statement of account for the UTC days ` + "`" + `from` + "`" + ` to ` + "`" + `to` + "`" + `, both included (contract
+  §17): ` + "`" + `from` + "`" + ` ≤ ` + "`" + `to` + "`" + ` ≤ today, at most 5 years; else ` + "`" + `invalid_parameter` + "`" + ` naming the argument.
+  """
+  statement(from: Date!, to: Date!): Statement!
+}
+
+"""
+A company's statement of account for a period of UTC days (contract §17). It reconciles:
+` + "`" + `openingBalance` + "`" + ` + the sum of the ` + "`" + `entries` + "`" + ` = ` + "`" + `closingBalance` + "`" + ` = ` + "`" + `aging.total` + "`" + ` + ` + "`" + `notInvoiced` + "`" + `, and
+` + "`" + `closingBalance` + "`" + ` is the company's ` + "`" + `outstanding` + "`" + ` when ` + "`" + `to` + "`" + ` is today.
+"""
+type Statement {
+  "The company, as it is now."
+  company: Company!
+  "The store that issues the statement."
+  store: StatementStore!
+  "The period's first day."
+  from: Date!
+  "The period's last day."
+  to: Date!
+  "The balance at 00:00:00 UTC of ` + "`" + `from` + "`" + `: the ` + "`" + `balanceAfter` + "`" + ` of the last entry before it, zero when none."
+  openingBalance: Money!
+  "Every ledger entry of the period, oldest first, each with its ` + "`" + `balanceAfter` + "`" + `."
+  entries: [LedgerEntry!]!
+  "The balance at the end of ` + "`" + `to` + "`" + `: ` + "`" + `openingBalance` + "`" + ` plus the sum of the entries."
+  closingBalance: Money!
+  "The period's entries summed by what they record."
+  totals: StatementTotals!
+  """
+  The invoices open at the end of ` + "`" + `to` + "`" + `, oldest first, with what was open on them then: the
+  allocation of payments replayed over the entries up to then (now, when ` + "`" + `to` + "`" + ` is today).
+  """
+  openInvoices: [StatementInvoice!]!
+  "The aging of ` + "`" + `openInvoices` + "`" + ` at the end of ` + "`" + `to` + "`" + ` (now, when ` + "`" + `to` + "`" + ` is today)."
+  aging: Aging!
+  "The part of ` + "`" + `closingBalance` + "`" + ` on no open invoice at the end of ` + "`" + `to` + "`" + `: ` + "`" + `closingBalance` + "`" + ` − ` + "`" + `aging.total` + "`" + `."
+  notInvoiced: Money!
+}
+
+"The store that issues a statement."
+type StatementStore {
+  "The store's name."
+  name: String!
+  "The store's ISO 4217 currency code."
+  currency: String!
+}
+
+"""
+A statement's entries summed by kind, signed as the entries are: ` + "`" + `openingBalance` + "`" + ` + ` + "`" + `invoiced` + "`" + ` +
+` + "`" + `paid` + "`" + ` + ` + "`" + `credited` + "`" + ` + ` + "`" + `adjusted` + "`" + ` = ` + "`" + `closingBalance` + "`" + `.
+"""
+type StatementTotals {
+  "The orders placed (` + "`" + `order_placed` + "`" + `)."
+  invoiced: Money!
+  "The payments (negative or zero)."
+  paid: Money!
+  "The refunds and cancellations (negative or zero)."
+  credited: Money!
+  "The adjustments and opening balances."
+  adjusted: Money!
+}
+
+"""
+An invoice open at the end of a statement's period, as it stood then: a snapshot, so it names its
+invoice (` + "`" + `invoiceId` + "`" + `) rather than being it, and a client cache does not merge it with the live one.
+"""
+type StatementInvoice {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `), for ` + "`" + `node(id:)` + "`" + `."
+  invoiceId: ID!
+  "The GID of the order on the commerce platform."
+  platformOrderGid: String!
+  "The order's amount."
+  amount: Money!
+  "What was left to pay at the end of the period."
+  openAmount: Money!
+  "When the order was placed."
+  issuedAt: DateTime!
+  "When it is due."
+  dueAt: DateTime!
+  "Days past ` + "`" + `dueAt` + "`" + ` at the end of the period, a started day counting as one; 0 before it."
+  daysOverdue: Int!
 }
 
 "Whether a hold was placed by hand or automatically for an overdue invoice."
@@ -2201,6 +2486,22 @@ func (ec *executionContext) field_Company_ledger_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["afterEntry"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Company_statement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from", ec.unmarshalNDate2string)
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to", ec.unmarshalNDate2string)
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
 	return args, nil
 }
 
@@ -3425,6 +3726,71 @@ func (ec *executionContext) fieldContext_Company_notInvoiced(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Company_statement(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_statement,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Company().Statement(ctx, obj, fc.Args["from"].(string), fc.Args["to"].(string))
+		},
+		nil,
+		ec.marshalNStatement2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatement,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_statement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "company":
+				return ec.fieldContext_Statement_company(ctx, field)
+			case "store":
+				return ec.fieldContext_Statement_store(ctx, field)
+			case "from":
+				return ec.fieldContext_Statement_from(ctx, field)
+			case "to":
+				return ec.fieldContext_Statement_to(ctx, field)
+			case "openingBalance":
+				return ec.fieldContext_Statement_openingBalance(ctx, field)
+			case "entries":
+				return ec.fieldContext_Statement_entries(ctx, field)
+			case "closingBalance":
+				return ec.fieldContext_Statement_closingBalance(ctx, field)
+			case "totals":
+				return ec.fieldContext_Statement_totals(ctx, field)
+			case "openInvoices":
+				return ec.fieldContext_Statement_openInvoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Statement_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Statement_notInvoiced(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Statement", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Company_statement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompanyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CompanyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3582,6 +3948,8 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -3943,6 +4311,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4113,6 +4483,8 @@ func (ec *executionContext) fieldContext_Event_company(_ context.Context, field 
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4872,6 +5244,8 @@ func (ec *executionContext) fieldContext_LedgerEntry_company(_ context.Context, 
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5197,6 +5571,8 @@ func (ec *executionContext) fieldContext_LiftHoldPayload_company(_ context.Conte
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5568,6 +5944,8 @@ func (ec *executionContext) fieldContext_PlaceHoldPayload_company(_ context.Cont
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -5671,6 +6049,8 @@ func (ec *executionContext) fieldContext_Query_company(ctx context.Context, fiel
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -6205,6 +6585,8 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_company(_ context
 				return ec.fieldContext_Company_aging(ctx, field)
 			case "notInvoiced":
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -6219,6 +6601,626 @@ func (ec *executionContext) _SetCreditLimitPayload_previousCreditLimit(ctx conte
 func (ec *executionContext) fieldContext_SetCreditLimitPayload_previousCreditLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "SetCreditLimitPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_company(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Statement_company,
+		func(ctx context.Context) (any, error) {
+			return obj.Company, nil
+		},
+		nil,
+		ec.marshalNCompany2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐCompany,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Statement_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Company_id(ctx, field)
+			case "name":
+				return ec.fieldContext_Company_name(ctx, field)
+			case "platformCompanyGid":
+				return ec.fieldContext_Company_platformCompanyGid(ctx, field)
+			case "status":
+				return ec.fieldContext_Company_status(ctx, field)
+			case "paymentTerms":
+				return ec.fieldContext_Company_paymentTerms(ctx, field)
+			case "creditLimit":
+				return ec.fieldContext_Company_creditLimit(ctx, field)
+			case "outstanding":
+				return ec.fieldContext_Company_outstanding(ctx, field)
+			case "availableCredit":
+				return ec.fieldContext_Company_availableCredit(ctx, field)
+			case "hold":
+				return ec.fieldContext_Company_hold(ctx, field)
+			case "updatedAt":
+				return ec.fieldContext_Company_updatedAt(ctx, field)
+			case "ledger":
+				return ec.fieldContext_Company_ledger(ctx, field)
+			case "timeline":
+				return ec.fieldContext_Company_timeline(ctx, field)
+			case "invoices":
+				return ec.fieldContext_Company_invoices(ctx, field)
+			case "aging":
+				return ec.fieldContext_Company_aging(ctx, field)
+			case "notInvoiced":
+				return ec.fieldContext_Company_notInvoiced(ctx, field)
+			case "statement":
+				return ec.fieldContext_Company_statement(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_store(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNStatementStore2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementStore(ctx, field.Selections, obj.Store) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "name":
+				return ec.fieldContext_StatementStore_name(ctx, field)
+			case "currency":
+				return ec.fieldContext_StatementStore_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type StatementStore", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_from(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Statement_from,
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		ec.marshalNDate2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Statement_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Date does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_to(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Statement_to,
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		ec.marshalNDate2string,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Statement_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Date does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_openingBalance(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.OpeningBalance) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_openingBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_entries(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Statement_entries,
+		func(ctx context.Context) (any, error) {
+			return obj.Entries, nil
+		},
+		nil,
+		ec.marshalNLedgerEntry2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐLedgerEntryᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Statement_entries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_LedgerEntry_id(ctx, field)
+			case "company":
+				return ec.fieldContext_LedgerEntry_company(ctx, field)
+			case "kind":
+				return ec.fieldContext_LedgerEntry_kind(ctx, field)
+			case "amount":
+				return ec.fieldContext_LedgerEntry_amount(ctx, field)
+			case "balanceAfter":
+				return ec.fieldContext_LedgerEntry_balanceAfter(ctx, field)
+			case "platformOrderGid":
+				return ec.fieldContext_LedgerEntry_platformOrderGid(ctx, field)
+			case "note":
+				return ec.fieldContext_LedgerEntry_note(ctx, field)
+			case "occurredAt":
+				return ec.fieldContext_LedgerEntry_occurredAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type LedgerEntry", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_closingBalance(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.ClosingBalance) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_closingBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_totals(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNStatementTotals2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementTotals(ctx, field.Selections, obj.Totals) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_totals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoiced":
+				return ec.fieldContext_StatementTotals_invoiced(ctx, field)
+			case "paid":
+				return ec.fieldContext_StatementTotals_paid(ctx, field)
+			case "credited":
+				return ec.fieldContext_StatementTotals_credited(ctx, field)
+			case "adjusted":
+				return ec.fieldContext_StatementTotals_adjusted(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type StatementTotals", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_openInvoices(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Statement_openInvoices,
+		func(ctx context.Context) (any, error) {
+			return obj.OpenInvoices, nil
+		},
+		nil,
+		ec.marshalNStatementInvoice2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementInvoiceᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Statement_openInvoices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoiceId":
+				return ec.fieldContext_StatementInvoice_invoiceId(ctx, field)
+			case "platformOrderGid":
+				return ec.fieldContext_StatementInvoice_platformOrderGid(ctx, field)
+			case "amount":
+				return ec.fieldContext_StatementInvoice_amount(ctx, field)
+			case "openAmount":
+				return ec.fieldContext_StatementInvoice_openAmount(ctx, field)
+			case "issuedAt":
+				return ec.fieldContext_StatementInvoice_issuedAt(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_StatementInvoice_dueAt(ctx, field)
+			case "daysOverdue":
+				return ec.fieldContext_StatementInvoice_daysOverdue(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type StatementInvoice", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_aging(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNAging2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐAging(ctx, field.Selections, obj.Aging) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_aging(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "current":
+				return ec.fieldContext_Aging_current(ctx, field)
+			case "days1To30":
+				return ec.fieldContext_Aging_days1To30(ctx, field)
+			case "days31To60":
+				return ec.fieldContext_Aging_days31To60(ctx, field)
+			case "days61To90":
+				return ec.fieldContext_Aging_days61To90(ctx, field)
+			case "over90":
+				return ec.fieldContext_Aging_over90(ctx, field)
+			case "total":
+				return ec.fieldContext_Aging_total(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Aging", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Statement_notInvoiced(ctx context.Context, field graphql.CollectedField, obj *credit.Statement) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.NotInvoiced) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Statement_notInvoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Statement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_invoiceId(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_invoiceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_platformOrderGid(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PlatformOrderGID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_platformOrderGid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_amount(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Amount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_openAmount(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.OpenAmount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_openAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_issuedAt(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.IssuedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.DueAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementInvoice_daysOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.StatementInvoice) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.DaysOverdue) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementInvoice_daysOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementInvoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementStore_name(ctx context.Context, field graphql.CollectedField, obj *credit.StatementStore) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Name) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementStore_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementStore",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementStore_currency(ctx context.Context, field graphql.CollectedField, obj *credit.StatementStore) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Currency) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementStore_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementStore",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementTotals_invoiced(ctx context.Context, field graphql.CollectedField, obj *credit.StatementTotals) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Invoiced) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementTotals_invoiced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementTotals",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementTotals_paid(ctx context.Context, field graphql.CollectedField, obj *credit.StatementTotals) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Paid) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementTotals_paid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementTotals",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementTotals_credited(ctx context.Context, field graphql.CollectedField, obj *credit.StatementTotals) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Credited) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementTotals_credited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementTotals",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StatementTotals_adjusted(ctx context.Context, field graphql.CollectedField, obj *credit.StatementTotals) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Adjusted) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_StatementTotals_adjusted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StatementTotals",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -8870,6 +9872,42 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "statement":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_statement(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10465,6 +11503,274 @@ func (ec *executionContext) _SetCreditLimitPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var statementImplementors = []string{"Statement"}
+
+func (ec *executionContext) _Statement(ctx context.Context, sel ast.SelectionSet, obj *credit.Statement) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, statementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Statement")
+		case "company":
+			out.Values[i] = ec._Statement_company(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "store":
+			out.Values[i] = ec._Statement_store(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._Statement_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._Statement_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openingBalance":
+			out.Values[i] = ec._Statement_openingBalance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entries":
+			out.Values[i] = ec._Statement_entries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closingBalance":
+			out.Values[i] = ec._Statement_closingBalance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totals":
+			out.Values[i] = ec._Statement_totals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openInvoices":
+			out.Values[i] = ec._Statement_openInvoices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aging":
+			out.Values[i] = ec._Statement_aging(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notInvoiced":
+			out.Values[i] = ec._Statement_notInvoiced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var statementInvoiceImplementors = []string{"StatementInvoice"}
+
+func (ec *executionContext) _StatementInvoice(ctx context.Context, sel ast.SelectionSet, obj *credit.StatementInvoice) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, statementInvoiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementInvoice")
+		case "invoiceId":
+			out.Values[i] = ec._StatementInvoice_invoiceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platformOrderGid":
+			out.Values[i] = ec._StatementInvoice_platformOrderGid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StatementInvoice_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openAmount":
+			out.Values[i] = ec._StatementInvoice_openAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuedAt":
+			out.Values[i] = ec._StatementInvoice_issuedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._StatementInvoice_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "daysOverdue":
+			out.Values[i] = ec._StatementInvoice_daysOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var statementStoreImplementors = []string{"StatementStore"}
+
+func (ec *executionContext) _StatementStore(ctx context.Context, sel ast.SelectionSet, obj *credit.StatementStore) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, statementStoreImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementStore")
+		case "name":
+			out.Values[i] = ec._StatementStore_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._StatementStore_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var statementTotalsImplementors = []string{"StatementTotals"}
+
+func (ec *executionContext) _StatementTotals(ctx context.Context, sel ast.SelectionSet, obj *credit.StatementTotals) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, statementTotalsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatementTotals")
+		case "invoiced":
+			out.Values[i] = ec._StatementTotals_invoiced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paid":
+			out.Values[i] = ec._StatementTotals_paid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "credited":
+			out.Values[i] = ec._StatementTotals_credited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adjusted":
+			out.Values[i] = ec._StatementTotals_adjusted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -11313,6 +12619,22 @@ func (ec *executionContext) marshalNCreateAdjustmentPayload2ᚖgithubᚗcomᚋcr
 	return ec._CreateAdjustmentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDate2string(ctx context.Context, v any) (string, error) {
+	res, err := scalar.UnmarshalDate(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalDate(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return scalar.Plain(ctx, res)
+}
+
 func (ec *executionContext) unmarshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx context.Context, v any) (credit.Timestamp, error) {
 	res, err := scalar.UnmarshalDateTime(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11609,6 +12931,50 @@ func (ec *executionContext) marshalNLedgerEntry2githubᚗcomᚋcreditdᚋcreditd
 	return ec._LedgerEntry(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNLedgerEntry2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐLedgerEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []credit.LedgerEntry) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNLedgerEntry2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐLedgerEntry(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // rewrite: sequential list, see graph/internal/rewrite
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNLedgerEntry2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐLedgerEntry(ctx context.Context, sel ast.SelectionSet, v *credit.LedgerEntry) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -11806,6 +13172,76 @@ func (ec *executionContext) marshalNSetCreditLimitPayload2ᚖgithubᚗcomᚋcred
 		return graphql.Null
 	}
 	return ec._SetCreditLimitPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStatement2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatement(ctx context.Context, sel ast.SelectionSet, v credit.Statement) graphql.Marshaler {
+	return ec._Statement(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatement2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatement(ctx context.Context, sel ast.SelectionSet, v *credit.Statement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Statement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStatementInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementInvoice(ctx context.Context, sel ast.SelectionSet, v credit.StatementInvoice) graphql.Marshaler {
+	return ec._StatementInvoice(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatementInvoice2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementInvoiceᚄ(ctx context.Context, sel ast.SelectionSet, v []credit.StatementInvoice) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNStatementInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementInvoice(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // rewrite: sequential list, see graph/internal/rewrite
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStatementStore2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementStore(ctx context.Context, sel ast.SelectionSet, v credit.StatementStore) graphql.Marshaler {
+	return ec._StatementStore(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatementTotals2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementTotals(ctx context.Context, sel ast.SelectionSet, v credit.StatementTotals) graphql.Marshaler {
+	return ec._StatementTotals(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -63,6 +63,13 @@ func complexityRoot() ComplexityRoot {
 	c.Company.Invoices = func(child int, first *int, _ *string, _ *string) int {
 		return listCost(child, first)
 	}
+	// A statement's entries and open invoices are not paged (up to 5 years of a ledger): it is
+	// priced as a list of the largest page, so one statement fits and a page of companies'
+	// statements does not.
+	c.Company.Statement = func(child int, _ string, _ string) int {
+		largest := credit.MaxPageSize
+		return listCost(child, &largest)
+	}
 	return c
 }
 

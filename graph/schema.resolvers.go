@@ -108,6 +108,16 @@ func (r *companyResolver) NotInvoiced(ctx context.Context, obj *credit.Company) 
 	return &m, nil
 }
 
+// Statement is the statement field: the domain's statement of account, as REST serves it.
+func (r *companyResolver) Statement(ctx context.Context, obj *credit.Company, from string, to string) (*credit.Statement, error) {
+	defer serialize(ctx)()
+	s, err := r.svc.Reports.Statement(ctx, obj.ID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // Data is the data field: the stored JSON, decoded for the JSON scalar.
 func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string]any, error) {
 	var data map[string]any

@@ -42,6 +42,7 @@ var statusByCode = map[credit.Code]int{
 	credit.CodeNotFound:             http.StatusNotFound,
 	credit.CodeHoldNotFound:         http.StatusNotFound,
 	CodeMethodNotAllowed:            http.StatusMethodNotAllowed,
+	CodeNotAcceptable:               http.StatusNotAcceptable,
 	credit.CodeHoldExists:           http.StatusConflict,
 	credit.CodeHoldNotLiftable:      http.StatusConflict,
 	credit.CodeIdempotencyKeyInUse:  http.StatusConflict,

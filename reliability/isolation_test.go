@@ -37,6 +37,9 @@ type restCase struct {
 	// idParams are the query parameters that name a record or a position in another list:
 	// each is called with the other stores' values.
 	idParams []string
+	// query is a query string the route needs to answer 200 ("{today}" is the clock's UTC
+	// day), sent with every call of the route on a record.
+	query string
 }
 
 var restIsolationCases = map[string]restCase{
@@ -45,6 +48,7 @@ var restIsolationCases = map[string]restCase{
 	"GET /v1/companies/{id}/ledger":       {idParams: []string{"cursor", "after"}},
 	"GET /v1/companies/{id}/invoices":     {}, // one invoice per canary company: no second page to take a cursor from
 	"GET /v1/invoices/{id}":               {},
+	"GET /v1/companies/{id}/statement":    {query: "from={today}&to={today}"},
 	"GET /v1/applications":                {idParams: []string{"cursor"}},
 	"GET /v1/applications/{id}":           {},
 	"POST /v1/companies/{id}/adjustments": {body: `{"amount":"1.00","note":"isolation probe"}`},
@@ -266,6 +270,10 @@ func (m *matrix) restMatrix() int {
 		for _, rt := range routes {
 			rc := restIsolationCases[rt.Pattern]
 			method, pattern, _ := strings.Cut(rt.Pattern, " ")
+			query := ""
+			if rc.query != "" {
+				query = "?" + strings.ReplaceAll(rc.query, "{today}", m.env.Clock.Now().UTC().Format(time.DateOnly))
+			}
 			if strings.Contains(pattern, "{id}") {
 				// The caller's own record answers (so the matrix is not vacuous)...
 				own := me.company
@@ -279,7 +287,7 @@ func (m *matrix) restMatrix() int {
 					own = me.invoice
 				}
 				if method == http.MethodGet {
-					x := m.send(method, strings.ReplaceAll(pattern, "{id}", own), me.key, "")
+					x := m.send(method, strings.ReplaceAll(pattern, "{id}", own)+query, me.key, "")
 					if x.status != 200 {
 						t.Errorf("store %d: %s on its own record: %d %s", i, rt.Pattern, x.status, x.body)
 					}
@@ -290,8 +298,8 @@ func (m *matrix) restMatrix() int {
 					for _, id := range other.allIDs() {
 						unknown := unknownLike(id)
 						what := fmt.Sprintf("%s with store %d's %s", rt.Pattern, other.n, id)
-						fx := m.send(method, strings.ReplaceAll(pattern, "{id}", id), me.key, rc.body)
-						ux := m.send(method, strings.ReplaceAll(pattern, "{id}", unknown), me.key, rc.body)
+						fx := m.send(method, strings.ReplaceAll(pattern, "{id}", id)+query, me.key, rc.body)
+						ux := m.send(method, strings.ReplaceAll(pattern, "{id}", unknown)+query, me.key, rc.body)
 						m.checkNoLeak(i, what, fx)
 						m.checkLikeUnknown(i, what, fx, ux, id, unknown, http.StatusNotFound, string(credit.CodeNotFound))
 					}

@@ -34,12 +34,13 @@ var specOperations = []string{
 }
 
 // contractOperations are the operations the contract adds to the specification's: the
-// event feed (§11), the invoices (§17) and the export (§18).
+// event feed (§11), the invoices and the statement of account (§17) and the export (§18).
 var contractOperations = []string{
 	"GET /v1/events",
 	"GET /v1/events/{id}",
 	"GET /v1/companies/{id}/invoices",
 	"GET /v1/invoices/{id}",
+	"GET /v1/companies/{id}/statement",
 	"GET /v1/export",
 }
 

@@ -25,6 +25,9 @@ type routeCase struct {
 	// alsoScope is a second scope that opens the route on its own (the event feed, where each
 	// read scope sees its own event types), or "".
 	alsoScope string
+	// query is a query string the route needs to answer (the statement's period, in the
+	// days of the test clock), or "".
+	query string
 }
 
 // scopeMessage is the 403 message of a key with neither of the route's scopes.
@@ -41,6 +44,7 @@ var routeCases = map[string]routeCase{
 	"GET /v1/companies/{id}/ledger":       {idKind: "company", scope: credit.ScopeReadCredit},
 	"GET /v1/companies/{id}/invoices":     {idKind: "company", scope: credit.ScopeReadCredit},
 	"GET /v1/invoices/{id}":               {idKind: "invoice", scope: credit.ScopeReadCredit},
+	"GET /v1/companies/{id}/statement":    {idKind: "company", scope: credit.ScopeReadCredit, query: "from=2026-03-01&to=2026-03-02"},
 	"GET /v1/applications":                {scope: credit.ScopeReadApplications},
 	"GET /v1/applications/{id}":           {idKind: "application", scope: credit.ScopeReadApplications},
 	"POST /v1/companies/{id}/adjustments": {idKind: "company", scope: credit.ScopeWriteCredit, body: map[string]string{"amount": "10.00", "note": "goodwill"}},
@@ -73,7 +77,11 @@ func routesWithCases(t *testing.T) []rest.Route {
 // routeRequest builds the request for pattern with {id} replaced.
 func routeRequest(pattern, id, key string) credittest.Request {
 	method, path, _ := strings.Cut(pattern, " ")
-	return credittest.Request{Method: method, Path: strings.ReplaceAll(path, "{id}", id), Key: key, Body: routeCases[pattern].body}
+	path = strings.ReplaceAll(path, "{id}", id)
+	if q := routeCases[pattern].query; q != "" {
+		path += "?" + q
+	}
+	return credittest.Request{Method: method, Path: path, Key: key, Body: routeCases[pattern].body}
 }
 
 // storeWithData is a store with a company (with two adjustments, an order of 50.00, so an

@@ -184,6 +184,7 @@ func commands() map[string]command {
 		"hold lift":              holdLiftCommand(),
 		"holds sweep":            holdsSweepCommand(),
 		"export":                 exportCommand(),
+		"statement":              statementCommand(),
 		"version":                versionCommand(),
 		"backup":                 backupCommand(),
 		"restore":                restoreCommand(),

@@ -13,6 +13,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -145,6 +146,27 @@ func UnmarshalDateTime(ctx context.Context, v any) (credit.Timestamp, error) {
 		}
 	}
 	return credit.Timestamp{}, credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s must be an RFC 3339 timestamp such as 2026-01-31T09:30:00Z or 2026-01-31T10:30:00+01:00", name)
+}
+
+// MarshalDate writes a day, YYYY-MM-DD, as the domain formatted it.
+func MarshalDate(day string) graphql.ContextMarshaler {
+	if _, err := time.Parse(time.DateOnly, day); err != nil {
+		return contextString(day)
+	}
+	return safeString(day)
+}
+
+// UnmarshalDate reads a day as YYYY-MM-DD.
+//
+// Errors: invalid_parameter naming the argument, as REST's from and to.
+func UnmarshalDate(ctx context.Context, v any) (string, error) {
+	name := inputName(ctx, "Date")
+	if s, ok := v.(string); ok {
+		if _, err := time.Parse(time.DateOnly, s); err == nil {
+			return s, nil
+		}
+	}
+	return "", credit.ParamErrorf(credit.CodeInvalidParameter, name, "%s must be a date, YYYY-MM-DD", name)
 }
 
 // MarshalEnum shows a domain code as a GraphQL enum value: on_hold becomes ON_HOLD.

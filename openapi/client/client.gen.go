@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ApplicationCreatedEventType.
@@ -176,6 +177,7 @@ const (
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
 	ErrorCodeLimitBelowZero       ErrorCode = "limit_below_zero"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	ErrorCodeNotAcceptable        ErrorCode = "not_acceptable"
 	ErrorCodeNotFound             ErrorCode = "not_found"
 	ErrorCodeRateLimited          ErrorCode = "rate_limited"
 	ErrorCodeRequestTooLarge      ErrorCode = "request_too_large"
@@ -215,6 +217,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeLimitBelowZero:
 		return true
 	case ErrorCodeMethodNotAllowed:
+		return true
+	case ErrorCodeNotAcceptable:
 		return true
 	case ErrorCodeNotFound:
 		return true
@@ -502,6 +506,27 @@ type AdjustmentResult struct {
 
 	// LedgerEntry One ledger entry. The ledger is append-only; entries are never edited or deleted.
 	LedgerEntry LedgerEntry `json:"ledger_entry"`
+}
+
+// Aging Open amounts by days past due; an amount is `current` until its invoice's due date, then in the bucket of its days overdue.
+type Aging struct {
+	// Current An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Current Money `json:"current"`
+
+	// Days1To30 An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Days1To30 Money `json:"days_1_to_30"`
+
+	// Days31To60 An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Days31To60 Money `json:"days_31_to_60"`
+
+	// Days61To90 An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Days61To90 Money `json:"days_61_to_90"`
+
+	// Over90 An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Over90 Money `json:"over_90"`
+
+	// Total The sum of the buckets.
+	Total Money `json:"total"`
 }
 
 // Application defines model for Application.
@@ -801,7 +826,7 @@ type Error struct {
 	Error struct {
 		// Code Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 		// `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
-		// `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
+		// `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
 		// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 		// `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 		// `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
@@ -817,7 +842,7 @@ type Error struct {
 
 // ErrorCode Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 // `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
-// `hold_not_found` 404; `method_not_allowed` 405; `hold_exists`, `hold_not_liftable`,
+// `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
 // `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
 // `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 // `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
@@ -1100,6 +1125,76 @@ type SetCreditLimitRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// Statement A company's statement of account for the UTC days `from` to `to` (contract §17).
+type Statement struct {
+	// Aging Open amounts by days past due; an amount is `current` until its invoice's due date, then in the bucket of its days overdue.
+	Aging Aging `json:"aging"`
+
+	// ClosingBalance `opening_balance` plus the entries' amounts.
+	ClosingBalance Money   `json:"closing_balance"`
+	Company        Company `json:"company"`
+
+	// Entries Every ledger entry of the period, oldest first.
+	Entries []LedgerEntry      `json:"entries"`
+	From    openapi_types.Date `json:"from"`
+
+	// NotInvoiced `closing_balance` less `aging.total`: what is on no open invoice at the end of `to`.
+	NotInvoiced Money `json:"not_invoiced"`
+
+	// OpenInvoices The invoices open at the end of `to`, oldest first.
+	OpenInvoices []StatementInvoice `json:"open_invoices"`
+
+	// OpeningBalance The `balance_after` of the last entry before 00:00:00 UTC of `from`; zero when none.
+	OpeningBalance Money `json:"opening_balance"`
+	Store          struct {
+		// Currency ISO 4217 currency code; always the store's currency.
+		//
+		// Examples: EUR
+		Currency Currency `json:"currency"`
+		Name     string   `json:"name"`
+	} `json:"store"`
+	To openapi_types.Date `json:"to"`
+
+	// Totals The period's signed amounts by kind; opening + invoiced + paid + credited + adjusted = closing.
+	Totals struct {
+		// Adjusted An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		Adjusted Money `json:"adjusted"`
+
+		// Credited An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		Credited Money `json:"credited"`
+
+		// Invoiced An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		Invoiced Money `json:"invoiced"`
+
+		// Paid An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		Paid Money `json:"paid"`
+	} `json:"totals"`
+}
+
+// StatementInvoice An invoice open at the end of a statement's period, as it stood then.
+type StatementInvoice struct {
+	// Amount An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+	Amount Money `json:"amount"`
+
+	// DaysOverdue Days past the due date at the end of the period, a started day counted whole.
+	DaysOverdue int `json:"days_overdue"`
+
+	// DueAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	DueAt Timestamp `json:"due_at"`
+	Id    string    `json:"id"`
+
+	// IssuedAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	IssuedAt Timestamp `json:"issued_at"`
+
+	// OpenAmount What was left to pay at the end of the period.
+	OpenAmount       Money  `json:"open_amount"`
+	PlatformOrderGid string `json:"platform_order_gid"`
+}
+
 // Timestamp ISO 8601 in UTC with exactly six fraction digits.
 //
 // Examples: 2026-03-02T09:00:00.000000Z
@@ -1157,6 +1252,9 @@ type InvalidRequest = Error
 
 // MethodNotAllowed defines model for MethodNotAllowed.
 type MethodNotAllowed = Error
+
+// NotAcceptable defines model for NotAcceptable.
+type NotAcceptable = Error
 
 // NotFound defines model for NotFound.
 type NotFound = Error
@@ -1354,6 +1452,24 @@ type ListLedgerEntriesParams struct {
 	// is not in this company's ledger is refused with `400 invalid_parameter`
 	// (`param: after`).
 	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetStatementParams defines parameters for GetStatement.
+type GetStatementParams struct {
+	// From The period's first UTC day; not after `to`.
+	From openapi_types.Date `form:"from" json:"from"`
+
+	// To The period's last UTC day; not after today, and at most 5 years after `from`.
+	To openapi_types.Date `form:"to" json:"to"`
 
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
@@ -1917,6 +2033,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetStatement Get a company's statement of account
+	//
+	// The company's statement of account for the UTC days `from` to `to`, both included
+	// (contract §17): the opening balance, every ledger entry of the period with its running
+	// balance, the closing balance, the period's totals, and the open invoices, their aging and
+	// what is on no invoice as of the end of `to` (the allocation of payments replayed up to
+	// then; now when `to` is today). It reconciles: `opening_balance` + Σ `entries.amount` =
+	// `closing_balance` = `aging.total.amount` + `not_invoiced.amount`, and `closing_balance` is
+	// the company's `outstanding` when `to` is today. As GraphQL `Company.statement`.
+	//
+	// Corresponds with GET /v1/companies/{id}/statement (the `GetStatement` operationId).
+	GetStatement(ctx context.Context, id CompanyId, params *GetStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents List the store's events
 	//
 	// The store's event feed, oldest first, in append order (never timestamp order). Every
@@ -2238,6 +2367,29 @@ func (c *Client) ListInvoices(ctx context.Context, id CompanyId, params *ListInv
 // Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 func (c *Client) ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLedgerEntriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStatement Get a company's statement of account
+//
+// The company's statement of account for the UTC days `from` to `to`, both included
+// (contract §17): the opening balance, every ledger entry of the period with its running
+// balance, the closing balance, the period's totals, and the open invoices, their aging and
+// what is on no invoice as of the end of `to` (the allocation of payments replayed up to
+// then; now when `to` is today). It reconciles: `opening_balance` + Σ `entries.amount` =
+// `closing_balance` = `aging.total.amount` + `not_invoiced.amount`, and `closing_balance` is
+// the company's `outstanding` when `to` is today. As GraphQL `Company.statement`.
+//
+// Corresponds with GET /v1/companies/{id}/statement (the `GetStatement` operationId).
+func (c *Client) GetStatement(ctx context.Context, id CompanyId, params *GetStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatementRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3247,6 +3399,97 @@ func NewListLedgerEntriesRequest(server string, id CompanyId, params *ListLedger
 	return req, nil
 }
 
+// NewGetStatementRequest constructs an http.Request for the GetStatement method
+func NewGetStatementRequest(server string, id CompanyId, params *GetStatementParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/companies/%s/statement", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListEventsRequest constructs an http.Request for the ListEvents method
 func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
@@ -3819,6 +4062,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntriesWithResponse(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*ListLedgerEntriesResponse, error)
+
+	// GetStatementWithResponse Get a company's statement of account
+	//
+	// The company's statement of account for the UTC days `from` to `to`, both included
+	// (contract §17): the opening balance, every ledger entry of the period with its running
+	// balance, the closing balance, the period's totals, and the open invoices, their aging and
+	// what is on no invoice as of the end of `to` (the allocation of payments replayed up to
+	// then; now when `to` is today). It reconciles: `opening_balance` + Σ `entries.amount` =
+	// `closing_balance` = `aging.total.amount` + `not_invoiced.amount`, and `closing_balance` is
+	// the company's `outstanding` when `to` is today. As GraphQL `Company.statement`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/companies/{id}/statement (the `GetStatement` operationId).
+	GetStatementWithResponse(ctx context.Context, id CompanyId, params *GetStatementParams, reqEditors ...RequestEditorFn) (*GetStatementResponse, error)
 
 	// ListEventsWithResponse List the store's events
 	//
@@ -5837,6 +6095,196 @@ func (r ListLedgerEntriesResponse) ContentType() string {
 	return ""
 }
 
+// GetStatementResponse200Headers the declared response headers of an HTTP 200 response for GetStatement
+type GetStatementResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetStatementResponse304Headers the declared response headers of an HTTP 304 response for GetStatement
+type GetStatementResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetStatementResponse400Headers the declared response headers of an HTTP 400 response for GetStatement
+type GetStatementResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetStatementResponse401Headers the declared response headers of an HTTP 401 response for GetStatement
+type GetStatementResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetStatementResponse403Headers the declared response headers of an HTTP 403 response for GetStatement
+type GetStatementResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetStatementResponse404Headers the declared response headers of an HTTP 404 response for GetStatement
+type GetStatementResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetStatementResponse406Headers the declared response headers of an HTTP 406 response for GetStatement
+type GetStatementResponse406Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetStatementResponse429Headers the declared response headers of an HTTP 429 response for GetStatement
+type GetStatementResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetStatementResponse500Headers the declared response headers of an HTTP 500 response for GetStatement
+type GetStatementResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetStatementResponse503Headers the declared response headers of an HTTP 503 response for GetStatement
+type GetStatementResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type GetStatementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Statement
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *NotAcceptable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetStatementResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetStatementResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetStatementResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetStatementResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetStatementResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetStatementResponse404Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *GetStatementResponse406Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetStatementResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetStatementResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetStatementResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatementResponse) GetJSON200() *Statement {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetStatementResponse) GetJSON400() *InvalidParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatementResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStatementResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetStatementResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r GetStatementResponse) GetJSON406() *NotAcceptable {
+	return r.JSON406
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetStatementResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatementResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetStatementResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatementResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
 	ETag                string
@@ -6833,6 +7281,27 @@ func (c *ClientWithResponses) ListLedgerEntriesWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseListLedgerEntriesResponse(rsp)
+}
+
+// GetStatementWithResponse Get a company's statement of account
+//
+// The company's statement of account for the UTC days `from` to `to`, both included
+// (contract §17): the opening balance, every ledger entry of the period with its running
+// balance, the closing balance, the period's totals, and the open invoices, their aging and
+// what is on no invoice as of the end of `to` (the allocation of payments replayed up to
+// then; now when `to` is today). It reconciles: `opening_balance` + Σ `entries.amount` =
+// `closing_balance` = `aging.total.amount` + `not_invoiced.amount`, and `closing_balance` is
+// the company's `outstanding` when `to` is today. As GraphQL `Company.statement`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/companies/{id}/statement (the `GetStatement` operationId).
+func (c *ClientWithResponses) GetStatementWithResponse(ctx context.Context, id CompanyId, params *GetStatementParams, reqEditors ...RequestEditorFn) (*GetStatementResponse, error) {
+	rsp, err := c.GetStatement(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatementResponse(rsp)
 }
 
 // ListEventsWithResponse List the store's events
@@ -10443,6 +10912,358 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListLedgerEntriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetStatementResponse parses an HTTP response from a GetStatementWithResponse call
+func ParseGetStatementResponse(rsp *http.Response) (*GetStatementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Statement
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/pdf) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetStatementResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetStatementResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetStatementResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetStatementResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetStatementResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetStatementResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 406:
+		var headers GetStatementResponse406Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetStatementResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetStatementResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetStatementResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

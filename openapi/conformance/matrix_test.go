@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,6 +88,14 @@ func (m *matrixEnv) request(t *testing.T, method, path string, op *openapi3.Oper
 		}
 	}
 	req := credittest.Request{Method: method, Path: strings.ReplaceAll(path, "{id}", id), Key: m.full}
+	// The required query parameters, with the document's examples.
+	sep := "?"
+	for _, p := range op.Parameters {
+		if p.Value.In == "query" && p.Value.Required {
+			req.Path += sep + p.Value.Name + "=" + url.QueryEscape(fmt.Sprint(p.Value.Example))
+			sep = "&"
+		}
+	}
 	if op.RequestBody != nil {
 		for _, ex := range op.RequestBody.Value.Content.Get("application/json").Examples {
 			b, err := json.Marshal(ex.Value.Value)
@@ -179,6 +188,13 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 				}
 				expect(t, o.name, m.env.Do(t, ok), 409, "export_in_progress")
 				release()
+			case "GET /v1/companies/{id}/statement":
+				csv := valid()
+				csv.Header = map[string]string{"Accept": "text/csv"}
+				expect(t, o.name, m.env.Do(t, csv), 406, "not_acceptable")
+				pdf := valid()
+				pdf.Header = map[string]string{"Accept": "application/pdf"}
+				expect(t, o.name, m.env.Do(t, pdf), 200)
 			case "POST /v1/companies/{id}/hold":
 				expect(t, o.name, m.env.Do(t, ok), 409, "hold_exists")
 			case "DELETE /v1/companies/{id}/hold":
@@ -205,7 +221,11 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 				bad.Header = map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}
 				expect(t, o.name, m.env.Do(t, bad), 400, "invalid_request")
 			} else {
-				bad.Path += "?limit=0"
+				if strings.Contains(bad.Path, "?") {
+					bad.Path += "&limit=0"
+				} else {
+					bad.Path += "?limit=0"
+				}
 				expect(t, o.name, m.env.Do(t, bad), 400, "invalid_parameter")
 			}
 
@@ -221,7 +241,11 @@ func TestEveryDocumentedStatusHappens(t *testing.T) {
 				if strings.HasPrefix(o.path, "/v1/invoices/") {
 					prefix = "inv_"
 				}
+				_, query, _ := strings.Cut(unknown.Path, "?")
 				unknown.Path = strings.ReplaceAll(o.path, "{id}", prefix+"Unknown0000000000000000")
+				if query != "" {
+					unknown.Path += "?" + query
+				}
 				expect(t, o.name, m.env.Do(t, unknown), 404, "not_found")
 			}
 
