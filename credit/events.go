@@ -37,11 +37,14 @@ const (
 	// EventTypeCompanyPlatformGIDChanged: staff set or corrected the company's platform
 	// company GID (contract §11: every change of a company's representation has its event).
 	EventTypeCompanyPlatformGIDChanged = "company.platform_company_gid_changed"
-	EventTypeApplicationCreated        = "application.created"
-	EventTypeApplicationStatusChanged  = "application.status_changed"
-	EventTypeKeyCreated                = "key.created"
-	EventTypeKeyRotated                = "key.rotated"
-	EventTypeKeyRevoked                = "key.revoked"
+	// EventTypeInvoicePaid: an invoice's open amount reached zero by a payment, a refund or
+	// credit (contract §17); an invoice a cancellation settles is cancelled and has none.
+	EventTypeInvoicePaid              = "invoice.paid"
+	EventTypeApplicationCreated       = "application.created"
+	EventTypeApplicationStatusChanged = "application.status_changed"
+	EventTypeKeyCreated               = "key.created"
+	EventTypeKeyRotated               = "key.rotated"
+	EventTypeKeyRevoked               = "key.revoked"
 )
 
 // EventTypes lists every event type in the order they are documented: what a type= filter
@@ -54,6 +57,7 @@ var EventTypes = []string{
 	EventTypeCompanyHoldLifted,
 	EventTypeCompanyHoldChanged,
 	EventTypeCompanyPlatformGIDChanged,
+	EventTypeInvoicePaid,
 	EventTypeApplicationCreated,
 	EventTypeApplicationStatusChanged,
 	EventTypeKeyCreated,
@@ -340,7 +344,8 @@ func (s *core) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, be
 
 // Object decodes the event's data.object into the view of the resource its type names, as it
 // was when the event was recorded: a LedgerEntry (ledger_entry.*), a CompanySnapshot
-// (company.*), an ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's
+// (company.*), an InvoiceSnapshot (invoice.*), an ApplicationEventObject (application.*) or a
+// KeyEventObject (key.*). GraphQL's
 // typed Event.object shows it.
 //
 // Errors: an internal error when the stored data does not decode or the type names no resource
@@ -359,6 +364,8 @@ func (e Event) Object() (any, error) {
 		obj = &LedgerEntry{}
 	case "company":
 		obj = &CompanySnapshot{}
+	case "invoice":
+		obj = &InvoiceSnapshot{}
 	case "application":
 		obj = &ApplicationEventObject{}
 	case "key":
@@ -373,12 +380,13 @@ func (e Event) Object() (any, error) {
 }
 
 // CompanyID is the ID of the company the event concerns: the company of a company.* event, the
-// company whose ledger holds a ledger_entry.* event's entry; "" for other events.
+// company whose ledger holds a ledger_entry.* event's entry or owes an invoice.* event's
+// invoice; "" for other events.
 //
 // Errors: an internal error when a company or ledger event's data does not decode (a defect).
 func (e Event) CompanyID() (string, error) {
 	resource, _, _ := strings.Cut(e.Type, ".")
-	if resource != "company" && resource != "ledger_entry" {
+	if resource != "company" && resource != "ledger_entry" && resource != "invoice" {
 		return "", nil
 	}
 	var data struct {
@@ -401,6 +409,11 @@ func (e Event) CompanyID() (string, error) {
 // GraphQL shows it without the company's id (a client cache would take it for the live company
 // and overwrite it with old figures) and without the fields that are read now (ledger, aging).
 type CompanySnapshot Company
+
+// InvoiceSnapshot is an invoice as an event recorded it: its view then. A type of its own, not
+// Invoice, for CompanySnapshot's reason: GraphQL shows it without the invoice's id, so a client
+// cache does not take it for the live invoice.
+type InvoiceSnapshot Invoice
 
 // ApplicationEventObject is an application as events show it: its REST view without the
 // contact person, since events never carry personal data (they are kept for weeks and sent

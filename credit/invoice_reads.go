@@ -294,9 +294,36 @@ func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
 	if err != nil {
 		return Invoice{}, notFoundOr(err, "invoice")
 	}
-	d, err := s.invoiceDetails(ctx, client, []*ent.Invoice{r})
+	views, err := s.invoiceViews(ctx, client, r.Edges.Store, []*ent.Invoice{r})
 	if err != nil {
 		return Invoice{}, err
 	}
-	return invoiceView(r, d, r.Edges.Store.Currency, s.Now()), nil
+	return views[0], nil
+}
+
+// invoiceViewsByID reads the invoices invoiceIDs of the store st through client (a
+// transaction's, for an event written with the change) and returns their views in the order
+// of their sequence numbers.
+func (s *core) invoiceViewsByID(ctx context.Context, client *ent.Client, st *ent.Store, invoiceIDs []string) ([]Invoice, error) {
+	rows, err := client.Invoice.Query().Where(invoice.IDIn(invoiceIDs...)).
+		Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.invoiceViews(ctx, client, st, rows)
+}
+
+// invoiceViews returns the views of rows (grouped by company), as GET /v1/invoices/{id}
+// shows each.
+func (s *core) invoiceViews(ctx context.Context, client *ent.Client, st *ent.Store, rows []*ent.Invoice) ([]Invoice, error) {
+	d, err := s.invoiceDetails(ctx, client, rows)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	out := make([]Invoice, len(rows))
+	for i, r := range rows {
+		out[i] = invoiceView(r, d, st.Currency, now)
+	}
+	return out, nil
 }

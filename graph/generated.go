@@ -198,6 +198,20 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	InvoiceSnapshot struct {
+		Amount            func(childComplexity int) int
+		CompanyID         func(childComplexity int) int
+		DaysOverdue       func(childComplexity int) int
+		DueAt             func(childComplexity int) int
+		ExpectedPaymentAt func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IssuedAt          func(childComplexity int) int
+		OpenAmount        func(childComplexity int) int
+		PaidAt            func(childComplexity int) int
+		PlatformOrderGID  func(childComplexity int) int
+		Status            func(childComplexity int) int
+	}
+
 	KeyEventObject struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -918,6 +932,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.InvoiceEdge.Node(childComplexity), true
+
+	case "InvoiceSnapshot.amount":
+		if e.complexity.InvoiceSnapshot.Amount == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Amount(childComplexity), true
+	case "InvoiceSnapshot.companyId":
+		if e.complexity.InvoiceSnapshot.CompanyID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.CompanyID(childComplexity), true
+	case "InvoiceSnapshot.daysOverdue":
+		if e.complexity.InvoiceSnapshot.DaysOverdue == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.DaysOverdue(childComplexity), true
+	case "InvoiceSnapshot.dueAt":
+		if e.complexity.InvoiceSnapshot.DueAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.DueAt(childComplexity), true
+	case "InvoiceSnapshot.expectedPaymentAt":
+		if e.complexity.InvoiceSnapshot.ExpectedPaymentAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.ExpectedPaymentAt(childComplexity), true
+	case "InvoiceSnapshot.invoiceId":
+		if e.complexity.InvoiceSnapshot.ID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.ID(childComplexity), true
+	case "InvoiceSnapshot.issuedAt":
+		if e.complexity.InvoiceSnapshot.IssuedAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.IssuedAt(childComplexity), true
+	case "InvoiceSnapshot.openAmount":
+		if e.complexity.InvoiceSnapshot.OpenAmount == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.OpenAmount(childComplexity), true
+	case "InvoiceSnapshot.paidAt":
+		if e.complexity.InvoiceSnapshot.PaidAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.PaidAt(childComplexity), true
+	case "InvoiceSnapshot.platformOrderGid":
+		if e.complexity.InvoiceSnapshot.PlatformOrderGID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.PlatformOrderGID(childComplexity), true
+	case "InvoiceSnapshot.status":
+		if e.complexity.InvoiceSnapshot.Status == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Status(childComplexity), true
 
 	case "KeyEventObject.createdAt":
 		if e.complexity.KeyEventObject.CreatedAt == nil {
@@ -1702,8 +1783,9 @@ type Event implements Node {
   """
   What happened: ledger_entry.created, company.created, company.credit_limit_changed,
   company.hold_placed, company.hold_lifted, company.hold_changed,
-  company.platform_company_gid_changed, application.created,
-  application.status_changed, key.created, key.rotated or key.revoked.
+  company.platform_company_gid_changed, invoice.paid, application.created,
+  application.status_changed, key.created, key.rotated or key.revoked. More may be added:
+  accept types you do not know.
   """
   type: String!
   "When it was recorded."
@@ -1717,8 +1799,8 @@ type Event implements Node {
   """
   The resource of ` + "`" + `data.object` + "`" + `, typed: the same values as they were when the event was
   recorded, with GraphQL's names. Only a ledger entry, which never changes, is the record
-  itself (with its ` + "`" + `id` + "`" + `); a company, application or key is a snapshot that names its record
-  (` + "`" + `companyId` + "`" + `, ` + "`" + `applicationId` + "`" + `, ` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so that a normalized client cache
+  itself (with its ` + "`" + `id` + "`" + `); a company, invoice, application or key is a snapshot that names its record
+  (` + "`" + `companyId` + "`" + `, ` + "`" + `invoiceId` + "`" + `, ` + "`" + `applicationId` + "`" + `, ` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so that a normalized client cache
   (Apollo, urql Graphcache, Relay) never takes an old snapshot for the live record.
   """
   object: EventObject!
@@ -1736,7 +1818,7 @@ The resource an event describes: a ledger entry (` + "`" + `ledger_entry.*` + "`
 (` + "`" + `key.*` + "`" + `). More members may be added, as more event types may: select with ` + "`" + `... on` + "`" + ` and ignore
 what you do not know.
 """
-union EventObject = LedgerEntry | CompanySnapshot | ApplicationEventObject | KeyEventObject
+union EventObject = LedgerEntry | CompanySnapshot | InvoiceSnapshot | ApplicationEventObject | KeyEventObject
 
 """
 A company as it was when an event was recorded: the fields of ` + "`" + `Company` + "`" + ` that describe it, with
@@ -1764,6 +1846,36 @@ type CompanySnapshot {
   hold: Hold
   "When the company's data had last changed, as of the event."
   updatedAt: DateTime!
+}
+
+"""
+An invoice as it was when an event was recorded (` + "`" + `invoice.*` + "`" + `): the fields of ` + "`" + `Invoice` + "`" + ` with their
+values then. It names the invoice (` + "`" + `invoiceId` + "`" + `) and its company (` + "`" + `companyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so a
+client cache keeps it inside its event.
+"""
+type InvoiceSnapshot {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  invoiceId: ID!
+  "The ID of the company that owes it (` + "`" + `co_...` + "`" + `)."
+  companyId: ID!
+  "The GID of the order on the commerce platform."
+  platformOrderGid: String!
+  "The order's amount."
+  amount: Money!
+  "What was left to pay then."
+  openAmount: Money!
+  "When the order was placed."
+  issuedAt: DateTime!
+  "When it is due."
+  dueAt: DateTime!
+  "Open, paid or cancelled then."
+  status: InvoiceStatus!
+  "Days since ` + "`" + `dueAt` + "`" + ` then."
+  daysOverdue: Int!
+  "When its open amount reached zero, for a paid invoice."
+  paidAt: DateTime
+  "When payment was expected then, for an open invoice."
+  expectedPaymentAt: DateTime
 }
 
 """
@@ -4699,6 +4811,205 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 				return ec.fieldContext_Invoice_expectedPaymentAt(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_invoiceId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_invoiceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_companyId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.CompanyID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_platformOrderGid(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PlatformOrderGID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_platformOrderGid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_amount(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Amount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_openAmount(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.OpenAmount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_openAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_issuedAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.IssuedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.DueAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_status(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNInvoiceStatus2string(ctx, field.Selections, obj.Status) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type InvoiceStatus does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_daysOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.DaysOverdue) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_daysOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_paidAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.PaidAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_paidAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_expectedPaymentAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.ExpectedPaymentAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_expectedPaymentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
 		},
 	}
 	return fc, nil
@@ -8196,6 +8507,13 @@ func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionS
 			return graphql.Null
 		}
 		return ec._KeyEventObject(ctx, sel, obj)
+	case credit.InvoiceSnapshot:
+		return ec._InvoiceSnapshot(ctx, sel, &obj)
+	case *credit.InvoiceSnapshot:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._InvoiceSnapshot(ctx, sel, obj)
 	case credit.CompanySnapshot:
 		return ec._CompanySnapshot(ctx, sel, &obj)
 	case *credit.CompanySnapshot:
@@ -9622,6 +9940,92 @@ func (ec *executionContext) _InvoiceEdge(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var invoiceSnapshotImplementors = []string{"InvoiceSnapshot", "EventObject"}
+
+func (ec *executionContext) _InvoiceSnapshot(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceSnapshot) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, invoiceSnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceSnapshot")
+		case "invoiceId":
+			out.Values[i] = ec._InvoiceSnapshot_invoiceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "companyId":
+			out.Values[i] = ec._InvoiceSnapshot_companyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platformOrderGid":
+			out.Values[i] = ec._InvoiceSnapshot_platformOrderGid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._InvoiceSnapshot_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openAmount":
+			out.Values[i] = ec._InvoiceSnapshot_openAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuedAt":
+			out.Values[i] = ec._InvoiceSnapshot_issuedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._InvoiceSnapshot_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._InvoiceSnapshot_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "daysOverdue":
+			out.Values[i] = ec._InvoiceSnapshot_daysOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paidAt":
+			out.Values[i] = ec._InvoiceSnapshot_paidAt(ctx, field, obj)
+		case "expectedPaymentAt":
+			out.Values[i] = ec._InvoiceSnapshot_expectedPaymentAt(ctx, field, obj)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

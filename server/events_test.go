@@ -99,7 +99,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindPayment, Amount: "-100.00", OrderGID: "gid://platform/Order/1"})
 	want = append(want, credit.EventTypeLedgerEntryCreated,
 		credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced,
-		credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldLifted)
+		credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid, credit.EventTypeCompanyHoldLifted)
 
 	// The sweep: an order falls due while nothing is written.
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "50.00", OrderGID: "gid://platform/Order/2"})
