@@ -39,6 +39,10 @@ type Invoice struct {
 	// beyond terms over the last 365 days when positive (ExpectedPaymentAt); null when the
 	// company paid nothing in that window, and for a settled invoice.
 	ExpectedPaymentAt *Timestamp `json:"expected_payment_at"`
+	// Promise is the company's promise to pay (Invoices.RecordPromise), null when none.
+	Promise *Promise `json:"promise"`
+	// Dispute is the open dispute (Invoices.OpenDispute), null when none.
+	Dispute *Dispute `json:"dispute"`
 }
 
 // InvoiceListParams are the inputs of Invoices.List.
@@ -259,6 +263,8 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 		IssuedAt:         At(d.issued[r.LedgerEntryID]),
 		DueAt:            At(r.DueAt),
 		Status:           InvoiceOpen,
+		Promise:          promiseView(r),
+		Dispute:          disputeView(r),
 	}
 	switch {
 	case r.Open:

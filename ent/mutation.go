@@ -6926,25 +6926,33 @@ func (m *IdempotencyRecordMutation) ResetEdge(name string) error {
 // InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
 type InvoiceMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *string
-	company_id         *string
-	ledger_entry_id    *string
-	seq                *int64
-	addseq             *int64
-	platform_order_gid *string
-	amount             *decimal.Decimal
-	open_amount        *decimal.Decimal
-	open               *bool
-	due_at             *time.Time
-	settled_at         *time.Time
-	clearedFields      map[string]struct{}
-	store              *string
-	clearedstore       bool
-	done               bool
-	oldValue           func(context.Context) (*Invoice, error)
-	predicates         []predicate.Invoice
+	op                  Op
+	typ                 string
+	id                  *string
+	company_id          *string
+	ledger_entry_id     *string
+	seq                 *int64
+	addseq              *int64
+	platform_order_gid  *string
+	amount              *decimal.Decimal
+	open_amount         *decimal.Decimal
+	open                *bool
+	due_at              *time.Time
+	settled_at          *time.Time
+	promised_for        *time.Time
+	promise_note        *string
+	promise_recorded_by *string
+	promise_recorded_at *time.Time
+	promise_broken_at   *time.Time
+	dispute_reason      *string
+	dispute_opened_by   *string
+	dispute_opened_at   *time.Time
+	clearedFields       map[string]struct{}
+	store               *string
+	clearedstore        bool
+	done                bool
+	oldValue            func(context.Context) (*Invoice, error)
+	predicates          []predicate.Invoice
 }
 
 var _ ent.Mutation = (*InvoiceMutation)(nil)
@@ -7444,6 +7452,398 @@ func (m *InvoiceMutation) ResetSettledAt() {
 	delete(m.clearedFields, invoice.FieldSettledAt)
 }
 
+// SetPromisedFor sets the "promised_for" field.
+func (m *InvoiceMutation) SetPromisedFor(t time.Time) {
+	m.promised_for = &t
+}
+
+// PromisedFor returns the value of the "promised_for" field in the mutation.
+func (m *InvoiceMutation) PromisedFor() (r time.Time, exists bool) {
+	v := m.promised_for
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromisedFor returns the old "promised_for" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromisedFor(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromisedFor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromisedFor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromisedFor: %w", err)
+	}
+	return oldValue.PromisedFor, nil
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (m *InvoiceMutation) ClearPromisedFor() {
+	m.promised_for = nil
+	m.clearedFields[invoice.FieldPromisedFor] = struct{}{}
+}
+
+// PromisedForCleared returns if the "promised_for" field was cleared in this mutation.
+func (m *InvoiceMutation) PromisedForCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromisedFor]
+	return ok
+}
+
+// ResetPromisedFor resets all changes to the "promised_for" field.
+func (m *InvoiceMutation) ResetPromisedFor() {
+	m.promised_for = nil
+	delete(m.clearedFields, invoice.FieldPromisedFor)
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (m *InvoiceMutation) SetPromiseNote(s string) {
+	m.promise_note = &s
+}
+
+// PromiseNote returns the value of the "promise_note" field in the mutation.
+func (m *InvoiceMutation) PromiseNote() (r string, exists bool) {
+	v := m.promise_note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseNote returns the old "promise_note" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseNote(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseNote: %w", err)
+	}
+	return oldValue.PromiseNote, nil
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (m *InvoiceMutation) ClearPromiseNote() {
+	m.promise_note = nil
+	m.clearedFields[invoice.FieldPromiseNote] = struct{}{}
+}
+
+// PromiseNoteCleared returns if the "promise_note" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseNoteCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseNote]
+	return ok
+}
+
+// ResetPromiseNote resets all changes to the "promise_note" field.
+func (m *InvoiceMutation) ResetPromiseNote() {
+	m.promise_note = nil
+	delete(m.clearedFields, invoice.FieldPromiseNote)
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (m *InvoiceMutation) SetPromiseRecordedBy(s string) {
+	m.promise_recorded_by = &s
+}
+
+// PromiseRecordedBy returns the value of the "promise_recorded_by" field in the mutation.
+func (m *InvoiceMutation) PromiseRecordedBy() (r string, exists bool) {
+	v := m.promise_recorded_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseRecordedBy returns the old "promise_recorded_by" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseRecordedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseRecordedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseRecordedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseRecordedBy: %w", err)
+	}
+	return oldValue.PromiseRecordedBy, nil
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (m *InvoiceMutation) ClearPromiseRecordedBy() {
+	m.promise_recorded_by = nil
+	m.clearedFields[invoice.FieldPromiseRecordedBy] = struct{}{}
+}
+
+// PromiseRecordedByCleared returns if the "promise_recorded_by" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseRecordedByCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseRecordedBy]
+	return ok
+}
+
+// ResetPromiseRecordedBy resets all changes to the "promise_recorded_by" field.
+func (m *InvoiceMutation) ResetPromiseRecordedBy() {
+	m.promise_recorded_by = nil
+	delete(m.clearedFields, invoice.FieldPromiseRecordedBy)
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (m *InvoiceMutation) SetPromiseRecordedAt(t time.Time) {
+	m.promise_recorded_at = &t
+}
+
+// PromiseRecordedAt returns the value of the "promise_recorded_at" field in the mutation.
+func (m *InvoiceMutation) PromiseRecordedAt() (r time.Time, exists bool) {
+	v := m.promise_recorded_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseRecordedAt returns the old "promise_recorded_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseRecordedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseRecordedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseRecordedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseRecordedAt: %w", err)
+	}
+	return oldValue.PromiseRecordedAt, nil
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (m *InvoiceMutation) ClearPromiseRecordedAt() {
+	m.promise_recorded_at = nil
+	m.clearedFields[invoice.FieldPromiseRecordedAt] = struct{}{}
+}
+
+// PromiseRecordedAtCleared returns if the "promise_recorded_at" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseRecordedAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseRecordedAt]
+	return ok
+}
+
+// ResetPromiseRecordedAt resets all changes to the "promise_recorded_at" field.
+func (m *InvoiceMutation) ResetPromiseRecordedAt() {
+	m.promise_recorded_at = nil
+	delete(m.clearedFields, invoice.FieldPromiseRecordedAt)
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (m *InvoiceMutation) SetPromiseBrokenAt(t time.Time) {
+	m.promise_broken_at = &t
+}
+
+// PromiseBrokenAt returns the value of the "promise_broken_at" field in the mutation.
+func (m *InvoiceMutation) PromiseBrokenAt() (r time.Time, exists bool) {
+	v := m.promise_broken_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseBrokenAt returns the old "promise_broken_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseBrokenAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseBrokenAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseBrokenAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseBrokenAt: %w", err)
+	}
+	return oldValue.PromiseBrokenAt, nil
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (m *InvoiceMutation) ClearPromiseBrokenAt() {
+	m.promise_broken_at = nil
+	m.clearedFields[invoice.FieldPromiseBrokenAt] = struct{}{}
+}
+
+// PromiseBrokenAtCleared returns if the "promise_broken_at" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseBrokenAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseBrokenAt]
+	return ok
+}
+
+// ResetPromiseBrokenAt resets all changes to the "promise_broken_at" field.
+func (m *InvoiceMutation) ResetPromiseBrokenAt() {
+	m.promise_broken_at = nil
+	delete(m.clearedFields, invoice.FieldPromiseBrokenAt)
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (m *InvoiceMutation) SetDisputeReason(s string) {
+	m.dispute_reason = &s
+}
+
+// DisputeReason returns the value of the "dispute_reason" field in the mutation.
+func (m *InvoiceMutation) DisputeReason() (r string, exists bool) {
+	v := m.dispute_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeReason returns the old "dispute_reason" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeReason: %w", err)
+	}
+	return oldValue.DisputeReason, nil
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (m *InvoiceMutation) ClearDisputeReason() {
+	m.dispute_reason = nil
+	m.clearedFields[invoice.FieldDisputeReason] = struct{}{}
+}
+
+// DisputeReasonCleared returns if the "dispute_reason" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeReasonCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeReason]
+	return ok
+}
+
+// ResetDisputeReason resets all changes to the "dispute_reason" field.
+func (m *InvoiceMutation) ResetDisputeReason() {
+	m.dispute_reason = nil
+	delete(m.clearedFields, invoice.FieldDisputeReason)
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (m *InvoiceMutation) SetDisputeOpenedBy(s string) {
+	m.dispute_opened_by = &s
+}
+
+// DisputeOpenedBy returns the value of the "dispute_opened_by" field in the mutation.
+func (m *InvoiceMutation) DisputeOpenedBy() (r string, exists bool) {
+	v := m.dispute_opened_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeOpenedBy returns the old "dispute_opened_by" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeOpenedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeOpenedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeOpenedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeOpenedBy: %w", err)
+	}
+	return oldValue.DisputeOpenedBy, nil
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (m *InvoiceMutation) ClearDisputeOpenedBy() {
+	m.dispute_opened_by = nil
+	m.clearedFields[invoice.FieldDisputeOpenedBy] = struct{}{}
+}
+
+// DisputeOpenedByCleared returns if the "dispute_opened_by" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeOpenedByCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeOpenedBy]
+	return ok
+}
+
+// ResetDisputeOpenedBy resets all changes to the "dispute_opened_by" field.
+func (m *InvoiceMutation) ResetDisputeOpenedBy() {
+	m.dispute_opened_by = nil
+	delete(m.clearedFields, invoice.FieldDisputeOpenedBy)
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (m *InvoiceMutation) SetDisputeOpenedAt(t time.Time) {
+	m.dispute_opened_at = &t
+}
+
+// DisputeOpenedAt returns the value of the "dispute_opened_at" field in the mutation.
+func (m *InvoiceMutation) DisputeOpenedAt() (r time.Time, exists bool) {
+	v := m.dispute_opened_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeOpenedAt returns the old "dispute_opened_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeOpenedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeOpenedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeOpenedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeOpenedAt: %w", err)
+	}
+	return oldValue.DisputeOpenedAt, nil
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (m *InvoiceMutation) ClearDisputeOpenedAt() {
+	m.dispute_opened_at = nil
+	m.clearedFields[invoice.FieldDisputeOpenedAt] = struct{}{}
+}
+
+// DisputeOpenedAtCleared returns if the "dispute_opened_at" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeOpenedAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeOpenedAt]
+	return ok
+}
+
+// ResetDisputeOpenedAt resets all changes to the "dispute_opened_at" field.
+func (m *InvoiceMutation) ResetDisputeOpenedAt() {
+	m.dispute_opened_at = nil
+	delete(m.clearedFields, invoice.FieldDisputeOpenedAt)
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *InvoiceMutation) ClearStore() {
 	m.clearedstore = true
@@ -7505,7 +7905,7 @@ func (m *InvoiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InvoiceMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 18)
 	if m.store != nil {
 		fields = append(fields, invoice.FieldStoreID)
 	}
@@ -7536,6 +7936,30 @@ func (m *InvoiceMutation) Fields() []string {
 	if m.settled_at != nil {
 		fields = append(fields, invoice.FieldSettledAt)
 	}
+	if m.promised_for != nil {
+		fields = append(fields, invoice.FieldPromisedFor)
+	}
+	if m.promise_note != nil {
+		fields = append(fields, invoice.FieldPromiseNote)
+	}
+	if m.promise_recorded_by != nil {
+		fields = append(fields, invoice.FieldPromiseRecordedBy)
+	}
+	if m.promise_recorded_at != nil {
+		fields = append(fields, invoice.FieldPromiseRecordedAt)
+	}
+	if m.promise_broken_at != nil {
+		fields = append(fields, invoice.FieldPromiseBrokenAt)
+	}
+	if m.dispute_reason != nil {
+		fields = append(fields, invoice.FieldDisputeReason)
+	}
+	if m.dispute_opened_by != nil {
+		fields = append(fields, invoice.FieldDisputeOpenedBy)
+	}
+	if m.dispute_opened_at != nil {
+		fields = append(fields, invoice.FieldDisputeOpenedAt)
+	}
 	return fields
 }
 
@@ -7564,6 +7988,22 @@ func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
 		return m.DueAt()
 	case invoice.FieldSettledAt:
 		return m.SettledAt()
+	case invoice.FieldPromisedFor:
+		return m.PromisedFor()
+	case invoice.FieldPromiseNote:
+		return m.PromiseNote()
+	case invoice.FieldPromiseRecordedBy:
+		return m.PromiseRecordedBy()
+	case invoice.FieldPromiseRecordedAt:
+		return m.PromiseRecordedAt()
+	case invoice.FieldPromiseBrokenAt:
+		return m.PromiseBrokenAt()
+	case invoice.FieldDisputeReason:
+		return m.DisputeReason()
+	case invoice.FieldDisputeOpenedBy:
+		return m.DisputeOpenedBy()
+	case invoice.FieldDisputeOpenedAt:
+		return m.DisputeOpenedAt()
 	}
 	return nil, false
 }
@@ -7593,6 +8033,22 @@ func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDueAt(ctx)
 	case invoice.FieldSettledAt:
 		return m.OldSettledAt(ctx)
+	case invoice.FieldPromisedFor:
+		return m.OldPromisedFor(ctx)
+	case invoice.FieldPromiseNote:
+		return m.OldPromiseNote(ctx)
+	case invoice.FieldPromiseRecordedBy:
+		return m.OldPromiseRecordedBy(ctx)
+	case invoice.FieldPromiseRecordedAt:
+		return m.OldPromiseRecordedAt(ctx)
+	case invoice.FieldPromiseBrokenAt:
+		return m.OldPromiseBrokenAt(ctx)
+	case invoice.FieldDisputeReason:
+		return m.OldDisputeReason(ctx)
+	case invoice.FieldDisputeOpenedBy:
+		return m.OldDisputeOpenedBy(ctx)
+	case invoice.FieldDisputeOpenedAt:
+		return m.OldDisputeOpenedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7672,6 +8128,62 @@ func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSettledAt(v)
 		return nil
+	case invoice.FieldPromisedFor:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromisedFor(v)
+		return nil
+	case invoice.FieldPromiseNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseNote(v)
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseRecordedBy(v)
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseRecordedAt(v)
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseBrokenAt(v)
+		return nil
+	case invoice.FieldDisputeReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeReason(v)
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeOpenedBy(v)
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeOpenedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7720,6 +8232,30 @@ func (m *InvoiceMutation) ClearedFields() []string {
 	if m.FieldCleared(invoice.FieldSettledAt) {
 		fields = append(fields, invoice.FieldSettledAt)
 	}
+	if m.FieldCleared(invoice.FieldPromisedFor) {
+		fields = append(fields, invoice.FieldPromisedFor)
+	}
+	if m.FieldCleared(invoice.FieldPromiseNote) {
+		fields = append(fields, invoice.FieldPromiseNote)
+	}
+	if m.FieldCleared(invoice.FieldPromiseRecordedBy) {
+		fields = append(fields, invoice.FieldPromiseRecordedBy)
+	}
+	if m.FieldCleared(invoice.FieldPromiseRecordedAt) {
+		fields = append(fields, invoice.FieldPromiseRecordedAt)
+	}
+	if m.FieldCleared(invoice.FieldPromiseBrokenAt) {
+		fields = append(fields, invoice.FieldPromiseBrokenAt)
+	}
+	if m.FieldCleared(invoice.FieldDisputeReason) {
+		fields = append(fields, invoice.FieldDisputeReason)
+	}
+	if m.FieldCleared(invoice.FieldDisputeOpenedBy) {
+		fields = append(fields, invoice.FieldDisputeOpenedBy)
+	}
+	if m.FieldCleared(invoice.FieldDisputeOpenedAt) {
+		fields = append(fields, invoice.FieldDisputeOpenedAt)
+	}
 	return fields
 }
 
@@ -7736,6 +8272,30 @@ func (m *InvoiceMutation) ClearField(name string) error {
 	switch name {
 	case invoice.FieldSettledAt:
 		m.ClearSettledAt()
+		return nil
+	case invoice.FieldPromisedFor:
+		m.ClearPromisedFor()
+		return nil
+	case invoice.FieldPromiseNote:
+		m.ClearPromiseNote()
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		m.ClearPromiseRecordedBy()
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		m.ClearPromiseRecordedAt()
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		m.ClearPromiseBrokenAt()
+		return nil
+	case invoice.FieldDisputeReason:
+		m.ClearDisputeReason()
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		m.ClearDisputeOpenedBy()
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		m.ClearDisputeOpenedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice nullable field %s", name)
@@ -7774,6 +8334,30 @@ func (m *InvoiceMutation) ResetField(name string) error {
 		return nil
 	case invoice.FieldSettledAt:
 		m.ResetSettledAt()
+		return nil
+	case invoice.FieldPromisedFor:
+		m.ResetPromisedFor()
+		return nil
+	case invoice.FieldPromiseNote:
+		m.ResetPromiseNote()
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		m.ResetPromiseRecordedBy()
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		m.ResetPromiseRecordedAt()
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		m.ResetPromiseBrokenAt()
+		return nil
+	case invoice.FieldDisputeReason:
+		m.ResetDisputeReason()
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		m.ResetDisputeOpenedBy()
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		m.ResetDisputeOpenedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)

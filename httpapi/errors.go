@@ -44,6 +44,7 @@ var statusByCode = map[credit.Code]int{
 	CodeMethodNotAllowed:            http.StatusMethodNotAllowed,
 	credit.CodeHoldExists:           http.StatusConflict,
 	credit.CodeHoldNotLiftable:      http.StatusConflict,
+	credit.CodeInvoiceNotOpen:       http.StatusConflict,
 	credit.CodeIdempotencyKeyInUse:  http.StatusConflict,
 	credit.CodeExportInProgress:     http.StatusConflict,
 	CodeRequestTooLarge:             http.StatusRequestEntityTooLarge,

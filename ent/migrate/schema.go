@@ -308,6 +308,14 @@ var (
 		{Name: "open", Type: field.TypeBool},
 		{Name: "due_at", Type: field.TypeTime},
 		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "promised_for", Type: field.TypeTime, Nullable: true},
+		{Name: "promise_note", Type: field.TypeString, Nullable: true},
+		{Name: "promise_recorded_by", Type: field.TypeString, Nullable: true},
+		{Name: "promise_recorded_at", Type: field.TypeTime, Nullable: true},
+		{Name: "promise_broken_at", Type: field.TypeTime, Nullable: true},
+		{Name: "dispute_reason", Type: field.TypeString, Nullable: true},
+		{Name: "dispute_opened_by", Type: field.TypeString, Nullable: true},
+		{Name: "dispute_opened_at", Type: field.TypeTime, Nullable: true},
 		{Name: "store_id", Type: field.TypeString},
 	}
 	// InvoicesTable holds the schema information for the "invoices" table.
@@ -318,7 +326,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "invoices_stores_store",
-				Columns:    []*schema.Column{InvoicesColumns[10]},
+				Columns:    []*schema.Column{InvoicesColumns[18]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
