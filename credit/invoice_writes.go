@@ -134,16 +134,17 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	day, err := checkPromisedFor(in.PromisedFor, s.Now())
-	if err != nil {
-		return InvoiceResult{}, err
-	}
-	if in.Note != nil {
-		if err := checkText(*in.Note, "note"); err != nil {
-			return InvoiceResult{}, err
+	var day time.Time
+	check := func() (err error) {
+		if day, err = checkPromisedFor(in.PromisedFor, s.Now()); err != nil {
+			return err
 		}
+		if in.Note != nil {
+			return checkText(*in.Note, "note")
+		}
+		return nil
 	}
-	return s.writeInvoice(ctx, in.InvoiceID, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		u := tx.Invoice.UpdateOne(r).SetPromisedFor(day).SetPromiseRecordedBy(actorOf(ctx).Label).
 			SetPromiseRecordedAt(s.Now()).ClearPromiseBrokenAt()
 		if in.Note != nil {
@@ -176,7 +177,7 @@ func (s *Invoices) WithdrawPromise(ctx context.Context, invoiceID string) (Invoi
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	return s.writeInvoice(ctx, invoiceID, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_promise": before.Promise != nil}
 		if err := s.recordEvent(ctx, tx, c, EventPromiseWithdrawn, data); err != nil || before.Promise == nil {
 			return r, "", nil, err
@@ -197,10 +198,8 @@ func (s *Invoices) OpenDispute(ctx context.Context, in DisputeInput) (InvoiceRes
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	if err := checkText(in.Reason, "reason"); err != nil {
-		return InvoiceResult{}, err
-	}
-	return s.writeInvoice(ctx, in.InvoiceID, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	check := func() error { return checkText(in.Reason, "reason") }
+	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		r, err := tx.Invoice.UpdateOne(r).SetDisputeReason(in.Reason).SetDisputeOpenedBy(actorOf(ctx).Label).
 			SetDisputeOpenedAt(s.Now()).Save(ctx)
 		if err != nil {
@@ -226,7 +225,7 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	return s.writeInvoice(ctx, invoiceID, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_dispute": before.Dispute != nil}
 		if err := s.recordEvent(ctx, tx, c, EventDisputeResolved, data); err != nil || before.Dispute == nil {
 			return r, "", nil, err
@@ -237,12 +236,14 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 }
 
 // writeInvoice runs one write on an open invoice of the viewer's store: in one transaction it
-// locks the invoice's company (lockCompany), reads the invoice again under that lock, refuses a
-// settled one, runs fn with the invoice's view before, and appends fn's event (none when fn
-// returns no type) with the invoice as it then is.
+// locks the invoice's company (lockCompany), reads the invoice again under that lock, checks
+// the input (check, when not nil), refuses a settled invoice, runs fn with the invoice's view
+// before, and appends fn's event (none when fn returns no type) with the invoice as it then is.
+// The refusals come in the contract's order: not found, then the input, then the invoice's
+// state; each rolls the transaction back, so nothing is written.
 //
-// Errors: not_found, invoice_not_open, and fn's.
-func (s *core) writeInvoice(ctx context.Context, invoiceID string,
+// Errors: not_found, check's, invoice_not_open, and fn's.
+func (s *core) writeInvoice(ctx context.Context, invoiceID string, check func() error,
 	fn func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error)) (InvoiceResult, error) {
 	if !ids.HasPrefix(invoiceID, "inv") {
 		return InvoiceResult{}, errNotFound("invoice")
@@ -262,6 +263,11 @@ func (s *core) writeInvoice(ctx context.Context, invoiceID string,
 		r, err := tx.Invoice.Get(ctx, invoiceID)
 		if err != nil {
 			return notFoundOr(err, "invoice")
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
 		}
 		st := c.Edges.Store
 		before, err := s.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})

@@ -34,13 +34,17 @@ var specOperations = []string{
 }
 
 // contractOperations are the operations the contract adds to the specification's: the
-// event feed (§11), the invoices (§17) and the export (§18).
+// event feed (§11), the invoices with their promises and disputes (§17) and the export (§18).
 var contractOperations = []string{
 	"GET /v1/events",
 	"GET /v1/events/{id}",
 	"GET /v1/companies/{id}/invoices",
 	"GET /v1/invoices/{id}",
 	"GET /v1/export",
+	"POST /v1/invoices/{id}/promise",
+	"DELETE /v1/invoices/{id}/promise",
+	"POST /v1/invoices/{id}/dispute",
+	"DELETE /v1/invoices/{id}/dispute",
 }
 
 // metaPaths are documented paths that are not API operations: the document itself.

@@ -112,6 +112,19 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	older := credit.At(env.Clock.Now().Add(-90 * 24 * time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
+	// Invoice writes over REST on order 2's invoice: a promise recorded and withdrawn, a dispute
+	// opened and resolved.
+	open, err := env.Service.Invoices.List(staff, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen})
+	if err != nil || len(open.Data) == 0 {
+		t.Fatalf("open invoices: %v %v", open, err)
+	}
+	inv := "/v1/invoices/" + open.Data[0].ID
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/promise", Key: full.Secret}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/dispute", Key: full.Secret, Body: map[string]string{"reason": "wrong price"}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/dispute", Key: full.Secret}).WantStatus(t, 200)
+	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseWithdrawn,
+		credit.EventTypeInvoiceDisputed, credit.EventTypeInvoiceDisputeResolved)
 	// Staff correct the company's platform company GID (its representation changes).
 	if _, err := env.Service.Companies.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
 		t.Fatal(err)
