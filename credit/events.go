@@ -62,6 +62,8 @@ var EventTypes = []string{
 	EventTypeInvoicePromiseWithdrawn,
 	EventTypeInvoiceDisputed,
 	EventTypeInvoiceDisputeResolved,
+	EventTypeInvoicePromiseBroken,
+	EventTypeInvoiceReminderDue,
 	EventTypeApplicationCreated,
 	EventTypeApplicationStatusChanged,
 	EventTypeKeyCreated,
@@ -113,13 +115,20 @@ type eventData struct {
 // transaction that locks a company has locked that row already (lockCompany), so no other lock
 // may follow one taken here in a different order.
 func (s *core) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
-	data, err := json.Marshal(eventData{Object: object, Previous: previous})
+	return s.emitData(ctx, tx, storeID, ids.New(eventIDPrefix), typ, eventData{Object: object, Previous: previous})
+}
+
+// emitData is emit with the event's ID chosen by the caller (a row written with the event names
+// it) and its whole data member, for events whose data has members beside object (an
+// invoice.reminder_due's level).
+func (s *core) emitData(ctx context.Context, tx *ent.Tx, storeID, id, typ string, data any) error {
+	encoded, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
 		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
-		[]any{ids.New(eventIDPrefix), storeID, typ, s.Now(), string(data)})
+		[]any{id, storeID, typ, s.Now(), string(encoded)})
 	return err
 }
 

@@ -43,6 +43,9 @@ type Invoice struct {
 	Promise *Promise `json:"promise"`
 	// Dispute is the open dispute (Invoices.OpenDispute), null when none.
 	Dispute *Dispute `json:"dispute"`
+	// Reminders are the reminder levels emitted for the invoice (Maintenance.SweepReminders),
+	// in level order; empty when none.
+	Reminders []InvoiceReminder `json:"reminders"`
 }
 
 // InvoiceListParams are the inputs of Invoices.List.
@@ -210,6 +213,8 @@ type invoiceDetails struct {
 	// beyondTerms is each company's average days beyond terms, for the companies with an
 	// open invoice among the rows that paid something in the window.
 	beyondTerms map[string]decimal.Decimal
+	// reminders are the reminders emitted, by invoice ID.
+	reminders map[string][]InvoiceReminder
 }
 
 // invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
@@ -249,7 +254,10 @@ func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*e
 		}
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays)
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays); err != nil {
+		return d, err
+	}
+	d.reminders, err = invoiceReminders(ctx, client, rows)
 	return d, err
 }
 
@@ -265,6 +273,10 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 		Status:           InvoiceOpen,
 		Promise:          promiseView(r),
 		Dispute:          disputeView(r),
+		Reminders:        d.reminders[r.ID],
+	}
+	if v.Reminders == nil {
+		v.Reminders = []InvoiceReminder{}
 	}
 	switch {
 	case r.Open:
