@@ -193,6 +193,7 @@ type ComplexityRoot struct {
 		PaidAt            func(childComplexity int) int
 		PlatformOrderGID  func(childComplexity int) int
 		Promise           func(childComplexity int) int
+		Reminders         func(childComplexity int) int
 		Status            func(childComplexity int) int
 	}
 
@@ -210,6 +211,13 @@ type ComplexityRoot struct {
 		Invoice func(childComplexity int) int
 	}
 
+	InvoiceReminder struct {
+		DueAt      func(childComplexity int) int
+		EventID    func(childComplexity int) int
+		Level      func(childComplexity int) int
+		OffsetDays func(childComplexity int) int
+	}
+
 	InvoiceSnapshot struct {
 		Amount            func(childComplexity int) int
 		CompanyID         func(childComplexity int) int
@@ -223,6 +231,7 @@ type ComplexityRoot struct {
 		PaidAt            func(childComplexity int) int
 		PlatformOrderGID  func(childComplexity int) int
 		Promise           func(childComplexity int) int
+		Reminders         func(childComplexity int) int
 		Status            func(childComplexity int) int
 	}
 
@@ -961,6 +970,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.Promise(childComplexity), true
+	case "Invoice.reminders":
+		if e.complexity.Invoice.Reminders == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Reminders(childComplexity), true
 	case "Invoice.status":
 		if e.complexity.Invoice.Status == nil {
 			break
@@ -1000,6 +1015,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.InvoicePayload.Invoice(childComplexity), true
+
+	case "InvoiceReminder.dueAt":
+		if e.complexity.InvoiceReminder.DueAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.DueAt(childComplexity), true
+	case "InvoiceReminder.eventId":
+		if e.complexity.InvoiceReminder.EventID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.EventID(childComplexity), true
+	case "InvoiceReminder.level":
+		if e.complexity.InvoiceReminder.Level == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.Level(childComplexity), true
+	case "InvoiceReminder.offsetDays":
+		if e.complexity.InvoiceReminder.OffsetDays == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.OffsetDays(childComplexity), true
 
 	case "InvoiceSnapshot.amount":
 		if e.complexity.InvoiceSnapshot.Amount == nil {
@@ -1073,6 +1113,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.InvoiceSnapshot.Promise(childComplexity), true
+	case "InvoiceSnapshot.reminders":
+		if e.complexity.InvoiceSnapshot.Reminders == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Reminders(childComplexity), true
 	case "InvoiceSnapshot.status":
 		if e.complexity.InvoiceSnapshot.Status == nil {
 			break
@@ -1921,6 +1967,20 @@ type Invoice implements Node {
   promise: PaymentPromise
   "The open dispute (` + "`" + `openDispute` + "`" + `); null when none."
   dispute: Dispute
+  "The reminders emitted for the invoice (` + "`" + `invoice.reminder_due` + "`" + `), in level order."
+  reminders: [InvoiceReminder!]!
+}
+
+"A reminder level emitted for an invoice by the sweep (contract §17)."
+type InvoiceReminder {
+  "The level: the n-th offset of the store's schedule."
+  level: Int!
+  "The offset in days from ` + "`" + `dueAt` + "`" + ` (negative: before it)."
+  offsetDays: Int!
+  "When the level fell due: the invoice's ` + "`" + `dueAt` + "`" + ` plus the offset."
+  dueAt: DateTime!
+  "The ` + "`" + `invoice.reminder_due` + "`" + ` event that announced it."
+  eventId: ID!
 }
 
 "A company's promise to pay an invoice by a day (contract §17)."
@@ -1970,7 +2030,8 @@ type Event implements Node {
   What happened: ledger_entry.created, company.created, company.credit_limit_changed,
   company.hold_placed, company.hold_lifted, company.hold_changed,
   company.platform_company_gid_changed, invoice.paid, invoice.promise_recorded,
-  invoice.promise_withdrawn, invoice.disputed, invoice.dispute_resolved, application.created,
+  invoice.promise_withdrawn, invoice.disputed, invoice.dispute_resolved, invoice.promise_broken,
+  invoice.reminder_due, application.created,
   application.status_changed, key.created, key.rotated or key.revoked. More may be added:
   accept types you do not know.
   """
@@ -2068,6 +2129,8 @@ type InvoiceSnapshot {
   promise: PaymentPromise
   "The open dispute then, if any."
   dispute: Dispute
+  "The reminders emitted until then."
+  reminders: [InvoiceReminder!]!
 }
 
 """
@@ -5040,6 +5103,45 @@ func (ec *executionContext) fieldContext_Invoice_dispute(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Invoice_reminders(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_reminders,
+		func(ctx context.Context) (any, error) {
+			return obj.Reminders, nil
+		},
+		nil,
+		ec.marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_reminders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "level":
+				return ec.fieldContext_InvoiceReminder_level(ctx, field)
+			case "offsetDays":
+				return ec.fieldContext_InvoiceReminder_offsetDays(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_InvoiceReminder_dueAt(ctx, field)
+			case "eventId":
+				return ec.fieldContext_InvoiceReminder_eventId(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceReminder", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _InvoiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5191,6 +5293,8 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 				return ec.fieldContext_Invoice_promise(ctx, field)
 			case "dispute":
 				return ec.fieldContext_Invoice_dispute(ctx, field)
+			case "reminders":
+				return ec.fieldContext_Invoice_reminders(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
 		},
@@ -5199,7 +5303,19 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 }
 
 func (ec *executionContext) _InvoicePayload_invoice(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceResult) (ret graphql.Marshaler) {
-	return ec.marshalNInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice(ctx, field.Selections, obj.Invoice) // rewrite: plain leaf, see graph/internal/rewrite
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoicePayload_invoice,
+		func(ctx context.Context) (any, error) {
+			return obj.Invoice, nil
+		},
+		nil,
+		ec.marshalNInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice,
+		true,
+		true,
+	)
 }
 
 func (ec *executionContext) fieldContext_InvoicePayload_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5234,8 +5350,78 @@ func (ec *executionContext) fieldContext_InvoicePayload_invoice(_ context.Contex
 				return ec.fieldContext_Invoice_promise(ctx, field)
 			case "dispute":
 				return ec.fieldContext_Invoice_dispute(ctx, field)
+			case "reminders":
+				return ec.fieldContext_Invoice_reminders(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_level(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Level) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_offsetDays(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.OffsetDays) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_offsetDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.DueAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_eventId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.EventID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	return fc, nil
@@ -5489,6 +5675,45 @@ func (ec *executionContext) fieldContext_InvoiceSnapshot_dispute(_ context.Conte
 				return ec.fieldContext_Dispute_openedAt(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Dispute", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_reminders(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceSnapshot_reminders,
+		func(ctx context.Context) (any, error) {
+			return obj.Reminders, nil
+		},
+		nil,
+		ec.marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_reminders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "level":
+				return ec.fieldContext_InvoiceReminder_level(ctx, field)
+			case "offsetDays":
+				return ec.fieldContext_InvoiceReminder_offsetDays(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_InvoiceReminder_dueAt(ctx, field)
+			case "eventId":
+				return ec.fieldContext_InvoiceReminder_eventId(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceReminder", field.Name)
 		},
 	}
 	return fc, nil
@@ -10748,6 +10973,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = ec._Invoice_promise(ctx, field, obj)
 		case "dispute":
 			out.Values[i] = ec._Invoice_dispute(ctx, field, obj)
+		case "reminders":
+			out.Values[i] = ec._Invoice_reminders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10910,6 +11140,63 @@ func (ec *executionContext) _InvoicePayload(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var invoiceReminderImplementors = []string{"InvoiceReminder"}
+
+func (ec *executionContext) _InvoiceReminder(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceReminder) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, invoiceReminderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceReminder")
+		case "level":
+			out.Values[i] = ec._InvoiceReminder_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offsetDays":
+			out.Values[i] = ec._InvoiceReminder_offsetDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._InvoiceReminder_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._InvoiceReminder_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
 var invoiceSnapshotImplementors = []string{"InvoiceSnapshot", "EventObject"}
 
 func (ec *executionContext) _InvoiceSnapshot(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceSnapshot) graphql.Marshaler {
@@ -10974,6 +11261,11 @@ func (ec *executionContext) _InvoiceSnapshot(ctx context.Context, sel ast.Select
 			out.Values[i] = ec._InvoiceSnapshot_promise(ctx, field, obj)
 		case "dispute":
 			out.Values[i] = ec._InvoiceSnapshot_dispute(ctx, field, obj)
+		case "reminders":
+			out.Values[i] = ec._InvoiceSnapshot_reminders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13019,6 +13311,54 @@ func (ec *executionContext) marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋc
 		return graphql.Null
 	}
 	return ec._InvoicePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvoiceReminder2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminder(ctx context.Context, sel ast.SelectionSet, v credit.InvoiceReminder) graphql.Marshaler {
+	return ec._InvoiceReminder(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ(ctx context.Context, sel ast.SelectionSet, v []credit.InvoiceReminder) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNInvoiceReminder2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminder(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // rewrite: sequential list, see graph/internal/rewrite
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNInvoiceStatus2string(ctx context.Context, v any) (string, error) {

@@ -125,6 +125,18 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/dispute", Key: full.Secret}).WantStatus(t, 200)
 	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseWithdrawn,
 		credit.EventTypeInvoiceDisputed, credit.EventTypeInvoiceDisputeResolved)
+	// The reminder sweep: a promise for today, broken tomorrow; a schedule whose one level is
+	// due for both open invoices (order 2's, then order 3's).
+	if _, err := env.Service.Stores.SetReminderSchedule(staff, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Clock.Advance(24 * time.Hour)
+	if res, err := env.Service.Maintenance.SweepReminders(credittest.Admin()); err != nil || res.PromisesBroken != 1 || res.Reminders != 2 {
+		t.Fatalf("reminder sweep: %+v %v", res, err)
+	}
+	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseBroken,
+		credit.EventTypeInvoiceReminderDue, credit.EventTypeInvoiceReminderDue)
 	// Staff correct the company's platform company GID (its representation changes).
 	if _, err := env.Service.Companies.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
 		t.Fatal(err)

@@ -292,8 +292,10 @@ const (
 	InvoiceDisputeResolved  InvoiceEventType = "invoice.dispute_resolved"
 	InvoiceDisputed         InvoiceEventType = "invoice.disputed"
 	InvoicePaid             InvoiceEventType = "invoice.paid"
+	InvoicePromiseBroken    InvoiceEventType = "invoice.promise_broken"
 	InvoicePromiseRecorded  InvoiceEventType = "invoice.promise_recorded"
 	InvoicePromiseWithdrawn InvoiceEventType = "invoice.promise_withdrawn"
+	InvoiceReminderDue      InvoiceEventType = "invoice.reminder_due"
 )
 
 // Valid indicates whether the value is a known member of the InvoiceEventType enum.
@@ -305,9 +307,13 @@ func (e InvoiceEventType) Valid() bool {
 		return true
 	case InvoicePaid:
 		return true
+	case InvoicePromiseBroken:
+		return true
 	case InvoicePromiseRecorded:
 		return true
 	case InvoicePromiseWithdrawn:
+		return true
+	case InvoiceReminderDue:
 		return true
 	default:
 		return false
@@ -979,6 +985,9 @@ type Invoice struct {
 	// Promise The company's promise to pay (`POST /v1/invoices/{id}/promise`); null when none.
 	Promise *Promise `json:"promise"`
 
+	// Reminders The reminder levels emitted for the invoice (`invoice.reminder_due`), in level order.
+	Reminders []InvoiceReminder `json:"reminders"`
+
 	// Status `open` while something is left to pay; once nothing is, `cancelled` if a cancellation references its order, else `paid`.
 	Status InvoiceStatus `json:"status"`
 }
@@ -996,11 +1005,32 @@ type Invoice struct {
 //   - `invoice.disputed` (`previous.dispute` when it replaced one's reason),
 //     `invoice.dispute_resolved` (`previous.dispute`): `POST`/`DELETE
 //     /v1/invoices/{id}/dispute`.
+//   - `invoice.promise_broken`: the sweep found the invoice still open the day after its
+//     promise's `promised_for`; once per promise. Reminders resume.
+//   - `invoice.reminder_due`: a level of the store's reminder schedule fell due for an open
+//     invoice that is neither disputed nor under a promise whose day has not passed; only
+//     the highest level due, once per invoice and level. `data` also carries `level`,
+//     `offset_days`, `days_overdue` (as of the sweep), `open_amount` and `company_id`, for a
+//     mailer to choose and fill its letter.
 type InvoiceEvent struct {
 	Data struct {
+		CompanyId *string `json:"company_id,omitempty"`
+
+		// DaysOverdue `invoice.reminder_due`: days past due as of the sweep.
+		DaysOverdue *int `json:"days_overdue,omitempty"`
+
+		// Level `invoice.reminder_due`: the level due.
+		Level *int `json:"level,omitempty"`
+
 		// Object One invoice, opened by an `order_placed` entry and settled by the ledger's allocation rule (contract §15).
-		Object   Invoice `json:"object"`
-		Previous *struct {
+		Object Invoice `json:"object"`
+
+		// OffsetDays `invoice.reminder_due`: its offset from `due_at`.
+		OffsetDays *int `json:"offset_days,omitempty"`
+
+		// OpenAmount An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		OpenAmount *Money `json:"open_amount,omitempty"`
+		Previous   *struct {
 			// Dispute An open dispute of an invoice.
 			Dispute *Dispute `json:"dispute,omitempty"`
 
@@ -1029,6 +1059,23 @@ type InvoiceList struct {
 
 	// NextCursor Pass as `cursor` to get the next page; null exactly when `has_more` is false.
 	NextCursor *string `json:"next_cursor"`
+}
+
+// InvoiceReminder A reminder level the sweep emitted for an invoice.
+type InvoiceReminder struct {
+	// DueAt The invoice's `due_at` plus the offset.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	DueAt Timestamp `json:"due_at"`
+
+	// EventId Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	EventId EventId `json:"event_id"`
+
+	// Level The n-th offset of the store's reminder schedule.
+	Level int `json:"level"`
+
+	// OffsetDays Days from the invoice's `due_at` (negative before it).
+	OffsetDays int `json:"offset_days"`
 }
 
 // InvoiceResult defines model for InvoiceResult.
