@@ -2310,7 +2310,9 @@ type TimelineEvent implements Node {
   id: ID!
   """
   What happened: adjustment_created, credit_limit_changed, hold_placed, hold_lifted,
-  overdue_hold_placed or overdue_hold_lifted.
+  overdue_hold_placed, overdue_hold_lifted, promise_recorded, promise_withdrawn,
+  invoice_disputed, dispute_resolved, promise_broken, reminder_due, and others: more may be
+  added.
   """
   type: String!
   "Who did it."
