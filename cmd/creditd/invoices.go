@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/tenant"
@@ -53,7 +55,13 @@ func invoicePromiseCommand() command {
 				if *note != "" {
 					in.Note = note
 				}
-				return env.svc.Invoices.RecordPromise(ctx, in)
+				res, err := env.svc.Invoices.RecordPromise(ctx, in)
+				// The API's promised_for is this command's --date: say so in its words.
+				var ce *credit.Error
+				if errors.As(err, &ce) && ce.Param == "promised_for" {
+					return res, &credit.Error{Code: ce.Code, Param: "date", Message: "--date" + strings.TrimPrefix(ce.Message, "promised_for")}
+				}
+				return res, err
 			}
 		},
 		func(res credit.InvoiceResult) string {

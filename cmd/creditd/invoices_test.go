@@ -38,6 +38,9 @@ func TestInvoiceCommands(t *testing.T) {
 		t.Errorf("invoices resolve: %q", out)
 	}
 
+	if r := d.run(t, "invoices", "promise", "--store", d.store, "--invoice", inv, "--date", "2026-12-31"); !strings.Contains(r.stderr, ": --date must be from today (2026-03-02)") {
+		t.Errorf("a date too far ahead: %q", r.stderr)
+	}
 	other := d.json(t, "store", "create", "--name", "Other", "--currency", "EUR")["id"].(string)
 	for _, args := range [][]string{
 		{"invoices", "promise", "--store", d.store, "--invoice", inv, "--date", "2026-03-01"},
