@@ -28,6 +28,8 @@ const (
 	CodeLimitBelowZero       Code = "limit_below_zero"
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 	CodeExportInProgress     Code = "export_in_progress"
+	// CodeInvoiceNotOpen: a promise or a dispute written on a paid or cancelled invoice.
+	CodeInvoiceNotOpen Code = "invoice_not_open"
 )
 
 // Error is the one error type of creditd: a contract code, a sentence for people, and the

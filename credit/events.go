@@ -37,11 +37,14 @@ const (
 	// EventTypeCompanyPlatformGIDChanged: staff set or corrected the company's platform
 	// company GID (contract §11: every change of a company's representation has its event).
 	EventTypeCompanyPlatformGIDChanged = "company.platform_company_gid_changed"
-	EventTypeApplicationCreated        = "application.created"
-	EventTypeApplicationStatusChanged  = "application.status_changed"
-	EventTypeKeyCreated                = "key.created"
-	EventTypeKeyRotated                = "key.rotated"
-	EventTypeKeyRevoked                = "key.revoked"
+	// EventTypeInvoicePaid: an invoice's open amount reached zero by a payment, a refund or
+	// credit (contract §17); an invoice a cancellation settles is cancelled and has none.
+	EventTypeInvoicePaid              = "invoice.paid"
+	EventTypeApplicationCreated       = "application.created"
+	EventTypeApplicationStatusChanged = "application.status_changed"
+	EventTypeKeyCreated               = "key.created"
+	EventTypeKeyRotated               = "key.rotated"
+	EventTypeKeyRevoked               = "key.revoked"
 )
 
 // EventTypes lists every event type in the order they are documented: what a type= filter
@@ -54,6 +57,13 @@ var EventTypes = []string{
 	EventTypeCompanyHoldLifted,
 	EventTypeCompanyHoldChanged,
 	EventTypeCompanyPlatformGIDChanged,
+	EventTypeInvoicePaid,
+	EventTypeInvoicePromiseRecorded,
+	EventTypeInvoicePromiseWithdrawn,
+	EventTypeInvoiceDisputed,
+	EventTypeInvoiceDisputeResolved,
+	EventTypeInvoicePromiseBroken,
+	EventTypeInvoiceReminderDue,
 	EventTypeApplicationCreated,
 	EventTypeApplicationStatusChanged,
 	EventTypeKeyCreated,
@@ -105,13 +115,20 @@ type eventData struct {
 // transaction that locks a company has locked that row already (lockCompany), so no other lock
 // may follow one taken here in a different order.
 func (s *core) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
-	data, err := json.Marshal(eventData{Object: object, Previous: previous})
+	return s.emitData(ctx, tx, storeID, ids.New(eventIDPrefix), typ, eventData{Object: object, Previous: previous})
+}
+
+// emitData is emit with the event's ID chosen by the caller (a row written with the event names
+// it) and its whole data member, for events whose data has members beside object (an
+// invoice.reminder_due's level).
+func (s *core) emitData(ctx context.Context, tx *ent.Tx, storeID, id, typ string, data any) error {
+	encoded, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
 		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
-		[]any{ids.New(eventIDPrefix), storeID, typ, s.Now(), string(data)})
+		[]any{id, storeID, typ, s.Now(), string(encoded)})
 	return err
 }
 
@@ -340,7 +357,8 @@ func (s *core) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, be
 
 // Object decodes the event's data.object into the view of the resource its type names, as it
 // was when the event was recorded: a LedgerEntry (ledger_entry.*), a CompanySnapshot
-// (company.*), an ApplicationEventObject (application.*) or a KeyEventObject (key.*). GraphQL's
+// (company.*), an InvoiceSnapshot (invoice.*), an ApplicationEventObject (application.*) or a
+// KeyEventObject (key.*). GraphQL's
 // typed Event.object shows it.
 //
 // Errors: an internal error when the stored data does not decode or the type names no resource
@@ -359,6 +377,8 @@ func (e Event) Object() (any, error) {
 		obj = &LedgerEntry{}
 	case "company":
 		obj = &CompanySnapshot{}
+	case "invoice":
+		obj = &InvoiceSnapshot{}
 	case "application":
 		obj = &ApplicationEventObject{}
 	case "key":
@@ -373,12 +393,13 @@ func (e Event) Object() (any, error) {
 }
 
 // CompanyID is the ID of the company the event concerns: the company of a company.* event, the
-// company whose ledger holds a ledger_entry.* event's entry; "" for other events.
+// company whose ledger holds a ledger_entry.* event's entry or owes an invoice.* event's
+// invoice; "" for other events.
 //
 // Errors: an internal error when a company or ledger event's data does not decode (a defect).
 func (e Event) CompanyID() (string, error) {
 	resource, _, _ := strings.Cut(e.Type, ".")
-	if resource != "company" && resource != "ledger_entry" {
+	if resource != "company" && resource != "ledger_entry" && resource != "invoice" {
 		return "", nil
 	}
 	var data struct {
@@ -401,6 +422,11 @@ func (e Event) CompanyID() (string, error) {
 // GraphQL shows it without the company's id (a client cache would take it for the live company
 // and overwrite it with old figures) and without the fields that are read now (ledger, aging).
 type CompanySnapshot Company
+
+// InvoiceSnapshot is an invoice as an event recorded it: its view then. A type of its own, not
+// Invoice, for CompanySnapshot's reason: GraphQL shows it without the invoice's id, so a client
+// cache does not take it for the live invoice.
+type InvoiceSnapshot Invoice
 
 // ApplicationEventObject is an application as events show it: its REST view without the
 // contact person, since events never carry personal data (they are kept for weeks and sent

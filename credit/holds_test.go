@@ -198,6 +198,10 @@ func TestSettlingTheOverdueInvoice(t *testing.T) {
 				t.Errorf("outstanding %s, balance_after %s, want %s", c.Outstanding.Amount, e.BalanceAfter.Amount, tc.outstanding)
 			}
 			wantFeed := []string{credit.EventTypeLedgerEntryCreated}
+			if tc.lifted && tc.entry.Kind != credit.KindCancellation {
+				// Settled, and not by a cancellation: paid (contract §17).
+				wantFeed = append(wantFeed, credit.EventTypeInvoicePaid)
+			}
 			wantTimeline := []string{tc.recorded + " by test staff"}
 			if tc.lifted {
 				wantFeed = append(wantFeed, credit.EventTypeCompanyHoldLifted)
@@ -253,7 +257,7 @@ func TestOverdueHoldMovesToTheInvoiceStillUnpaid(t *testing.T) {
 	if c.Hold == nil || c.Hold.Kind != credit.HoldOverdue || *c.Hold.PlatformOrderGID != orderGID(2) || !c.Hold.DueAt.Equal(now.Add(-10*day)) {
 		t.Fatalf("hold after paying order 1: %+v, want it naming order 2", c.Hold)
 	}
-	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged}) {
+	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid, credit.EventTypeCompanyHoldChanged}) {
 		t.Fatalf("events %v", got)
 	}
 	feed := env.feed(t)

@@ -39,7 +39,7 @@ func Stored(err error) bool {
 		return true
 	}
 	switch CodeOf(err) {
-	case CodeNotFound, CodeHoldExists, CodeHoldNotFound, CodeHoldNotLiftable:
+	case CodeNotFound, CodeHoldExists, CodeHoldNotFound, CodeHoldNotLiftable, CodeInvoiceNotOpen:
 		return true
 	}
 	return false

@@ -39,6 +39,13 @@ type Invoice struct {
 	// beyond terms over the last 365 days when positive (ExpectedPaymentAt); null when the
 	// company paid nothing in that window, and for a settled invoice.
 	ExpectedPaymentAt *Timestamp `json:"expected_payment_at"`
+	// Promise is the company's promise to pay (Invoices.RecordPromise), null when none.
+	Promise *Promise `json:"promise"`
+	// Dispute is the open dispute (Invoices.OpenDispute), null when none.
+	Dispute *Dispute `json:"dispute"`
+	// Reminders are the reminder levels emitted for the invoice (Maintenance.SweepReminders),
+	// in level order; empty when none.
+	Reminders []InvoiceReminder `json:"reminders"`
 }
 
 // InvoiceListParams are the inputs of Invoices.List.
@@ -206,6 +213,8 @@ type invoiceDetails struct {
 	// beyondTerms is each company's average days beyond terms, for the companies with an
 	// open invoice among the rows that paid something in the window.
 	beyondTerms map[string]decimal.Decimal
+	// reminders are the reminders emitted, by invoice ID.
+	reminders map[string][]InvoiceReminder
 }
 
 // invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
@@ -245,7 +254,10 @@ func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*e
 		}
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays)
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays); err != nil {
+		return d, err
+	}
+	d.reminders, err = invoiceReminders(ctx, client, rows)
 	return d, err
 }
 
@@ -259,6 +271,12 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 		IssuedAt:         At(d.issued[r.LedgerEntryID]),
 		DueAt:            At(r.DueAt),
 		Status:           InvoiceOpen,
+		Promise:          promiseView(r),
+		Dispute:          disputeView(r),
+		Reminders:        d.reminders[r.ID],
+	}
+	if v.Reminders == nil {
+		v.Reminders = []InvoiceReminder{}
 	}
 	switch {
 	case r.Open:
@@ -294,9 +312,36 @@ func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
 	if err != nil {
 		return Invoice{}, notFoundOr(err, "invoice")
 	}
-	d, err := s.invoiceDetails(ctx, client, []*ent.Invoice{r})
+	views, err := s.invoiceViews(ctx, client, r.Edges.Store, []*ent.Invoice{r})
 	if err != nil {
 		return Invoice{}, err
 	}
-	return invoiceView(r, d, r.Edges.Store.Currency, s.Now()), nil
+	return views[0], nil
+}
+
+// invoiceViewsByID reads the invoices invoiceIDs of the store st through client (a
+// transaction's, for an event written with the change) and returns their views in the order
+// of their sequence numbers.
+func (s *core) invoiceViewsByID(ctx context.Context, client *ent.Client, st *ent.Store, invoiceIDs []string) ([]Invoice, error) {
+	rows, err := client.Invoice.Query().Where(invoice.IDIn(invoiceIDs...)).
+		Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.invoiceViews(ctx, client, st, rows)
+}
+
+// invoiceViews returns the views of rows (grouped by company), as GET /v1/invoices/{id}
+// shows each.
+func (s *core) invoiceViews(ctx context.Context, client *ent.Client, st *ent.Store, rows []*ent.Invoice) ([]Invoice, error) {
+	d, err := s.invoiceDetails(ctx, client, rows)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	out := make([]Invoice, len(rows))
+	for i, r := range rows {
+		out[i] = invoiceView(r, d, st.Currency, now)
+	}
+	return out, nil
 }

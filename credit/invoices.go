@@ -24,7 +24,22 @@ import (
 
 // allocate applies a freshly appended entry to the company's invoices and returns the company
 // with its unapplied credit updated. An order's invoice is due dueDays after it was placed.
+//
+// Each invoice whose open amount the entry brings to zero, and that is thereby paid (not
+// cancelled), gets its invoice.paid event in the same transaction, after the entry's
+// ledger_entry.created (contract §17).
 func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
+	c, settled, err := s.allocateEntry(ctx, tx, c, e, dueDays)
+	if err != nil {
+		return nil, err
+	}
+	return c, s.emitInvoicesPaid(ctx, tx, c, settled)
+}
+
+// allocateEntry is allocate without the events: it returns the company and the IDs of the
+// invoices the entry settled (brought to zero), in the order it settled them.
+func (s *core) allocateEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, []string, error) {
+	var settled []string
 	switch string(e.Kind) {
 	case KindOrderPlaced:
 		open := e.Amount
@@ -34,7 +49,7 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			open = open.Sub(applied)
 			credit = credit.Sub(applied)
 		}
-		if err := tx.Invoice.Create().
+		created, err := tx.Invoice.Create().
 			SetStoreID(c.StoreID).
 			SetCompanyID(c.ID).
 			SetLedgerEntryID(e.ID).
@@ -45,22 +60,31 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			SetOpen(open.IsPositive()).
 			SetDueAt(e.OccurredAt.Add(time.Duration(dueDays) * 24 * time.Hour)).
 			SetNillableSettledAt(settledAt(decimal.Zero, open, e)).
-			Exec(ctx); err != nil {
-			return nil, err
+			Save(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !open.IsPositive() {
+			settled = append(settled, created.ID)
 		}
 		if !credit.Equal(c.UnappliedCredit) {
-			return setUnappliedCredit(ctx, c, credit)
+			c, err = setUnappliedCredit(ctx, c, credit)
+			return c, settled, err
 		}
-		return c, nil
+		return c, settled, nil
 	case KindPayment, KindRefund, KindCancellation:
 		if e.PlatformOrderGid != nil {
 			inv, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*e.PlatformOrderGid)).Only(ctx)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			open := inv.OpenAmount.Add(e.Amount)
-			return c, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
-				SetNillableSettledAt(settledAt(inv.OpenAmount, open, e)).Exec(ctx)
+			at := settledAt(inv.OpenAmount, open, e)
+			if at != nil {
+				settled = append(settled, inv.ID)
+			}
+			return c, settled, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
+				SetNillableSettledAt(at).Exec(ctx)
 		}
 		// A payment without an order: oldest open invoices first.
 		remaining := e.Amount.Neg()
@@ -69,7 +93,7 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 				Where(invoice.CompanyID(c.ID), invoice.Open(true)).
 				Order(ent.Asc(invoice.FieldSeq)).Limit(100).All(ctx)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if len(batch) == 0 {
 				break
@@ -77,9 +101,13 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			for _, inv := range batch {
 				applied := decimal.Min(remaining, inv.OpenAmount)
 				open := inv.OpenAmount.Sub(applied)
+				at := settledAt(inv.OpenAmount, open, e)
 				if err := tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
-					SetNillableSettledAt(settledAt(inv.OpenAmount, open, e)).Exec(ctx); err != nil {
-					return nil, err
+					SetNillableSettledAt(at).Exec(ctx); err != nil {
+					return nil, nil, err
+				}
+				if at != nil {
+					settled = append(settled, inv.ID)
 				}
 				remaining = remaining.Sub(applied)
 				if !remaining.IsPositive() {
@@ -88,10 +116,34 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 			}
 		}
 		if remaining.IsPositive() {
-			return setUnappliedCredit(ctx, c, c.UnappliedCredit.Add(remaining))
+			c, err := setUnappliedCredit(ctx, c, c.UnappliedCredit.Add(remaining))
+			return c, settled, err
 		}
 	}
-	return c, nil
+	return c, settled, nil
+}
+
+// emitInvoicesPaid appends invoice.paid for each of the invoices invoiceIDs (just settled by the
+// same transaction's entry) that is paid: one that a cancellation settled is cancelled, and
+// no invoice.paid is said of it. The object is the invoice as GET /v1/invoices/{id} shows it,
+// read in tx.
+func (s *core) emitInvoicesPaid(ctx context.Context, tx *ent.Tx, c *ent.Company, invoiceIDs []string) error {
+	if len(invoiceIDs) == 0 {
+		return nil
+	}
+	views, err := s.invoiceViewsByID(ctx, tx.Client(), c.Edges.Store, invoiceIDs)
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		if v.Status != InvoicePaid {
+			continue
+		}
+		if err := s.emit(ctx, tx, c.StoreID, EventTypeInvoicePaid, v, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // settledAt is the moment to record as an invoice's settled_at when entry e moves its open

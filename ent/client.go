@@ -23,12 +23,14 @@ import (
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/invoicereminder"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/platformconnection"
 	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -58,6 +60,8 @@ type Client struct {
 	IdempotencyRecord *IdempotencyRecordClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
+	// InvoiceReminder is the client for interacting with the InvoiceReminder builders.
+	InvoiceReminder *InvoiceReminderClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
 	// PlatformConnection is the client for interacting with the PlatformConnection builders.
@@ -70,6 +74,8 @@ type Client struct {
 	StaffSession *StaffSessionClient
 	// Store is the client for interacting with the Store builders.
 	Store *StoreClient
+	// StoreChange is the client for interacting with the StoreChange builders.
+	StoreChange *StoreChangeClient
 	// TimelineEvent is the client for interacting with the TimelineEvent builders.
 	TimelineEvent *TimelineEventClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -97,12 +103,14 @@ func (c *Client) init() {
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyRecord = NewIdempotencyRecordClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
+	c.InvoiceReminder = NewInvoiceReminderClient(c.config)
 	c.LedgerEntry = NewLedgerEntryClient(c.config)
 	c.PlatformConnection = NewPlatformConnectionClient(c.config)
 	c.PlatformDelivery = NewPlatformDeliveryClient(c.config)
 	c.StaffMember = NewStaffMemberClient(c.config)
 	c.StaffSession = NewStaffSessionClient(c.config)
 	c.Store = NewStoreClient(c.config)
+	c.StoreChange = NewStoreChangeClient(c.config)
 	c.TimelineEvent = NewTimelineEventClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
@@ -207,12 +215,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Event:              NewEventClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
 		Invoice:            NewInvoiceClient(cfg),
+		InvoiceReminder:    NewInvoiceReminderClient(cfg),
 		LedgerEntry:        NewLedgerEntryClient(cfg),
 		PlatformConnection: NewPlatformConnectionClient(cfg),
 		PlatformDelivery:   NewPlatformDeliveryClient(cfg),
 		StaffMember:        NewStaffMemberClient(cfg),
 		StaffSession:       NewStaffSessionClient(cfg),
 		Store:              NewStoreClient(cfg),
+		StoreChange:        NewStoreChangeClient(cfg),
 		TimelineEvent:      NewTimelineEventClient(cfg),
 		WebhookAttempt:     NewWebhookAttemptClient(cfg),
 		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
@@ -244,12 +254,14 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Event:              NewEventClient(cfg),
 		IdempotencyRecord:  NewIdempotencyRecordClient(cfg),
 		Invoice:            NewInvoiceClient(cfg),
+		InvoiceReminder:    NewInvoiceReminderClient(cfg),
 		LedgerEntry:        NewLedgerEntryClient(cfg),
 		PlatformConnection: NewPlatformConnectionClient(cfg),
 		PlatformDelivery:   NewPlatformDeliveryClient(cfg),
 		StaffMember:        NewStaffMemberClient(cfg),
 		StaffSession:       NewStaffSessionClient(cfg),
 		Store:              NewStoreClient(cfg),
+		StoreChange:        NewStoreChangeClient(cfg),
 		TimelineEvent:      NewTimelineEventClient(cfg),
 		WebhookAttempt:     NewWebhookAttemptClient(cfg),
 		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
@@ -284,9 +296,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.ApplicationChange, c.Company,
-		c.Event, c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
-		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.Event, c.IdempotencyRecord, c.Invoice, c.InvoiceReminder, c.LedgerEntry,
+		c.PlatformConnection, c.PlatformDelivery, c.StaffMember, c.StaffSession,
+		c.Store, c.StoreChange, c.TimelineEvent, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -297,9 +310,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.APIKeySecret, c.Application, c.ApplicationChange, c.Company,
-		c.Event, c.IdempotencyRecord, c.Invoice, c.LedgerEntry, c.PlatformConnection,
-		c.PlatformDelivery, c.StaffMember, c.StaffSession, c.Store, c.TimelineEvent,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.Event, c.IdempotencyRecord, c.Invoice, c.InvoiceReminder, c.LedgerEntry,
+		c.PlatformConnection, c.PlatformDelivery, c.StaffMember, c.StaffSession,
+		c.Store, c.StoreChange, c.TimelineEvent, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -324,6 +338,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.IdempotencyRecord.mutate(ctx, m)
 	case *InvoiceMutation:
 		return c.Invoice.mutate(ctx, m)
+	case *InvoiceReminderMutation:
+		return c.InvoiceReminder.mutate(ctx, m)
 	case *LedgerEntryMutation:
 		return c.LedgerEntry.mutate(ctx, m)
 	case *PlatformConnectionMutation:
@@ -336,6 +352,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.StaffSession.mutate(ctx, m)
 	case *StoreMutation:
 		return c.Store.mutate(ctx, m)
+	case *StoreChangeMutation:
+		return c.StoreChange.mutate(ctx, m)
 	case *TimelineEventMutation:
 		return c.TimelineEvent.mutate(ctx, m)
 	case *WebhookAttemptMutation:
@@ -1621,6 +1639,157 @@ func (c *InvoiceClient) mutate(ctx context.Context, m *InvoiceMutation) (Value, 
 	}
 }
 
+// InvoiceReminderClient is a client for the InvoiceReminder schema.
+type InvoiceReminderClient struct {
+	config
+}
+
+// NewInvoiceReminderClient returns a client for the InvoiceReminder from the given config.
+func NewInvoiceReminderClient(c config) *InvoiceReminderClient {
+	return &InvoiceReminderClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `invoicereminder.Hooks(f(g(h())))`.
+func (c *InvoiceReminderClient) Use(hooks ...Hook) {
+	c.hooks.InvoiceReminder = append(c.hooks.InvoiceReminder, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `invoicereminder.Intercept(f(g(h())))`.
+func (c *InvoiceReminderClient) Intercept(interceptors ...Interceptor) {
+	c.inters.InvoiceReminder = append(c.inters.InvoiceReminder, interceptors...)
+}
+
+// Create returns a builder for creating a InvoiceReminder entity.
+func (c *InvoiceReminderClient) Create() *InvoiceReminderCreate {
+	mutation := newInvoiceReminderMutation(c.config, OpCreate)
+	return &InvoiceReminderCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of InvoiceReminder entities.
+func (c *InvoiceReminderClient) CreateBulk(builders ...*InvoiceReminderCreate) *InvoiceReminderCreateBulk {
+	return &InvoiceReminderCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *InvoiceReminderClient) MapCreateBulk(slice any, setFunc func(*InvoiceReminderCreate, int)) *InvoiceReminderCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &InvoiceReminderCreateBulk{err: fmt.Errorf("calling to InvoiceReminderClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*InvoiceReminderCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &InvoiceReminderCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for InvoiceReminder.
+func (c *InvoiceReminderClient) Update() *InvoiceReminderUpdate {
+	mutation := newInvoiceReminderMutation(c.config, OpUpdate)
+	return &InvoiceReminderUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *InvoiceReminderClient) UpdateOne(_m *InvoiceReminder) *InvoiceReminderUpdateOne {
+	mutation := newInvoiceReminderMutation(c.config, OpUpdateOne, withInvoiceReminder(_m))
+	return &InvoiceReminderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *InvoiceReminderClient) UpdateOneID(id string) *InvoiceReminderUpdateOne {
+	mutation := newInvoiceReminderMutation(c.config, OpUpdateOne, withInvoiceReminderID(id))
+	return &InvoiceReminderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for InvoiceReminder.
+func (c *InvoiceReminderClient) Delete() *InvoiceReminderDelete {
+	mutation := newInvoiceReminderMutation(c.config, OpDelete)
+	return &InvoiceReminderDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *InvoiceReminderClient) DeleteOne(_m *InvoiceReminder) *InvoiceReminderDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *InvoiceReminderClient) DeleteOneID(id string) *InvoiceReminderDeleteOne {
+	builder := c.Delete().Where(invoicereminder.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &InvoiceReminderDeleteOne{builder}
+}
+
+// Query returns a query builder for InvoiceReminder.
+func (c *InvoiceReminderClient) Query() *InvoiceReminderQuery {
+	return &InvoiceReminderQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeInvoiceReminder},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a InvoiceReminder entity by its id.
+func (c *InvoiceReminderClient) Get(ctx context.Context, id string) (*InvoiceReminder, error) {
+	return c.Query().Where(invoicereminder.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *InvoiceReminderClient) GetX(ctx context.Context, id string) *InvoiceReminder {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a InvoiceReminder.
+func (c *InvoiceReminderClient) QueryStore(_m *InvoiceReminder) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(invoicereminder.Table, invoicereminder.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, invoicereminder.StoreTable, invoicereminder.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *InvoiceReminderClient) Hooks() []Hook {
+	hooks := c.hooks.InvoiceReminder
+	return append(hooks[:len(hooks):len(hooks)], invoicereminder.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *InvoiceReminderClient) Interceptors() []Interceptor {
+	inters := c.inters.InvoiceReminder
+	return append(inters[:len(inters):len(inters)], invoicereminder.Interceptors[:]...)
+}
+
+func (c *InvoiceReminderClient) mutate(ctx context.Context, m *InvoiceReminderMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&InvoiceReminderCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&InvoiceReminderUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&InvoiceReminderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&InvoiceReminderDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown InvoiceReminder mutation op: %q", m.Op())
+	}
+}
+
 // LedgerEntryClient is a client for the LedgerEntry schema.
 type LedgerEntryClient struct {
 	config
@@ -2558,6 +2727,157 @@ func (c *StoreClient) mutate(ctx context.Context, m *StoreMutation) (Value, erro
 	}
 }
 
+// StoreChangeClient is a client for the StoreChange schema.
+type StoreChangeClient struct {
+	config
+}
+
+// NewStoreChangeClient returns a client for the StoreChange from the given config.
+func NewStoreChangeClient(c config) *StoreChangeClient {
+	return &StoreChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `storechange.Hooks(f(g(h())))`.
+func (c *StoreChangeClient) Use(hooks ...Hook) {
+	c.hooks.StoreChange = append(c.hooks.StoreChange, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `storechange.Intercept(f(g(h())))`.
+func (c *StoreChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StoreChange = append(c.inters.StoreChange, interceptors...)
+}
+
+// Create returns a builder for creating a StoreChange entity.
+func (c *StoreChangeClient) Create() *StoreChangeCreate {
+	mutation := newStoreChangeMutation(c.config, OpCreate)
+	return &StoreChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StoreChange entities.
+func (c *StoreChangeClient) CreateBulk(builders ...*StoreChangeCreate) *StoreChangeCreateBulk {
+	return &StoreChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StoreChangeClient) MapCreateBulk(slice any, setFunc func(*StoreChangeCreate, int)) *StoreChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StoreChangeCreateBulk{err: fmt.Errorf("calling to StoreChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StoreChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StoreChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StoreChange.
+func (c *StoreChangeClient) Update() *StoreChangeUpdate {
+	mutation := newStoreChangeMutation(c.config, OpUpdate)
+	return &StoreChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StoreChangeClient) UpdateOne(_m *StoreChange) *StoreChangeUpdateOne {
+	mutation := newStoreChangeMutation(c.config, OpUpdateOne, withStoreChange(_m))
+	return &StoreChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StoreChangeClient) UpdateOneID(id string) *StoreChangeUpdateOne {
+	mutation := newStoreChangeMutation(c.config, OpUpdateOne, withStoreChangeID(id))
+	return &StoreChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StoreChange.
+func (c *StoreChangeClient) Delete() *StoreChangeDelete {
+	mutation := newStoreChangeMutation(c.config, OpDelete)
+	return &StoreChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StoreChangeClient) DeleteOne(_m *StoreChange) *StoreChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StoreChangeClient) DeleteOneID(id string) *StoreChangeDeleteOne {
+	builder := c.Delete().Where(storechange.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StoreChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for StoreChange.
+func (c *StoreChangeClient) Query() *StoreChangeQuery {
+	return &StoreChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStoreChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StoreChange entity by its id.
+func (c *StoreChangeClient) Get(ctx context.Context, id string) (*StoreChange, error) {
+	return c.Query().Where(storechange.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StoreChangeClient) GetX(ctx context.Context, id string) *StoreChange {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryStore queries the store edge of a StoreChange.
+func (c *StoreChangeClient) QueryStore(_m *StoreChange) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(storechange.Table, storechange.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, storechange.StoreTable, storechange.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StoreChangeClient) Hooks() []Hook {
+	hooks := c.hooks.StoreChange
+	return append(hooks[:len(hooks):len(hooks)], storechange.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *StoreChangeClient) Interceptors() []Interceptor {
+	inters := c.inters.StoreChange
+	return append(inters[:len(inters):len(inters)], storechange.Interceptors[:]...)
+}
+
+func (c *StoreChangeClient) mutate(ctx context.Context, m *StoreChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StoreChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StoreChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StoreChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StoreChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StoreChange mutation op: %q", m.Op())
+	}
+}
+
 // TimelineEventClient is a client for the TimelineEvent schema.
 type TimelineEventClient struct {
 	config
@@ -3246,15 +3566,15 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 type (
 	hooks struct {
 		APIKey, APIKeySecret, Application, ApplicationChange, Company, Event,
-		IdempotencyRecord, Invoice, LedgerEntry, PlatformConnection, PlatformDelivery,
-		StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Hook
+		IdempotencyRecord, Invoice, InvoiceReminder, LedgerEntry, PlatformConnection,
+		PlatformDelivery, StaffMember, StaffSession, Store, StoreChange, TimelineEvent,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIKey, APIKeySecret, Application, ApplicationChange, Company, Event,
-		IdempotencyRecord, Invoice, LedgerEntry, PlatformConnection, PlatformDelivery,
-		StaffMember, StaffSession, Store, TimelineEvent, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		IdempotencyRecord, Invoice, InvoiceReminder, LedgerEntry, PlatformConnection,
+		PlatformDelivery, StaffMember, StaffSession, Store, StoreChange, TimelineEvent,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

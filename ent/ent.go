@@ -20,12 +20,14 @@ import (
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/invoicereminder"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/platformconnection"
 	"github.com/creditd/creditd/ent/platformdelivery"
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -98,12 +100,14 @@ func checkColumn(t, c string) error {
 			event.Table:              event.ValidColumn,
 			idempotencyrecord.Table:  idempotencyrecord.ValidColumn,
 			invoice.Table:            invoice.ValidColumn,
+			invoicereminder.Table:    invoicereminder.ValidColumn,
 			ledgerentry.Table:        ledgerentry.ValidColumn,
 			platformconnection.Table: platformconnection.ValidColumn,
 			platformdelivery.Table:   platformdelivery.ValidColumn,
 			staffmember.Table:        staffmember.ValidColumn,
 			staffsession.Table:       staffsession.ValidColumn,
 			store.Table:              store.ValidColumn,
+			storechange.Table:        storechange.ValidColumn,
 			timelineevent.Table:      timelineevent.ValidColumn,
 			webhookattempt.Table:     webhookattempt.ValidColumn,
 			webhookdelivery.Table:    webhookdelivery.ValidColumn,

@@ -39,6 +39,22 @@ type Invoice struct {
 	DueAt time.Time `json:"due_at,omitempty"`
 	// SettledAt holds the value of the "settled_at" field.
 	SettledAt *time.Time `json:"settled_at,omitempty"`
+	// PromisedFor holds the value of the "promised_for" field.
+	PromisedFor *time.Time `json:"promised_for,omitempty"`
+	// PromiseNote holds the value of the "promise_note" field.
+	PromiseNote *string `json:"promise_note,omitempty"`
+	// PromiseRecordedBy holds the value of the "promise_recorded_by" field.
+	PromiseRecordedBy *string `json:"promise_recorded_by,omitempty"`
+	// PromiseRecordedAt holds the value of the "promise_recorded_at" field.
+	PromiseRecordedAt *time.Time `json:"promise_recorded_at,omitempty"`
+	// PromiseBrokenAt holds the value of the "promise_broken_at" field.
+	PromiseBrokenAt *time.Time `json:"promise_broken_at,omitempty"`
+	// DisputeReason holds the value of the "dispute_reason" field.
+	DisputeReason *string `json:"dispute_reason,omitempty"`
+	// DisputeOpenedBy holds the value of the "dispute_opened_by" field.
+	DisputeOpenedBy *string `json:"dispute_opened_by,omitempty"`
+	// DisputeOpenedAt holds the value of the "dispute_opened_at" field.
+	DisputeOpenedAt *time.Time `json:"dispute_opened_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the InvoiceQuery when eager-loading is set.
 	Edges        InvoiceEdges `json:"edges"`
@@ -76,9 +92,9 @@ func (*Invoice) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case invoice.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case invoice.FieldID, invoice.FieldStoreID, invoice.FieldCompanyID, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid:
+		case invoice.FieldID, invoice.FieldStoreID, invoice.FieldCompanyID, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid, invoice.FieldPromiseNote, invoice.FieldPromiseRecordedBy, invoice.FieldDisputeReason, invoice.FieldDisputeOpenedBy:
 			values[i] = new(sql.NullString)
-		case invoice.FieldDueAt, invoice.FieldSettledAt:
+		case invoice.FieldDueAt, invoice.FieldSettledAt, invoice.FieldPromisedFor, invoice.FieldPromiseRecordedAt, invoice.FieldPromiseBrokenAt, invoice.FieldDisputeOpenedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -162,6 +178,62 @@ func (_m *Invoice) assignValues(columns []string, values []any) error {
 				_m.SettledAt = new(time.Time)
 				*_m.SettledAt = value.Time
 			}
+		case invoice.FieldPromisedFor:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field promised_for", values[i])
+			} else if value.Valid {
+				_m.PromisedFor = new(time.Time)
+				*_m.PromisedFor = value.Time
+			}
+		case invoice.FieldPromiseNote:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field promise_note", values[i])
+			} else if value.Valid {
+				_m.PromiseNote = new(string)
+				*_m.PromiseNote = value.String
+			}
+		case invoice.FieldPromiseRecordedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field promise_recorded_by", values[i])
+			} else if value.Valid {
+				_m.PromiseRecordedBy = new(string)
+				*_m.PromiseRecordedBy = value.String
+			}
+		case invoice.FieldPromiseRecordedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field promise_recorded_at", values[i])
+			} else if value.Valid {
+				_m.PromiseRecordedAt = new(time.Time)
+				*_m.PromiseRecordedAt = value.Time
+			}
+		case invoice.FieldPromiseBrokenAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field promise_broken_at", values[i])
+			} else if value.Valid {
+				_m.PromiseBrokenAt = new(time.Time)
+				*_m.PromiseBrokenAt = value.Time
+			}
+		case invoice.FieldDisputeReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field dispute_reason", values[i])
+			} else if value.Valid {
+				_m.DisputeReason = new(string)
+				*_m.DisputeReason = value.String
+			}
+		case invoice.FieldDisputeOpenedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field dispute_opened_by", values[i])
+			} else if value.Valid {
+				_m.DisputeOpenedBy = new(string)
+				*_m.DisputeOpenedBy = value.String
+			}
+		case invoice.FieldDisputeOpenedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field dispute_opened_at", values[i])
+			} else if value.Valid {
+				_m.DisputeOpenedAt = new(time.Time)
+				*_m.DisputeOpenedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -232,6 +304,46 @@ func (_m *Invoice) String() string {
 	builder.WriteString(", ")
 	if v := _m.SettledAt; v != nil {
 		builder.WriteString("settled_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PromisedFor; v != nil {
+		builder.WriteString("promised_for=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PromiseNote; v != nil {
+		builder.WriteString("promise_note=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.PromiseRecordedBy; v != nil {
+		builder.WriteString("promise_recorded_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.PromiseRecordedAt; v != nil {
+		builder.WriteString("promise_recorded_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PromiseBrokenAt; v != nil {
+		builder.WriteString("promise_broken_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.DisputeReason; v != nil {
+		builder.WriteString("dispute_reason=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.DisputeOpenedBy; v != nil {
+		builder.WriteString("dispute_opened_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.DisputeOpenedAt; v != nil {
+		builder.WriteString("dispute_opened_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

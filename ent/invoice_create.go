@@ -93,6 +93,118 @@ func (_c *InvoiceCreate) SetNillableSettledAt(v *time.Time) *InvoiceCreate {
 	return _c
 }
 
+// SetPromisedFor sets the "promised_for" field.
+func (_c *InvoiceCreate) SetPromisedFor(v time.Time) *InvoiceCreate {
+	_c.mutation.SetPromisedFor(v)
+	return _c
+}
+
+// SetNillablePromisedFor sets the "promised_for" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillablePromisedFor(v *time.Time) *InvoiceCreate {
+	if v != nil {
+		_c.SetPromisedFor(*v)
+	}
+	return _c
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (_c *InvoiceCreate) SetPromiseNote(v string) *InvoiceCreate {
+	_c.mutation.SetPromiseNote(v)
+	return _c
+}
+
+// SetNillablePromiseNote sets the "promise_note" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillablePromiseNote(v *string) *InvoiceCreate {
+	if v != nil {
+		_c.SetPromiseNote(*v)
+	}
+	return _c
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (_c *InvoiceCreate) SetPromiseRecordedBy(v string) *InvoiceCreate {
+	_c.mutation.SetPromiseRecordedBy(v)
+	return _c
+}
+
+// SetNillablePromiseRecordedBy sets the "promise_recorded_by" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillablePromiseRecordedBy(v *string) *InvoiceCreate {
+	if v != nil {
+		_c.SetPromiseRecordedBy(*v)
+	}
+	return _c
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (_c *InvoiceCreate) SetPromiseRecordedAt(v time.Time) *InvoiceCreate {
+	_c.mutation.SetPromiseRecordedAt(v)
+	return _c
+}
+
+// SetNillablePromiseRecordedAt sets the "promise_recorded_at" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillablePromiseRecordedAt(v *time.Time) *InvoiceCreate {
+	if v != nil {
+		_c.SetPromiseRecordedAt(*v)
+	}
+	return _c
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (_c *InvoiceCreate) SetPromiseBrokenAt(v time.Time) *InvoiceCreate {
+	_c.mutation.SetPromiseBrokenAt(v)
+	return _c
+}
+
+// SetNillablePromiseBrokenAt sets the "promise_broken_at" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillablePromiseBrokenAt(v *time.Time) *InvoiceCreate {
+	if v != nil {
+		_c.SetPromiseBrokenAt(*v)
+	}
+	return _c
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_c *InvoiceCreate) SetDisputeReason(v string) *InvoiceCreate {
+	_c.mutation.SetDisputeReason(v)
+	return _c
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableDisputeReason(v *string) *InvoiceCreate {
+	if v != nil {
+		_c.SetDisputeReason(*v)
+	}
+	return _c
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (_c *InvoiceCreate) SetDisputeOpenedBy(v string) *InvoiceCreate {
+	_c.mutation.SetDisputeOpenedBy(v)
+	return _c
+}
+
+// SetNillableDisputeOpenedBy sets the "dispute_opened_by" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableDisputeOpenedBy(v *string) *InvoiceCreate {
+	if v != nil {
+		_c.SetDisputeOpenedBy(*v)
+	}
+	return _c
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (_c *InvoiceCreate) SetDisputeOpenedAt(v time.Time) *InvoiceCreate {
+	_c.mutation.SetDisputeOpenedAt(v)
+	return _c
+}
+
+// SetNillableDisputeOpenedAt sets the "dispute_opened_at" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableDisputeOpenedAt(v *time.Time) *InvoiceCreate {
+	if v != nil {
+		_c.SetDisputeOpenedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InvoiceCreate) SetID(v string) *InvoiceCreate {
 	_c.mutation.SetID(v)
@@ -273,6 +385,38 @@ func (_c *InvoiceCreate) createSpec() (*Invoice, *sqlgraph.CreateSpec) {
 		_spec.SetField(invoice.FieldSettledAt, field.TypeTime, value)
 		_node.SettledAt = &value
 	}
+	if value, ok := _c.mutation.PromisedFor(); ok {
+		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)
+		_node.PromisedFor = &value
+	}
+	if value, ok := _c.mutation.PromiseNote(); ok {
+		_spec.SetField(invoice.FieldPromiseNote, field.TypeString, value)
+		_node.PromiseNote = &value
+	}
+	if value, ok := _c.mutation.PromiseRecordedBy(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedBy, field.TypeString, value)
+		_node.PromiseRecordedBy = &value
+	}
+	if value, ok := _c.mutation.PromiseRecordedAt(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedAt, field.TypeTime, value)
+		_node.PromiseRecordedAt = &value
+	}
+	if value, ok := _c.mutation.PromiseBrokenAt(); ok {
+		_spec.SetField(invoice.FieldPromiseBrokenAt, field.TypeTime, value)
+		_node.PromiseBrokenAt = &value
+	}
+	if value, ok := _c.mutation.DisputeReason(); ok {
+		_spec.SetField(invoice.FieldDisputeReason, field.TypeString, value)
+		_node.DisputeReason = &value
+	}
+	if value, ok := _c.mutation.DisputeOpenedBy(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedBy, field.TypeString, value)
+		_node.DisputeOpenedBy = &value
+	}
+	if value, ok := _c.mutation.DisputeOpenedAt(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedAt, field.TypeTime, value)
+		_node.DisputeOpenedAt = &value
+	}
 	if nodes := _c.mutation.StoreIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -381,6 +525,150 @@ func (u *InvoiceUpsert) UpdateSettledAt() *InvoiceUpsert {
 // ClearSettledAt clears the value of the "settled_at" field.
 func (u *InvoiceUpsert) ClearSettledAt() *InvoiceUpsert {
 	u.SetNull(invoice.FieldSettledAt)
+	return u
+}
+
+// SetPromisedFor sets the "promised_for" field.
+func (u *InvoiceUpsert) SetPromisedFor(v time.Time) *InvoiceUpsert {
+	u.Set(invoice.FieldPromisedFor, v)
+	return u
+}
+
+// UpdatePromisedFor sets the "promised_for" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdatePromisedFor() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldPromisedFor)
+	return u
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (u *InvoiceUpsert) ClearPromisedFor() *InvoiceUpsert {
+	u.SetNull(invoice.FieldPromisedFor)
+	return u
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (u *InvoiceUpsert) SetPromiseNote(v string) *InvoiceUpsert {
+	u.Set(invoice.FieldPromiseNote, v)
+	return u
+}
+
+// UpdatePromiseNote sets the "promise_note" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdatePromiseNote() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldPromiseNote)
+	return u
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (u *InvoiceUpsert) ClearPromiseNote() *InvoiceUpsert {
+	u.SetNull(invoice.FieldPromiseNote)
+	return u
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (u *InvoiceUpsert) SetPromiseRecordedBy(v string) *InvoiceUpsert {
+	u.Set(invoice.FieldPromiseRecordedBy, v)
+	return u
+}
+
+// UpdatePromiseRecordedBy sets the "promise_recorded_by" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdatePromiseRecordedBy() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldPromiseRecordedBy)
+	return u
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (u *InvoiceUpsert) ClearPromiseRecordedBy() *InvoiceUpsert {
+	u.SetNull(invoice.FieldPromiseRecordedBy)
+	return u
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (u *InvoiceUpsert) SetPromiseRecordedAt(v time.Time) *InvoiceUpsert {
+	u.Set(invoice.FieldPromiseRecordedAt, v)
+	return u
+}
+
+// UpdatePromiseRecordedAt sets the "promise_recorded_at" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdatePromiseRecordedAt() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldPromiseRecordedAt)
+	return u
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (u *InvoiceUpsert) ClearPromiseRecordedAt() *InvoiceUpsert {
+	u.SetNull(invoice.FieldPromiseRecordedAt)
+	return u
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (u *InvoiceUpsert) SetPromiseBrokenAt(v time.Time) *InvoiceUpsert {
+	u.Set(invoice.FieldPromiseBrokenAt, v)
+	return u
+}
+
+// UpdatePromiseBrokenAt sets the "promise_broken_at" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdatePromiseBrokenAt() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldPromiseBrokenAt)
+	return u
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (u *InvoiceUpsert) ClearPromiseBrokenAt() *InvoiceUpsert {
+	u.SetNull(invoice.FieldPromiseBrokenAt)
+	return u
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (u *InvoiceUpsert) SetDisputeReason(v string) *InvoiceUpsert {
+	u.Set(invoice.FieldDisputeReason, v)
+	return u
+}
+
+// UpdateDisputeReason sets the "dispute_reason" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdateDisputeReason() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldDisputeReason)
+	return u
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (u *InvoiceUpsert) ClearDisputeReason() *InvoiceUpsert {
+	u.SetNull(invoice.FieldDisputeReason)
+	return u
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (u *InvoiceUpsert) SetDisputeOpenedBy(v string) *InvoiceUpsert {
+	u.Set(invoice.FieldDisputeOpenedBy, v)
+	return u
+}
+
+// UpdateDisputeOpenedBy sets the "dispute_opened_by" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdateDisputeOpenedBy() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldDisputeOpenedBy)
+	return u
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (u *InvoiceUpsert) ClearDisputeOpenedBy() *InvoiceUpsert {
+	u.SetNull(invoice.FieldDisputeOpenedBy)
+	return u
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (u *InvoiceUpsert) SetDisputeOpenedAt(v time.Time) *InvoiceUpsert {
+	u.Set(invoice.FieldDisputeOpenedAt, v)
+	return u
+}
+
+// UpdateDisputeOpenedAt sets the "dispute_opened_at" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdateDisputeOpenedAt() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldDisputeOpenedAt)
+	return u
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (u *InvoiceUpsert) ClearDisputeOpenedAt() *InvoiceUpsert {
+	u.SetNull(invoice.FieldDisputeOpenedAt)
 	return u
 }
 
@@ -499,6 +787,174 @@ func (u *InvoiceUpsertOne) UpdateSettledAt() *InvoiceUpsertOne {
 func (u *InvoiceUpsertOne) ClearSettledAt() *InvoiceUpsertOne {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.ClearSettledAt()
+	})
+}
+
+// SetPromisedFor sets the "promised_for" field.
+func (u *InvoiceUpsertOne) SetPromisedFor(v time.Time) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromisedFor(v)
+	})
+}
+
+// UpdatePromisedFor sets the "promised_for" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdatePromisedFor() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromisedFor()
+	})
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (u *InvoiceUpsertOne) ClearPromisedFor() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromisedFor()
+	})
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (u *InvoiceUpsertOne) SetPromiseNote(v string) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseNote(v)
+	})
+}
+
+// UpdatePromiseNote sets the "promise_note" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdatePromiseNote() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseNote()
+	})
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (u *InvoiceUpsertOne) ClearPromiseNote() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseNote()
+	})
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (u *InvoiceUpsertOne) SetPromiseRecordedBy(v string) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseRecordedBy(v)
+	})
+}
+
+// UpdatePromiseRecordedBy sets the "promise_recorded_by" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdatePromiseRecordedBy() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseRecordedBy()
+	})
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (u *InvoiceUpsertOne) ClearPromiseRecordedBy() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseRecordedBy()
+	})
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (u *InvoiceUpsertOne) SetPromiseRecordedAt(v time.Time) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseRecordedAt(v)
+	})
+}
+
+// UpdatePromiseRecordedAt sets the "promise_recorded_at" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdatePromiseRecordedAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseRecordedAt()
+	})
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (u *InvoiceUpsertOne) ClearPromiseRecordedAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseRecordedAt()
+	})
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (u *InvoiceUpsertOne) SetPromiseBrokenAt(v time.Time) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseBrokenAt(v)
+	})
+}
+
+// UpdatePromiseBrokenAt sets the "promise_broken_at" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdatePromiseBrokenAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseBrokenAt()
+	})
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (u *InvoiceUpsertOne) ClearPromiseBrokenAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseBrokenAt()
+	})
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (u *InvoiceUpsertOne) SetDisputeReason(v string) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeReason(v)
+	})
+}
+
+// UpdateDisputeReason sets the "dispute_reason" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdateDisputeReason() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeReason()
+	})
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (u *InvoiceUpsertOne) ClearDisputeReason() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeReason()
+	})
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (u *InvoiceUpsertOne) SetDisputeOpenedBy(v string) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeOpenedBy(v)
+	})
+}
+
+// UpdateDisputeOpenedBy sets the "dispute_opened_by" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdateDisputeOpenedBy() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeOpenedBy()
+	})
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (u *InvoiceUpsertOne) ClearDisputeOpenedBy() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeOpenedBy()
+	})
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (u *InvoiceUpsertOne) SetDisputeOpenedAt(v time.Time) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeOpenedAt(v)
+	})
+}
+
+// UpdateDisputeOpenedAt sets the "dispute_opened_at" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdateDisputeOpenedAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeOpenedAt()
+	})
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (u *InvoiceUpsertOne) ClearDisputeOpenedAt() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeOpenedAt()
 	})
 }
 
@@ -784,6 +1240,174 @@ func (u *InvoiceUpsertBulk) UpdateSettledAt() *InvoiceUpsertBulk {
 func (u *InvoiceUpsertBulk) ClearSettledAt() *InvoiceUpsertBulk {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.ClearSettledAt()
+	})
+}
+
+// SetPromisedFor sets the "promised_for" field.
+func (u *InvoiceUpsertBulk) SetPromisedFor(v time.Time) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromisedFor(v)
+	})
+}
+
+// UpdatePromisedFor sets the "promised_for" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdatePromisedFor() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromisedFor()
+	})
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (u *InvoiceUpsertBulk) ClearPromisedFor() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromisedFor()
+	})
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (u *InvoiceUpsertBulk) SetPromiseNote(v string) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseNote(v)
+	})
+}
+
+// UpdatePromiseNote sets the "promise_note" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdatePromiseNote() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseNote()
+	})
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (u *InvoiceUpsertBulk) ClearPromiseNote() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseNote()
+	})
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (u *InvoiceUpsertBulk) SetPromiseRecordedBy(v string) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseRecordedBy(v)
+	})
+}
+
+// UpdatePromiseRecordedBy sets the "promise_recorded_by" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdatePromiseRecordedBy() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseRecordedBy()
+	})
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (u *InvoiceUpsertBulk) ClearPromiseRecordedBy() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseRecordedBy()
+	})
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (u *InvoiceUpsertBulk) SetPromiseRecordedAt(v time.Time) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseRecordedAt(v)
+	})
+}
+
+// UpdatePromiseRecordedAt sets the "promise_recorded_at" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdatePromiseRecordedAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseRecordedAt()
+	})
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (u *InvoiceUpsertBulk) ClearPromiseRecordedAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseRecordedAt()
+	})
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (u *InvoiceUpsertBulk) SetPromiseBrokenAt(v time.Time) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetPromiseBrokenAt(v)
+	})
+}
+
+// UpdatePromiseBrokenAt sets the "promise_broken_at" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdatePromiseBrokenAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdatePromiseBrokenAt()
+	})
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (u *InvoiceUpsertBulk) ClearPromiseBrokenAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearPromiseBrokenAt()
+	})
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (u *InvoiceUpsertBulk) SetDisputeReason(v string) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeReason(v)
+	})
+}
+
+// UpdateDisputeReason sets the "dispute_reason" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdateDisputeReason() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeReason()
+	})
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (u *InvoiceUpsertBulk) ClearDisputeReason() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeReason()
+	})
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (u *InvoiceUpsertBulk) SetDisputeOpenedBy(v string) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeOpenedBy(v)
+	})
+}
+
+// UpdateDisputeOpenedBy sets the "dispute_opened_by" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdateDisputeOpenedBy() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeOpenedBy()
+	})
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (u *InvoiceUpsertBulk) ClearDisputeOpenedBy() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeOpenedBy()
+	})
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (u *InvoiceUpsertBulk) SetDisputeOpenedAt(v time.Time) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetDisputeOpenedAt(v)
+	})
+}
+
+// UpdateDisputeOpenedAt sets the "dispute_opened_at" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdateDisputeOpenedAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateDisputeOpenedAt()
+	})
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (u *InvoiceUpsertBulk) ClearDisputeOpenedAt() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.ClearDisputeOpenedAt()
 	})
 }
 

@@ -77,6 +77,166 @@ func (_u *InvoiceUpdate) ClearSettledAt() *InvoiceUpdate {
 	return _u
 }
 
+// SetPromisedFor sets the "promised_for" field.
+func (_u *InvoiceUpdate) SetPromisedFor(v time.Time) *InvoiceUpdate {
+	_u.mutation.SetPromisedFor(v)
+	return _u
+}
+
+// SetNillablePromisedFor sets the "promised_for" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillablePromisedFor(v *time.Time) *InvoiceUpdate {
+	if v != nil {
+		_u.SetPromisedFor(*v)
+	}
+	return _u
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (_u *InvoiceUpdate) ClearPromisedFor() *InvoiceUpdate {
+	_u.mutation.ClearPromisedFor()
+	return _u
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (_u *InvoiceUpdate) SetPromiseNote(v string) *InvoiceUpdate {
+	_u.mutation.SetPromiseNote(v)
+	return _u
+}
+
+// SetNillablePromiseNote sets the "promise_note" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillablePromiseNote(v *string) *InvoiceUpdate {
+	if v != nil {
+		_u.SetPromiseNote(*v)
+	}
+	return _u
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (_u *InvoiceUpdate) ClearPromiseNote() *InvoiceUpdate {
+	_u.mutation.ClearPromiseNote()
+	return _u
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (_u *InvoiceUpdate) SetPromiseRecordedBy(v string) *InvoiceUpdate {
+	_u.mutation.SetPromiseRecordedBy(v)
+	return _u
+}
+
+// SetNillablePromiseRecordedBy sets the "promise_recorded_by" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillablePromiseRecordedBy(v *string) *InvoiceUpdate {
+	if v != nil {
+		_u.SetPromiseRecordedBy(*v)
+	}
+	return _u
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (_u *InvoiceUpdate) ClearPromiseRecordedBy() *InvoiceUpdate {
+	_u.mutation.ClearPromiseRecordedBy()
+	return _u
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (_u *InvoiceUpdate) SetPromiseRecordedAt(v time.Time) *InvoiceUpdate {
+	_u.mutation.SetPromiseRecordedAt(v)
+	return _u
+}
+
+// SetNillablePromiseRecordedAt sets the "promise_recorded_at" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillablePromiseRecordedAt(v *time.Time) *InvoiceUpdate {
+	if v != nil {
+		_u.SetPromiseRecordedAt(*v)
+	}
+	return _u
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (_u *InvoiceUpdate) ClearPromiseRecordedAt() *InvoiceUpdate {
+	_u.mutation.ClearPromiseRecordedAt()
+	return _u
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (_u *InvoiceUpdate) SetPromiseBrokenAt(v time.Time) *InvoiceUpdate {
+	_u.mutation.SetPromiseBrokenAt(v)
+	return _u
+}
+
+// SetNillablePromiseBrokenAt sets the "promise_broken_at" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillablePromiseBrokenAt(v *time.Time) *InvoiceUpdate {
+	if v != nil {
+		_u.SetPromiseBrokenAt(*v)
+	}
+	return _u
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (_u *InvoiceUpdate) ClearPromiseBrokenAt() *InvoiceUpdate {
+	_u.mutation.ClearPromiseBrokenAt()
+	return _u
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_u *InvoiceUpdate) SetDisputeReason(v string) *InvoiceUpdate {
+	_u.mutation.SetDisputeReason(v)
+	return _u
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillableDisputeReason(v *string) *InvoiceUpdate {
+	if v != nil {
+		_u.SetDisputeReason(*v)
+	}
+	return _u
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (_u *InvoiceUpdate) ClearDisputeReason() *InvoiceUpdate {
+	_u.mutation.ClearDisputeReason()
+	return _u
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (_u *InvoiceUpdate) SetDisputeOpenedBy(v string) *InvoiceUpdate {
+	_u.mutation.SetDisputeOpenedBy(v)
+	return _u
+}
+
+// SetNillableDisputeOpenedBy sets the "dispute_opened_by" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillableDisputeOpenedBy(v *string) *InvoiceUpdate {
+	if v != nil {
+		_u.SetDisputeOpenedBy(*v)
+	}
+	return _u
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (_u *InvoiceUpdate) ClearDisputeOpenedBy() *InvoiceUpdate {
+	_u.mutation.ClearDisputeOpenedBy()
+	return _u
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (_u *InvoiceUpdate) SetDisputeOpenedAt(v time.Time) *InvoiceUpdate {
+	_u.mutation.SetDisputeOpenedAt(v)
+	return _u
+}
+
+// SetNillableDisputeOpenedAt sets the "dispute_opened_at" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillableDisputeOpenedAt(v *time.Time) *InvoiceUpdate {
+	if v != nil {
+		_u.SetDisputeOpenedAt(*v)
+	}
+	return _u
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (_u *InvoiceUpdate) ClearDisputeOpenedAt() *InvoiceUpdate {
+	_u.mutation.ClearDisputeOpenedAt()
+	return _u
+}
+
 // Mutation returns the InvoiceMutation object of the builder.
 func (_u *InvoiceUpdate) Mutation() *InvoiceMutation {
 	return _u.mutation
@@ -140,6 +300,54 @@ func (_u *InvoiceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromisedFor(); ok {
+		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)
+	}
+	if _u.mutation.PromisedForCleared() {
+		_spec.ClearField(invoice.FieldPromisedFor, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromiseNote(); ok {
+		_spec.SetField(invoice.FieldPromiseNote, field.TypeString, value)
+	}
+	if _u.mutation.PromiseNoteCleared() {
+		_spec.ClearField(invoice.FieldPromiseNote, field.TypeString)
+	}
+	if value, ok := _u.mutation.PromiseRecordedBy(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedBy, field.TypeString, value)
+	}
+	if _u.mutation.PromiseRecordedByCleared() {
+		_spec.ClearField(invoice.FieldPromiseRecordedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.PromiseRecordedAt(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedAt, field.TypeTime, value)
+	}
+	if _u.mutation.PromiseRecordedAtCleared() {
+		_spec.ClearField(invoice.FieldPromiseRecordedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromiseBrokenAt(); ok {
+		_spec.SetField(invoice.FieldPromiseBrokenAt, field.TypeTime, value)
+	}
+	if _u.mutation.PromiseBrokenAtCleared() {
+		_spec.ClearField(invoice.FieldPromiseBrokenAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DisputeReason(); ok {
+		_spec.SetField(invoice.FieldDisputeReason, field.TypeString, value)
+	}
+	if _u.mutation.DisputeReasonCleared() {
+		_spec.ClearField(invoice.FieldDisputeReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputeOpenedBy(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedBy, field.TypeString, value)
+	}
+	if _u.mutation.DisputeOpenedByCleared() {
+		_spec.ClearField(invoice.FieldDisputeOpenedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputeOpenedAt(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisputeOpenedAtCleared() {
+		_spec.ClearField(invoice.FieldDisputeOpenedAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -206,6 +414,166 @@ func (_u *InvoiceUpdateOne) SetNillableSettledAt(v *time.Time) *InvoiceUpdateOne
 // ClearSettledAt clears the value of the "settled_at" field.
 func (_u *InvoiceUpdateOne) ClearSettledAt() *InvoiceUpdateOne {
 	_u.mutation.ClearSettledAt()
+	return _u
+}
+
+// SetPromisedFor sets the "promised_for" field.
+func (_u *InvoiceUpdateOne) SetPromisedFor(v time.Time) *InvoiceUpdateOne {
+	_u.mutation.SetPromisedFor(v)
+	return _u
+}
+
+// SetNillablePromisedFor sets the "promised_for" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillablePromisedFor(v *time.Time) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetPromisedFor(*v)
+	}
+	return _u
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (_u *InvoiceUpdateOne) ClearPromisedFor() *InvoiceUpdateOne {
+	_u.mutation.ClearPromisedFor()
+	return _u
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (_u *InvoiceUpdateOne) SetPromiseNote(v string) *InvoiceUpdateOne {
+	_u.mutation.SetPromiseNote(v)
+	return _u
+}
+
+// SetNillablePromiseNote sets the "promise_note" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillablePromiseNote(v *string) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetPromiseNote(*v)
+	}
+	return _u
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (_u *InvoiceUpdateOne) ClearPromiseNote() *InvoiceUpdateOne {
+	_u.mutation.ClearPromiseNote()
+	return _u
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (_u *InvoiceUpdateOne) SetPromiseRecordedBy(v string) *InvoiceUpdateOne {
+	_u.mutation.SetPromiseRecordedBy(v)
+	return _u
+}
+
+// SetNillablePromiseRecordedBy sets the "promise_recorded_by" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillablePromiseRecordedBy(v *string) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetPromiseRecordedBy(*v)
+	}
+	return _u
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (_u *InvoiceUpdateOne) ClearPromiseRecordedBy() *InvoiceUpdateOne {
+	_u.mutation.ClearPromiseRecordedBy()
+	return _u
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (_u *InvoiceUpdateOne) SetPromiseRecordedAt(v time.Time) *InvoiceUpdateOne {
+	_u.mutation.SetPromiseRecordedAt(v)
+	return _u
+}
+
+// SetNillablePromiseRecordedAt sets the "promise_recorded_at" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillablePromiseRecordedAt(v *time.Time) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetPromiseRecordedAt(*v)
+	}
+	return _u
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (_u *InvoiceUpdateOne) ClearPromiseRecordedAt() *InvoiceUpdateOne {
+	_u.mutation.ClearPromiseRecordedAt()
+	return _u
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (_u *InvoiceUpdateOne) SetPromiseBrokenAt(v time.Time) *InvoiceUpdateOne {
+	_u.mutation.SetPromiseBrokenAt(v)
+	return _u
+}
+
+// SetNillablePromiseBrokenAt sets the "promise_broken_at" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillablePromiseBrokenAt(v *time.Time) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetPromiseBrokenAt(*v)
+	}
+	return _u
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (_u *InvoiceUpdateOne) ClearPromiseBrokenAt() *InvoiceUpdateOne {
+	_u.mutation.ClearPromiseBrokenAt()
+	return _u
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_u *InvoiceUpdateOne) SetDisputeReason(v string) *InvoiceUpdateOne {
+	_u.mutation.SetDisputeReason(v)
+	return _u
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillableDisputeReason(v *string) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetDisputeReason(*v)
+	}
+	return _u
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (_u *InvoiceUpdateOne) ClearDisputeReason() *InvoiceUpdateOne {
+	_u.mutation.ClearDisputeReason()
+	return _u
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (_u *InvoiceUpdateOne) SetDisputeOpenedBy(v string) *InvoiceUpdateOne {
+	_u.mutation.SetDisputeOpenedBy(v)
+	return _u
+}
+
+// SetNillableDisputeOpenedBy sets the "dispute_opened_by" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillableDisputeOpenedBy(v *string) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetDisputeOpenedBy(*v)
+	}
+	return _u
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (_u *InvoiceUpdateOne) ClearDisputeOpenedBy() *InvoiceUpdateOne {
+	_u.mutation.ClearDisputeOpenedBy()
+	return _u
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (_u *InvoiceUpdateOne) SetDisputeOpenedAt(v time.Time) *InvoiceUpdateOne {
+	_u.mutation.SetDisputeOpenedAt(v)
+	return _u
+}
+
+// SetNillableDisputeOpenedAt sets the "dispute_opened_at" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillableDisputeOpenedAt(v *time.Time) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetDisputeOpenedAt(*v)
+	}
+	return _u
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (_u *InvoiceUpdateOne) ClearDisputeOpenedAt() *InvoiceUpdateOne {
+	_u.mutation.ClearDisputeOpenedAt()
 	return _u
 }
 
@@ -302,6 +670,54 @@ func (_u *InvoiceUpdateOne) sqlSave(ctx context.Context) (_node *Invoice, err er
 	}
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromisedFor(); ok {
+		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)
+	}
+	if _u.mutation.PromisedForCleared() {
+		_spec.ClearField(invoice.FieldPromisedFor, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromiseNote(); ok {
+		_spec.SetField(invoice.FieldPromiseNote, field.TypeString, value)
+	}
+	if _u.mutation.PromiseNoteCleared() {
+		_spec.ClearField(invoice.FieldPromiseNote, field.TypeString)
+	}
+	if value, ok := _u.mutation.PromiseRecordedBy(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedBy, field.TypeString, value)
+	}
+	if _u.mutation.PromiseRecordedByCleared() {
+		_spec.ClearField(invoice.FieldPromiseRecordedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.PromiseRecordedAt(); ok {
+		_spec.SetField(invoice.FieldPromiseRecordedAt, field.TypeTime, value)
+	}
+	if _u.mutation.PromiseRecordedAtCleared() {
+		_spec.ClearField(invoice.FieldPromiseRecordedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PromiseBrokenAt(); ok {
+		_spec.SetField(invoice.FieldPromiseBrokenAt, field.TypeTime, value)
+	}
+	if _u.mutation.PromiseBrokenAtCleared() {
+		_spec.ClearField(invoice.FieldPromiseBrokenAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DisputeReason(); ok {
+		_spec.SetField(invoice.FieldDisputeReason, field.TypeString, value)
+	}
+	if _u.mutation.DisputeReasonCleared() {
+		_spec.ClearField(invoice.FieldDisputeReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputeOpenedBy(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedBy, field.TypeString, value)
+	}
+	if _u.mutation.DisputeOpenedByCleared() {
+		_spec.ClearField(invoice.FieldDisputeOpenedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputeOpenedAt(); ok {
+		_spec.SetField(invoice.FieldDisputeOpenedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisputeOpenedAtCleared() {
+		_spec.ClearField(invoice.FieldDisputeOpenedAt, field.TypeTime)
 	}
 	_node = &Invoice{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -19,6 +19,7 @@ import (
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/invoicereminder"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/platformconnection"
 	"github.com/creditd/creditd/ent/platformdelivery"
@@ -26,6 +27,7 @@ import (
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -50,12 +52,14 @@ const (
 	TypeEvent              = "Event"
 	TypeIdempotencyRecord  = "IdempotencyRecord"
 	TypeInvoice            = "Invoice"
+	TypeInvoiceReminder    = "InvoiceReminder"
 	TypeLedgerEntry        = "LedgerEntry"
 	TypePlatformConnection = "PlatformConnection"
 	TypePlatformDelivery   = "PlatformDelivery"
 	TypeStaffMember        = "StaffMember"
 	TypeStaffSession       = "StaffSession"
 	TypeStore              = "Store"
+	TypeStoreChange        = "StoreChange"
 	TypeTimelineEvent      = "TimelineEvent"
 	TypeWebhookAttempt     = "WebhookAttempt"
 	TypeWebhookDelivery    = "WebhookDelivery"
@@ -6926,25 +6930,33 @@ func (m *IdempotencyRecordMutation) ResetEdge(name string) error {
 // InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
 type InvoiceMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *string
-	company_id         *string
-	ledger_entry_id    *string
-	seq                *int64
-	addseq             *int64
-	platform_order_gid *string
-	amount             *decimal.Decimal
-	open_amount        *decimal.Decimal
-	open               *bool
-	due_at             *time.Time
-	settled_at         *time.Time
-	clearedFields      map[string]struct{}
-	store              *string
-	clearedstore       bool
-	done               bool
-	oldValue           func(context.Context) (*Invoice, error)
-	predicates         []predicate.Invoice
+	op                  Op
+	typ                 string
+	id                  *string
+	company_id          *string
+	ledger_entry_id     *string
+	seq                 *int64
+	addseq              *int64
+	platform_order_gid  *string
+	amount              *decimal.Decimal
+	open_amount         *decimal.Decimal
+	open                *bool
+	due_at              *time.Time
+	settled_at          *time.Time
+	promised_for        *time.Time
+	promise_note        *string
+	promise_recorded_by *string
+	promise_recorded_at *time.Time
+	promise_broken_at   *time.Time
+	dispute_reason      *string
+	dispute_opened_by   *string
+	dispute_opened_at   *time.Time
+	clearedFields       map[string]struct{}
+	store               *string
+	clearedstore        bool
+	done                bool
+	oldValue            func(context.Context) (*Invoice, error)
+	predicates          []predicate.Invoice
 }
 
 var _ ent.Mutation = (*InvoiceMutation)(nil)
@@ -7444,6 +7456,398 @@ func (m *InvoiceMutation) ResetSettledAt() {
 	delete(m.clearedFields, invoice.FieldSettledAt)
 }
 
+// SetPromisedFor sets the "promised_for" field.
+func (m *InvoiceMutation) SetPromisedFor(t time.Time) {
+	m.promised_for = &t
+}
+
+// PromisedFor returns the value of the "promised_for" field in the mutation.
+func (m *InvoiceMutation) PromisedFor() (r time.Time, exists bool) {
+	v := m.promised_for
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromisedFor returns the old "promised_for" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromisedFor(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromisedFor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromisedFor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromisedFor: %w", err)
+	}
+	return oldValue.PromisedFor, nil
+}
+
+// ClearPromisedFor clears the value of the "promised_for" field.
+func (m *InvoiceMutation) ClearPromisedFor() {
+	m.promised_for = nil
+	m.clearedFields[invoice.FieldPromisedFor] = struct{}{}
+}
+
+// PromisedForCleared returns if the "promised_for" field was cleared in this mutation.
+func (m *InvoiceMutation) PromisedForCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromisedFor]
+	return ok
+}
+
+// ResetPromisedFor resets all changes to the "promised_for" field.
+func (m *InvoiceMutation) ResetPromisedFor() {
+	m.promised_for = nil
+	delete(m.clearedFields, invoice.FieldPromisedFor)
+}
+
+// SetPromiseNote sets the "promise_note" field.
+func (m *InvoiceMutation) SetPromiseNote(s string) {
+	m.promise_note = &s
+}
+
+// PromiseNote returns the value of the "promise_note" field in the mutation.
+func (m *InvoiceMutation) PromiseNote() (r string, exists bool) {
+	v := m.promise_note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseNote returns the old "promise_note" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseNote(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseNote: %w", err)
+	}
+	return oldValue.PromiseNote, nil
+}
+
+// ClearPromiseNote clears the value of the "promise_note" field.
+func (m *InvoiceMutation) ClearPromiseNote() {
+	m.promise_note = nil
+	m.clearedFields[invoice.FieldPromiseNote] = struct{}{}
+}
+
+// PromiseNoteCleared returns if the "promise_note" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseNoteCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseNote]
+	return ok
+}
+
+// ResetPromiseNote resets all changes to the "promise_note" field.
+func (m *InvoiceMutation) ResetPromiseNote() {
+	m.promise_note = nil
+	delete(m.clearedFields, invoice.FieldPromiseNote)
+}
+
+// SetPromiseRecordedBy sets the "promise_recorded_by" field.
+func (m *InvoiceMutation) SetPromiseRecordedBy(s string) {
+	m.promise_recorded_by = &s
+}
+
+// PromiseRecordedBy returns the value of the "promise_recorded_by" field in the mutation.
+func (m *InvoiceMutation) PromiseRecordedBy() (r string, exists bool) {
+	v := m.promise_recorded_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseRecordedBy returns the old "promise_recorded_by" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseRecordedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseRecordedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseRecordedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseRecordedBy: %w", err)
+	}
+	return oldValue.PromiseRecordedBy, nil
+}
+
+// ClearPromiseRecordedBy clears the value of the "promise_recorded_by" field.
+func (m *InvoiceMutation) ClearPromiseRecordedBy() {
+	m.promise_recorded_by = nil
+	m.clearedFields[invoice.FieldPromiseRecordedBy] = struct{}{}
+}
+
+// PromiseRecordedByCleared returns if the "promise_recorded_by" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseRecordedByCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseRecordedBy]
+	return ok
+}
+
+// ResetPromiseRecordedBy resets all changes to the "promise_recorded_by" field.
+func (m *InvoiceMutation) ResetPromiseRecordedBy() {
+	m.promise_recorded_by = nil
+	delete(m.clearedFields, invoice.FieldPromiseRecordedBy)
+}
+
+// SetPromiseRecordedAt sets the "promise_recorded_at" field.
+func (m *InvoiceMutation) SetPromiseRecordedAt(t time.Time) {
+	m.promise_recorded_at = &t
+}
+
+// PromiseRecordedAt returns the value of the "promise_recorded_at" field in the mutation.
+func (m *InvoiceMutation) PromiseRecordedAt() (r time.Time, exists bool) {
+	v := m.promise_recorded_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseRecordedAt returns the old "promise_recorded_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseRecordedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseRecordedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseRecordedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseRecordedAt: %w", err)
+	}
+	return oldValue.PromiseRecordedAt, nil
+}
+
+// ClearPromiseRecordedAt clears the value of the "promise_recorded_at" field.
+func (m *InvoiceMutation) ClearPromiseRecordedAt() {
+	m.promise_recorded_at = nil
+	m.clearedFields[invoice.FieldPromiseRecordedAt] = struct{}{}
+}
+
+// PromiseRecordedAtCleared returns if the "promise_recorded_at" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseRecordedAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseRecordedAt]
+	return ok
+}
+
+// ResetPromiseRecordedAt resets all changes to the "promise_recorded_at" field.
+func (m *InvoiceMutation) ResetPromiseRecordedAt() {
+	m.promise_recorded_at = nil
+	delete(m.clearedFields, invoice.FieldPromiseRecordedAt)
+}
+
+// SetPromiseBrokenAt sets the "promise_broken_at" field.
+func (m *InvoiceMutation) SetPromiseBrokenAt(t time.Time) {
+	m.promise_broken_at = &t
+}
+
+// PromiseBrokenAt returns the value of the "promise_broken_at" field in the mutation.
+func (m *InvoiceMutation) PromiseBrokenAt() (r time.Time, exists bool) {
+	v := m.promise_broken_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPromiseBrokenAt returns the old "promise_broken_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPromiseBrokenAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPromiseBrokenAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPromiseBrokenAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPromiseBrokenAt: %w", err)
+	}
+	return oldValue.PromiseBrokenAt, nil
+}
+
+// ClearPromiseBrokenAt clears the value of the "promise_broken_at" field.
+func (m *InvoiceMutation) ClearPromiseBrokenAt() {
+	m.promise_broken_at = nil
+	m.clearedFields[invoice.FieldPromiseBrokenAt] = struct{}{}
+}
+
+// PromiseBrokenAtCleared returns if the "promise_broken_at" field was cleared in this mutation.
+func (m *InvoiceMutation) PromiseBrokenAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPromiseBrokenAt]
+	return ok
+}
+
+// ResetPromiseBrokenAt resets all changes to the "promise_broken_at" field.
+func (m *InvoiceMutation) ResetPromiseBrokenAt() {
+	m.promise_broken_at = nil
+	delete(m.clearedFields, invoice.FieldPromiseBrokenAt)
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (m *InvoiceMutation) SetDisputeReason(s string) {
+	m.dispute_reason = &s
+}
+
+// DisputeReason returns the value of the "dispute_reason" field in the mutation.
+func (m *InvoiceMutation) DisputeReason() (r string, exists bool) {
+	v := m.dispute_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeReason returns the old "dispute_reason" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeReason: %w", err)
+	}
+	return oldValue.DisputeReason, nil
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (m *InvoiceMutation) ClearDisputeReason() {
+	m.dispute_reason = nil
+	m.clearedFields[invoice.FieldDisputeReason] = struct{}{}
+}
+
+// DisputeReasonCleared returns if the "dispute_reason" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeReasonCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeReason]
+	return ok
+}
+
+// ResetDisputeReason resets all changes to the "dispute_reason" field.
+func (m *InvoiceMutation) ResetDisputeReason() {
+	m.dispute_reason = nil
+	delete(m.clearedFields, invoice.FieldDisputeReason)
+}
+
+// SetDisputeOpenedBy sets the "dispute_opened_by" field.
+func (m *InvoiceMutation) SetDisputeOpenedBy(s string) {
+	m.dispute_opened_by = &s
+}
+
+// DisputeOpenedBy returns the value of the "dispute_opened_by" field in the mutation.
+func (m *InvoiceMutation) DisputeOpenedBy() (r string, exists bool) {
+	v := m.dispute_opened_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeOpenedBy returns the old "dispute_opened_by" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeOpenedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeOpenedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeOpenedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeOpenedBy: %w", err)
+	}
+	return oldValue.DisputeOpenedBy, nil
+}
+
+// ClearDisputeOpenedBy clears the value of the "dispute_opened_by" field.
+func (m *InvoiceMutation) ClearDisputeOpenedBy() {
+	m.dispute_opened_by = nil
+	m.clearedFields[invoice.FieldDisputeOpenedBy] = struct{}{}
+}
+
+// DisputeOpenedByCleared returns if the "dispute_opened_by" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeOpenedByCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeOpenedBy]
+	return ok
+}
+
+// ResetDisputeOpenedBy resets all changes to the "dispute_opened_by" field.
+func (m *InvoiceMutation) ResetDisputeOpenedBy() {
+	m.dispute_opened_by = nil
+	delete(m.clearedFields, invoice.FieldDisputeOpenedBy)
+}
+
+// SetDisputeOpenedAt sets the "dispute_opened_at" field.
+func (m *InvoiceMutation) SetDisputeOpenedAt(t time.Time) {
+	m.dispute_opened_at = &t
+}
+
+// DisputeOpenedAt returns the value of the "dispute_opened_at" field in the mutation.
+func (m *InvoiceMutation) DisputeOpenedAt() (r time.Time, exists bool) {
+	v := m.dispute_opened_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisputeOpenedAt returns the old "dispute_opened_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldDisputeOpenedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisputeOpenedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisputeOpenedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisputeOpenedAt: %w", err)
+	}
+	return oldValue.DisputeOpenedAt, nil
+}
+
+// ClearDisputeOpenedAt clears the value of the "dispute_opened_at" field.
+func (m *InvoiceMutation) ClearDisputeOpenedAt() {
+	m.dispute_opened_at = nil
+	m.clearedFields[invoice.FieldDisputeOpenedAt] = struct{}{}
+}
+
+// DisputeOpenedAtCleared returns if the "dispute_opened_at" field was cleared in this mutation.
+func (m *InvoiceMutation) DisputeOpenedAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldDisputeOpenedAt]
+	return ok
+}
+
+// ResetDisputeOpenedAt resets all changes to the "dispute_opened_at" field.
+func (m *InvoiceMutation) ResetDisputeOpenedAt() {
+	m.dispute_opened_at = nil
+	delete(m.clearedFields, invoice.FieldDisputeOpenedAt)
+}
+
 // ClearStore clears the "store" edge to the Store entity.
 func (m *InvoiceMutation) ClearStore() {
 	m.clearedstore = true
@@ -7505,7 +7909,7 @@ func (m *InvoiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InvoiceMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 18)
 	if m.store != nil {
 		fields = append(fields, invoice.FieldStoreID)
 	}
@@ -7536,6 +7940,30 @@ func (m *InvoiceMutation) Fields() []string {
 	if m.settled_at != nil {
 		fields = append(fields, invoice.FieldSettledAt)
 	}
+	if m.promised_for != nil {
+		fields = append(fields, invoice.FieldPromisedFor)
+	}
+	if m.promise_note != nil {
+		fields = append(fields, invoice.FieldPromiseNote)
+	}
+	if m.promise_recorded_by != nil {
+		fields = append(fields, invoice.FieldPromiseRecordedBy)
+	}
+	if m.promise_recorded_at != nil {
+		fields = append(fields, invoice.FieldPromiseRecordedAt)
+	}
+	if m.promise_broken_at != nil {
+		fields = append(fields, invoice.FieldPromiseBrokenAt)
+	}
+	if m.dispute_reason != nil {
+		fields = append(fields, invoice.FieldDisputeReason)
+	}
+	if m.dispute_opened_by != nil {
+		fields = append(fields, invoice.FieldDisputeOpenedBy)
+	}
+	if m.dispute_opened_at != nil {
+		fields = append(fields, invoice.FieldDisputeOpenedAt)
+	}
 	return fields
 }
 
@@ -7564,6 +7992,22 @@ func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
 		return m.DueAt()
 	case invoice.FieldSettledAt:
 		return m.SettledAt()
+	case invoice.FieldPromisedFor:
+		return m.PromisedFor()
+	case invoice.FieldPromiseNote:
+		return m.PromiseNote()
+	case invoice.FieldPromiseRecordedBy:
+		return m.PromiseRecordedBy()
+	case invoice.FieldPromiseRecordedAt:
+		return m.PromiseRecordedAt()
+	case invoice.FieldPromiseBrokenAt:
+		return m.PromiseBrokenAt()
+	case invoice.FieldDisputeReason:
+		return m.DisputeReason()
+	case invoice.FieldDisputeOpenedBy:
+		return m.DisputeOpenedBy()
+	case invoice.FieldDisputeOpenedAt:
+		return m.DisputeOpenedAt()
 	}
 	return nil, false
 }
@@ -7593,6 +8037,22 @@ func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDueAt(ctx)
 	case invoice.FieldSettledAt:
 		return m.OldSettledAt(ctx)
+	case invoice.FieldPromisedFor:
+		return m.OldPromisedFor(ctx)
+	case invoice.FieldPromiseNote:
+		return m.OldPromiseNote(ctx)
+	case invoice.FieldPromiseRecordedBy:
+		return m.OldPromiseRecordedBy(ctx)
+	case invoice.FieldPromiseRecordedAt:
+		return m.OldPromiseRecordedAt(ctx)
+	case invoice.FieldPromiseBrokenAt:
+		return m.OldPromiseBrokenAt(ctx)
+	case invoice.FieldDisputeReason:
+		return m.OldDisputeReason(ctx)
+	case invoice.FieldDisputeOpenedBy:
+		return m.OldDisputeOpenedBy(ctx)
+	case invoice.FieldDisputeOpenedAt:
+		return m.OldDisputeOpenedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7672,6 +8132,62 @@ func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSettledAt(v)
 		return nil
+	case invoice.FieldPromisedFor:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromisedFor(v)
+		return nil
+	case invoice.FieldPromiseNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseNote(v)
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseRecordedBy(v)
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseRecordedAt(v)
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPromiseBrokenAt(v)
+		return nil
+	case invoice.FieldDisputeReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeReason(v)
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeOpenedBy(v)
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisputeOpenedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -7720,6 +8236,30 @@ func (m *InvoiceMutation) ClearedFields() []string {
 	if m.FieldCleared(invoice.FieldSettledAt) {
 		fields = append(fields, invoice.FieldSettledAt)
 	}
+	if m.FieldCleared(invoice.FieldPromisedFor) {
+		fields = append(fields, invoice.FieldPromisedFor)
+	}
+	if m.FieldCleared(invoice.FieldPromiseNote) {
+		fields = append(fields, invoice.FieldPromiseNote)
+	}
+	if m.FieldCleared(invoice.FieldPromiseRecordedBy) {
+		fields = append(fields, invoice.FieldPromiseRecordedBy)
+	}
+	if m.FieldCleared(invoice.FieldPromiseRecordedAt) {
+		fields = append(fields, invoice.FieldPromiseRecordedAt)
+	}
+	if m.FieldCleared(invoice.FieldPromiseBrokenAt) {
+		fields = append(fields, invoice.FieldPromiseBrokenAt)
+	}
+	if m.FieldCleared(invoice.FieldDisputeReason) {
+		fields = append(fields, invoice.FieldDisputeReason)
+	}
+	if m.FieldCleared(invoice.FieldDisputeOpenedBy) {
+		fields = append(fields, invoice.FieldDisputeOpenedBy)
+	}
+	if m.FieldCleared(invoice.FieldDisputeOpenedAt) {
+		fields = append(fields, invoice.FieldDisputeOpenedAt)
+	}
 	return fields
 }
 
@@ -7736,6 +8276,30 @@ func (m *InvoiceMutation) ClearField(name string) error {
 	switch name {
 	case invoice.FieldSettledAt:
 		m.ClearSettledAt()
+		return nil
+	case invoice.FieldPromisedFor:
+		m.ClearPromisedFor()
+		return nil
+	case invoice.FieldPromiseNote:
+		m.ClearPromiseNote()
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		m.ClearPromiseRecordedBy()
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		m.ClearPromiseRecordedAt()
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		m.ClearPromiseBrokenAt()
+		return nil
+	case invoice.FieldDisputeReason:
+		m.ClearDisputeReason()
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		m.ClearDisputeOpenedBy()
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		m.ClearDisputeOpenedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice nullable field %s", name)
@@ -7774,6 +8338,30 @@ func (m *InvoiceMutation) ResetField(name string) error {
 		return nil
 	case invoice.FieldSettledAt:
 		m.ResetSettledAt()
+		return nil
+	case invoice.FieldPromisedFor:
+		m.ResetPromisedFor()
+		return nil
+	case invoice.FieldPromiseNote:
+		m.ResetPromiseNote()
+		return nil
+	case invoice.FieldPromiseRecordedBy:
+		m.ResetPromiseRecordedBy()
+		return nil
+	case invoice.FieldPromiseRecordedAt:
+		m.ResetPromiseRecordedAt()
+		return nil
+	case invoice.FieldPromiseBrokenAt:
+		m.ResetPromiseBrokenAt()
+		return nil
+	case invoice.FieldDisputeReason:
+		m.ResetDisputeReason()
+		return nil
+	case invoice.FieldDisputeOpenedBy:
+		m.ResetDisputeOpenedBy()
+		return nil
+	case invoice.FieldDisputeOpenedAt:
+		m.ResetDisputeOpenedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
@@ -7851,6 +8439,785 @@ func (m *InvoiceMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice edge %s", name)
+}
+
+// InvoiceReminderMutation represents an operation that mutates the InvoiceReminder nodes in the graph.
+type InvoiceReminderMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	invoice_id     *string
+	level          *int
+	addlevel       *int
+	offset_days    *int
+	addoffset_days *int
+	due_at         *time.Time
+	event_id       *string
+	created_at     *time.Time
+	clearedFields  map[string]struct{}
+	store          *string
+	clearedstore   bool
+	done           bool
+	oldValue       func(context.Context) (*InvoiceReminder, error)
+	predicates     []predicate.InvoiceReminder
+}
+
+var _ ent.Mutation = (*InvoiceReminderMutation)(nil)
+
+// invoicereminderOption allows management of the mutation configuration using functional options.
+type invoicereminderOption func(*InvoiceReminderMutation)
+
+// newInvoiceReminderMutation creates new mutation for the InvoiceReminder entity.
+func newInvoiceReminderMutation(c config, op Op, opts ...invoicereminderOption) *InvoiceReminderMutation {
+	m := &InvoiceReminderMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInvoiceReminder,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInvoiceReminderID sets the ID field of the mutation.
+func withInvoiceReminderID(id string) invoicereminderOption {
+	return func(m *InvoiceReminderMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *InvoiceReminder
+		)
+		m.oldValue = func(ctx context.Context) (*InvoiceReminder, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().InvoiceReminder.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInvoiceReminder sets the old InvoiceReminder of the mutation.
+func withInvoiceReminder(node *InvoiceReminder) invoicereminderOption {
+	return func(m *InvoiceReminderMutation) {
+		m.oldValue = func(context.Context) (*InvoiceReminder, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InvoiceReminderMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InvoiceReminderMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of InvoiceReminder entities.
+func (m *InvoiceReminderMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InvoiceReminderMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InvoiceReminderMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().InvoiceReminder.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *InvoiceReminderMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *InvoiceReminderMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *InvoiceReminderMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetInvoiceID sets the "invoice_id" field.
+func (m *InvoiceReminderMutation) SetInvoiceID(s string) {
+	m.invoice_id = &s
+}
+
+// InvoiceID returns the value of the "invoice_id" field in the mutation.
+func (m *InvoiceReminderMutation) InvoiceID() (r string, exists bool) {
+	v := m.invoice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvoiceID returns the old "invoice_id" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldInvoiceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvoiceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvoiceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvoiceID: %w", err)
+	}
+	return oldValue.InvoiceID, nil
+}
+
+// ResetInvoiceID resets all changes to the "invoice_id" field.
+func (m *InvoiceReminderMutation) ResetInvoiceID() {
+	m.invoice_id = nil
+}
+
+// SetLevel sets the "level" field.
+func (m *InvoiceReminderMutation) SetLevel(i int) {
+	m.level = &i
+	m.addlevel = nil
+}
+
+// Level returns the value of the "level" field in the mutation.
+func (m *InvoiceReminderMutation) Level() (r int, exists bool) {
+	v := m.level
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLevel returns the old "level" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldLevel(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLevel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLevel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLevel: %w", err)
+	}
+	return oldValue.Level, nil
+}
+
+// AddLevel adds i to the "level" field.
+func (m *InvoiceReminderMutation) AddLevel(i int) {
+	if m.addlevel != nil {
+		*m.addlevel += i
+	} else {
+		m.addlevel = &i
+	}
+}
+
+// AddedLevel returns the value that was added to the "level" field in this mutation.
+func (m *InvoiceReminderMutation) AddedLevel() (r int, exists bool) {
+	v := m.addlevel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLevel resets all changes to the "level" field.
+func (m *InvoiceReminderMutation) ResetLevel() {
+	m.level = nil
+	m.addlevel = nil
+}
+
+// SetOffsetDays sets the "offset_days" field.
+func (m *InvoiceReminderMutation) SetOffsetDays(i int) {
+	m.offset_days = &i
+	m.addoffset_days = nil
+}
+
+// OffsetDays returns the value of the "offset_days" field in the mutation.
+func (m *InvoiceReminderMutation) OffsetDays() (r int, exists bool) {
+	v := m.offset_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOffsetDays returns the old "offset_days" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldOffsetDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOffsetDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOffsetDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOffsetDays: %w", err)
+	}
+	return oldValue.OffsetDays, nil
+}
+
+// AddOffsetDays adds i to the "offset_days" field.
+func (m *InvoiceReminderMutation) AddOffsetDays(i int) {
+	if m.addoffset_days != nil {
+		*m.addoffset_days += i
+	} else {
+		m.addoffset_days = &i
+	}
+}
+
+// AddedOffsetDays returns the value that was added to the "offset_days" field in this mutation.
+func (m *InvoiceReminderMutation) AddedOffsetDays() (r int, exists bool) {
+	v := m.addoffset_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOffsetDays resets all changes to the "offset_days" field.
+func (m *InvoiceReminderMutation) ResetOffsetDays() {
+	m.offset_days = nil
+	m.addoffset_days = nil
+}
+
+// SetDueAt sets the "due_at" field.
+func (m *InvoiceReminderMutation) SetDueAt(t time.Time) {
+	m.due_at = &t
+}
+
+// DueAt returns the value of the "due_at" field in the mutation.
+func (m *InvoiceReminderMutation) DueAt() (r time.Time, exists bool) {
+	v := m.due_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDueAt returns the old "due_at" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldDueAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDueAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDueAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDueAt: %w", err)
+	}
+	return oldValue.DueAt, nil
+}
+
+// ResetDueAt resets all changes to the "due_at" field.
+func (m *InvoiceReminderMutation) ResetDueAt() {
+	m.due_at = nil
+}
+
+// SetEventID sets the "event_id" field.
+func (m *InvoiceReminderMutation) SetEventID(s string) {
+	m.event_id = &s
+}
+
+// EventID returns the value of the "event_id" field in the mutation.
+func (m *InvoiceReminderMutation) EventID() (r string, exists bool) {
+	v := m.event_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEventID returns the old "event_id" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldEventID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEventID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEventID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEventID: %w", err)
+	}
+	return oldValue.EventID, nil
+}
+
+// ResetEventID resets all changes to the "event_id" field.
+func (m *InvoiceReminderMutation) ResetEventID() {
+	m.event_id = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *InvoiceReminderMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *InvoiceReminderMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the InvoiceReminder entity.
+// If the InvoiceReminder object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceReminderMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *InvoiceReminderMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *InvoiceReminderMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[invoicereminder.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *InvoiceReminderMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *InvoiceReminderMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *InvoiceReminderMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the InvoiceReminderMutation builder.
+func (m *InvoiceReminderMutation) Where(ps ...predicate.InvoiceReminder) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InvoiceReminderMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InvoiceReminderMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.InvoiceReminder, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InvoiceReminderMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InvoiceReminderMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (InvoiceReminder).
+func (m *InvoiceReminderMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InvoiceReminderMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.store != nil {
+		fields = append(fields, invoicereminder.FieldStoreID)
+	}
+	if m.invoice_id != nil {
+		fields = append(fields, invoicereminder.FieldInvoiceID)
+	}
+	if m.level != nil {
+		fields = append(fields, invoicereminder.FieldLevel)
+	}
+	if m.offset_days != nil {
+		fields = append(fields, invoicereminder.FieldOffsetDays)
+	}
+	if m.due_at != nil {
+		fields = append(fields, invoicereminder.FieldDueAt)
+	}
+	if m.event_id != nil {
+		fields = append(fields, invoicereminder.FieldEventID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, invoicereminder.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InvoiceReminderMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case invoicereminder.FieldStoreID:
+		return m.StoreID()
+	case invoicereminder.FieldInvoiceID:
+		return m.InvoiceID()
+	case invoicereminder.FieldLevel:
+		return m.Level()
+	case invoicereminder.FieldOffsetDays:
+		return m.OffsetDays()
+	case invoicereminder.FieldDueAt:
+		return m.DueAt()
+	case invoicereminder.FieldEventID:
+		return m.EventID()
+	case invoicereminder.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InvoiceReminderMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case invoicereminder.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case invoicereminder.FieldInvoiceID:
+		return m.OldInvoiceID(ctx)
+	case invoicereminder.FieldLevel:
+		return m.OldLevel(ctx)
+	case invoicereminder.FieldOffsetDays:
+		return m.OldOffsetDays(ctx)
+	case invoicereminder.FieldDueAt:
+		return m.OldDueAt(ctx)
+	case invoicereminder.FieldEventID:
+		return m.OldEventID(ctx)
+	case invoicereminder.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown InvoiceReminder field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceReminderMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case invoicereminder.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case invoicereminder.FieldInvoiceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvoiceID(v)
+		return nil
+	case invoicereminder.FieldLevel:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLevel(v)
+		return nil
+	case invoicereminder.FieldOffsetDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOffsetDays(v)
+		return nil
+	case invoicereminder.FieldDueAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDueAt(v)
+		return nil
+	case invoicereminder.FieldEventID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEventID(v)
+		return nil
+	case invoicereminder.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown InvoiceReminder field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InvoiceReminderMutation) AddedFields() []string {
+	var fields []string
+	if m.addlevel != nil {
+		fields = append(fields, invoicereminder.FieldLevel)
+	}
+	if m.addoffset_days != nil {
+		fields = append(fields, invoicereminder.FieldOffsetDays)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InvoiceReminderMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case invoicereminder.FieldLevel:
+		return m.AddedLevel()
+	case invoicereminder.FieldOffsetDays:
+		return m.AddedOffsetDays()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceReminderMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case invoicereminder.FieldLevel:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLevel(v)
+		return nil
+	case invoicereminder.FieldOffsetDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOffsetDays(v)
+		return nil
+	}
+	return fmt.Errorf("unknown InvoiceReminder numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InvoiceReminderMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InvoiceReminderMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InvoiceReminderMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown InvoiceReminder nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InvoiceReminderMutation) ResetField(name string) error {
+	switch name {
+	case invoicereminder.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case invoicereminder.FieldInvoiceID:
+		m.ResetInvoiceID()
+		return nil
+	case invoicereminder.FieldLevel:
+		m.ResetLevel()
+		return nil
+	case invoicereminder.FieldOffsetDays:
+		m.ResetOffsetDays()
+		return nil
+	case invoicereminder.FieldDueAt:
+		m.ResetDueAt()
+		return nil
+	case invoicereminder.FieldEventID:
+		m.ResetEventID()
+		return nil
+	case invoicereminder.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown InvoiceReminder field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InvoiceReminderMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, invoicereminder.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InvoiceReminderMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case invoicereminder.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InvoiceReminderMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InvoiceReminderMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InvoiceReminderMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, invoicereminder.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InvoiceReminderMutation) EdgeCleared(name string) bool {
+	switch name {
+	case invoicereminder.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InvoiceReminderMutation) ClearEdge(name string) error {
+	switch name {
+	case invoicereminder.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown InvoiceReminder unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InvoiceReminderMutation) ResetEdge(name string) error {
+	switch name {
+	case invoicereminder.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown InvoiceReminder edge %s", name)
 }
 
 // LedgerEntryMutation represents an operation that mutates the LedgerEntry nodes in the graph.
@@ -12567,22 +13934,24 @@ func (m *StaffSessionMutation) ResetEdge(name string) error {
 // StoreMutation represents an operation that mutates the Store nodes in the graph.
 type StoreMutation struct {
 	config
-	op                Op
-	typ               string
-	id                *string
-	name              *string
-	currency          *string
-	buffer_percent    *int
-	addbuffer_percent *int
-	locale            *string
-	cursor_secret     *[]byte
-	created_at        *time.Time
-	event_seq         *int64
-	addevent_seq      *int64
-	clearedFields     map[string]struct{}
-	done              bool
-	oldValue          func(context.Context) (*Store, error)
-	predicates        []predicate.Store
+	op                  Op
+	typ                 string
+	id                  *string
+	name                *string
+	currency            *string
+	buffer_percent      *int
+	addbuffer_percent   *int
+	locale              *string
+	cursor_secret       *[]byte
+	created_at          *time.Time
+	event_seq           *int64
+	addevent_seq        *int64
+	reminder_days       *[]int
+	appendreminder_days []int
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*Store, error)
+	predicates          []predicate.Store
 }
 
 var _ ent.Mutation = (*StoreMutation)(nil)
@@ -12981,6 +14350,71 @@ func (m *StoreMutation) ResetEventSeq() {
 	m.addevent_seq = nil
 }
 
+// SetReminderDays sets the "reminder_days" field.
+func (m *StoreMutation) SetReminderDays(i []int) {
+	m.reminder_days = &i
+	m.appendreminder_days = nil
+}
+
+// ReminderDays returns the value of the "reminder_days" field in the mutation.
+func (m *StoreMutation) ReminderDays() (r []int, exists bool) {
+	v := m.reminder_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReminderDays returns the old "reminder_days" field's value of the Store entity.
+// If the Store object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreMutation) OldReminderDays(ctx context.Context) (v []int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReminderDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReminderDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReminderDays: %w", err)
+	}
+	return oldValue.ReminderDays, nil
+}
+
+// AppendReminderDays adds i to the "reminder_days" field.
+func (m *StoreMutation) AppendReminderDays(i []int) {
+	m.appendreminder_days = append(m.appendreminder_days, i...)
+}
+
+// AppendedReminderDays returns the list of values that were appended to the "reminder_days" field in this mutation.
+func (m *StoreMutation) AppendedReminderDays() ([]int, bool) {
+	if len(m.appendreminder_days) == 0 {
+		return nil, false
+	}
+	return m.appendreminder_days, true
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (m *StoreMutation) ClearReminderDays() {
+	m.reminder_days = nil
+	m.appendreminder_days = nil
+	m.clearedFields[store.FieldReminderDays] = struct{}{}
+}
+
+// ReminderDaysCleared returns if the "reminder_days" field was cleared in this mutation.
+func (m *StoreMutation) ReminderDaysCleared() bool {
+	_, ok := m.clearedFields[store.FieldReminderDays]
+	return ok
+}
+
+// ResetReminderDays resets all changes to the "reminder_days" field.
+func (m *StoreMutation) ResetReminderDays() {
+	m.reminder_days = nil
+	m.appendreminder_days = nil
+	delete(m.clearedFields, store.FieldReminderDays)
+}
+
 // Where appends a list predicates to the StoreMutation builder.
 func (m *StoreMutation) Where(ps ...predicate.Store) {
 	m.predicates = append(m.predicates, ps...)
@@ -13015,7 +14449,7 @@ func (m *StoreMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StoreMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.name != nil {
 		fields = append(fields, store.FieldName)
 	}
@@ -13036,6 +14470,9 @@ func (m *StoreMutation) Fields() []string {
 	}
 	if m.event_seq != nil {
 		fields = append(fields, store.FieldEventSeq)
+	}
+	if m.reminder_days != nil {
+		fields = append(fields, store.FieldReminderDays)
 	}
 	return fields
 }
@@ -13059,6 +14496,8 @@ func (m *StoreMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case store.FieldEventSeq:
 		return m.EventSeq()
+	case store.FieldReminderDays:
+		return m.ReminderDays()
 	}
 	return nil, false
 }
@@ -13082,6 +14521,8 @@ func (m *StoreMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCreatedAt(ctx)
 	case store.FieldEventSeq:
 		return m.OldEventSeq(ctx)
+	case store.FieldReminderDays:
+		return m.OldReminderDays(ctx)
 	}
 	return nil, fmt.Errorf("unknown Store field %s", name)
 }
@@ -13140,6 +14581,13 @@ func (m *StoreMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEventSeq(v)
 		return nil
+	case store.FieldReminderDays:
+		v, ok := value.([]int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReminderDays(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Store field %s", name)
 }
@@ -13196,7 +14644,11 @@ func (m *StoreMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *StoreMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(store.FieldReminderDays) {
+		fields = append(fields, store.FieldReminderDays)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -13209,6 +14661,11 @@ func (m *StoreMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *StoreMutation) ClearField(name string) error {
+	switch name {
+	case store.FieldReminderDays:
+		m.ClearReminderDays()
+		return nil
+	}
 	return fmt.Errorf("unknown Store nullable field %s", name)
 }
 
@@ -13236,6 +14693,9 @@ func (m *StoreMutation) ResetField(name string) error {
 		return nil
 	case store.FieldEventSeq:
 		m.ResetEventSeq()
+		return nil
+	case store.FieldReminderDays:
+		m.ResetReminderDays()
 		return nil
 	}
 	return fmt.Errorf("unknown Store field %s", name)
@@ -13287,6 +14747,716 @@ func (m *StoreMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *StoreMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Store edge %s", name)
+}
+
+// StoreChangeMutation represents an operation that mutates the StoreChange nodes in the graph.
+type StoreChangeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	setting       *string
+	value         *string
+	previous      *string
+	actor_type    *string
+	actor_label   *string
+	occurred_at   *time.Time
+	clearedFields map[string]struct{}
+	store         *string
+	clearedstore  bool
+	done          bool
+	oldValue      func(context.Context) (*StoreChange, error)
+	predicates    []predicate.StoreChange
+}
+
+var _ ent.Mutation = (*StoreChangeMutation)(nil)
+
+// storechangeOption allows management of the mutation configuration using functional options.
+type storechangeOption func(*StoreChangeMutation)
+
+// newStoreChangeMutation creates new mutation for the StoreChange entity.
+func newStoreChangeMutation(c config, op Op, opts ...storechangeOption) *StoreChangeMutation {
+	m := &StoreChangeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStoreChange,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStoreChangeID sets the ID field of the mutation.
+func withStoreChangeID(id string) storechangeOption {
+	return func(m *StoreChangeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *StoreChange
+		)
+		m.oldValue = func(ctx context.Context) (*StoreChange, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().StoreChange.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStoreChange sets the old StoreChange of the mutation.
+func withStoreChange(node *StoreChange) storechangeOption {
+	return func(m *StoreChangeMutation) {
+		m.oldValue = func(context.Context) (*StoreChange, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StoreChangeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StoreChangeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of StoreChange entities.
+func (m *StoreChangeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StoreChangeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StoreChangeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().StoreChange.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *StoreChangeMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *StoreChangeMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *StoreChangeMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetSetting sets the "setting" field.
+func (m *StoreChangeMutation) SetSetting(s string) {
+	m.setting = &s
+}
+
+// Setting returns the value of the "setting" field in the mutation.
+func (m *StoreChangeMutation) Setting() (r string, exists bool) {
+	v := m.setting
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSetting returns the old "setting" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldSetting(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSetting is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSetting requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSetting: %w", err)
+	}
+	return oldValue.Setting, nil
+}
+
+// ResetSetting resets all changes to the "setting" field.
+func (m *StoreChangeMutation) ResetSetting() {
+	m.setting = nil
+}
+
+// SetValue sets the "value" field.
+func (m *StoreChangeMutation) SetValue(s string) {
+	m.value = &s
+}
+
+// Value returns the value of the "value" field in the mutation.
+func (m *StoreChangeMutation) Value() (r string, exists bool) {
+	v := m.value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValue returns the old "value" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldValue(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValue: %w", err)
+	}
+	return oldValue.Value, nil
+}
+
+// ResetValue resets all changes to the "value" field.
+func (m *StoreChangeMutation) ResetValue() {
+	m.value = nil
+}
+
+// SetPrevious sets the "previous" field.
+func (m *StoreChangeMutation) SetPrevious(s string) {
+	m.previous = &s
+}
+
+// Previous returns the value of the "previous" field in the mutation.
+func (m *StoreChangeMutation) Previous() (r string, exists bool) {
+	v := m.previous
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrevious returns the old "previous" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldPrevious(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrevious is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrevious requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrevious: %w", err)
+	}
+	return oldValue.Previous, nil
+}
+
+// ResetPrevious resets all changes to the "previous" field.
+func (m *StoreChangeMutation) ResetPrevious() {
+	m.previous = nil
+}
+
+// SetActorType sets the "actor_type" field.
+func (m *StoreChangeMutation) SetActorType(s string) {
+	m.actor_type = &s
+}
+
+// ActorType returns the value of the "actor_type" field in the mutation.
+func (m *StoreChangeMutation) ActorType() (r string, exists bool) {
+	v := m.actor_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorType returns the old "actor_type" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldActorType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorType: %w", err)
+	}
+	return oldValue.ActorType, nil
+}
+
+// ResetActorType resets all changes to the "actor_type" field.
+func (m *StoreChangeMutation) ResetActorType() {
+	m.actor_type = nil
+}
+
+// SetActorLabel sets the "actor_label" field.
+func (m *StoreChangeMutation) SetActorLabel(s string) {
+	m.actor_label = &s
+}
+
+// ActorLabel returns the value of the "actor_label" field in the mutation.
+func (m *StoreChangeMutation) ActorLabel() (r string, exists bool) {
+	v := m.actor_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorLabel returns the old "actor_label" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldActorLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorLabel: %w", err)
+	}
+	return oldValue.ActorLabel, nil
+}
+
+// ResetActorLabel resets all changes to the "actor_label" field.
+func (m *StoreChangeMutation) ResetActorLabel() {
+	m.actor_label = nil
+}
+
+// SetOccurredAt sets the "occurred_at" field.
+func (m *StoreChangeMutation) SetOccurredAt(t time.Time) {
+	m.occurred_at = &t
+}
+
+// OccurredAt returns the value of the "occurred_at" field in the mutation.
+func (m *StoreChangeMutation) OccurredAt() (r time.Time, exists bool) {
+	v := m.occurred_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOccurredAt returns the old "occurred_at" field's value of the StoreChange entity.
+// If the StoreChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreChangeMutation) OldOccurredAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOccurredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOccurredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOccurredAt: %w", err)
+	}
+	return oldValue.OccurredAt, nil
+}
+
+// ResetOccurredAt resets all changes to the "occurred_at" field.
+func (m *StoreChangeMutation) ResetOccurredAt() {
+	m.occurred_at = nil
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *StoreChangeMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[storechange.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *StoreChangeMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *StoreChangeMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *StoreChangeMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// Where appends a list predicates to the StoreChangeMutation builder.
+func (m *StoreChangeMutation) Where(ps ...predicate.StoreChange) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StoreChangeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StoreChangeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.StoreChange, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StoreChangeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StoreChangeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (StoreChange).
+func (m *StoreChangeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StoreChangeMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.store != nil {
+		fields = append(fields, storechange.FieldStoreID)
+	}
+	if m.setting != nil {
+		fields = append(fields, storechange.FieldSetting)
+	}
+	if m.value != nil {
+		fields = append(fields, storechange.FieldValue)
+	}
+	if m.previous != nil {
+		fields = append(fields, storechange.FieldPrevious)
+	}
+	if m.actor_type != nil {
+		fields = append(fields, storechange.FieldActorType)
+	}
+	if m.actor_label != nil {
+		fields = append(fields, storechange.FieldActorLabel)
+	}
+	if m.occurred_at != nil {
+		fields = append(fields, storechange.FieldOccurredAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StoreChangeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case storechange.FieldStoreID:
+		return m.StoreID()
+	case storechange.FieldSetting:
+		return m.Setting()
+	case storechange.FieldValue:
+		return m.Value()
+	case storechange.FieldPrevious:
+		return m.Previous()
+	case storechange.FieldActorType:
+		return m.ActorType()
+	case storechange.FieldActorLabel:
+		return m.ActorLabel()
+	case storechange.FieldOccurredAt:
+		return m.OccurredAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StoreChangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case storechange.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case storechange.FieldSetting:
+		return m.OldSetting(ctx)
+	case storechange.FieldValue:
+		return m.OldValue(ctx)
+	case storechange.FieldPrevious:
+		return m.OldPrevious(ctx)
+	case storechange.FieldActorType:
+		return m.OldActorType(ctx)
+	case storechange.FieldActorLabel:
+		return m.OldActorLabel(ctx)
+	case storechange.FieldOccurredAt:
+		return m.OldOccurredAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown StoreChange field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StoreChangeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case storechange.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case storechange.FieldSetting:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSetting(v)
+		return nil
+	case storechange.FieldValue:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValue(v)
+		return nil
+	case storechange.FieldPrevious:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrevious(v)
+		return nil
+	case storechange.FieldActorType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorType(v)
+		return nil
+	case storechange.FieldActorLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorLabel(v)
+		return nil
+	case storechange.FieldOccurredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOccurredAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StoreChange field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StoreChangeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StoreChangeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StoreChangeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown StoreChange numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StoreChangeMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StoreChangeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StoreChangeMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown StoreChange nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StoreChangeMutation) ResetField(name string) error {
+	switch name {
+	case storechange.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case storechange.FieldSetting:
+		m.ResetSetting()
+		return nil
+	case storechange.FieldValue:
+		m.ResetValue()
+		return nil
+	case storechange.FieldPrevious:
+		m.ResetPrevious()
+		return nil
+	case storechange.FieldActorType:
+		m.ResetActorType()
+		return nil
+	case storechange.FieldActorLabel:
+		m.ResetActorLabel()
+		return nil
+	case storechange.FieldOccurredAt:
+		m.ResetOccurredAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StoreChange field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StoreChangeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.store != nil {
+		edges = append(edges, storechange.EdgeStore)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StoreChangeMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case storechange.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StoreChangeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StoreChangeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StoreChangeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedstore {
+		edges = append(edges, storechange.EdgeStore)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StoreChangeMutation) EdgeCleared(name string) bool {
+	switch name {
+	case storechange.EdgeStore:
+		return m.clearedstore
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StoreChangeMutation) ClearEdge(name string) error {
+	switch name {
+	case storechange.EdgeStore:
+		m.ClearStore()
+		return nil
+	}
+	return fmt.Errorf("unknown StoreChange unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StoreChangeMutation) ResetEdge(name string) error {
+	switch name {
+	case storechange.EdgeStore:
+		m.ResetStore()
+		return nil
+	}
+	return fmt.Errorf("unknown StoreChange edge %s", name)
 }
 
 // TimelineEventMutation represents an operation that mutates the TimelineEvent nodes in the graph.

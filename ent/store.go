@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -30,7 +31,9 @@ type Store struct {
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// EventSeq holds the value of the "event_seq" field.
-	EventSeq     int64 `json:"event_seq,omitempty"`
+	EventSeq int64 `json:"event_seq,omitempty"`
+	// ReminderDays holds the value of the "reminder_days" field.
+	ReminderDays []int `json:"reminder_days,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -39,7 +42,7 @@ func (*Store) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case store.FieldCursorSecret:
+		case store.FieldCursorSecret, store.FieldReminderDays:
 			values[i] = new([]byte)
 		case store.FieldBufferPercent, store.FieldEventSeq:
 			values[i] = new(sql.NullInt64)
@@ -110,6 +113,14 @@ func (_m *Store) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.EventSeq = value.Int64
 			}
+		case store.FieldReminderDays:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field reminder_days", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.ReminderDays); err != nil {
+					return fmt.Errorf("unmarshal field reminder_days: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -165,6 +176,9 @@ func (_m *Store) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("event_seq=")
 	builder.WriteString(fmt.Sprintf("%v", _m.EventSeq))
+	builder.WriteString(", ")
+	builder.WriteString("reminder_days=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReminderDays))
 	builder.WriteByte(')')
 	return builder.String()
 }

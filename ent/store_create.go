@@ -89,6 +89,12 @@ func (_c *StoreCreate) SetNillableEventSeq(v *int64) *StoreCreate {
 	return _c
 }
 
+// SetReminderDays sets the "reminder_days" field.
+func (_c *StoreCreate) SetReminderDays(v []int) *StoreCreate {
+	_c.mutation.SetReminderDays(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *StoreCreate) SetID(v string) *StoreCreate {
 	_c.mutation.SetID(v)
@@ -263,6 +269,10 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 		_spec.SetField(store.FieldEventSeq, field.TypeInt64, value)
 		_node.EventSeq = value
 	}
+	if value, ok := _c.mutation.ReminderDays(); ok {
+		_spec.SetField(store.FieldReminderDays, field.TypeJSON, value)
+		_node.ReminderDays = value
+	}
 	return _node, _spec
 }
 
@@ -372,6 +382,24 @@ func (u *StoreUpsert) UpdateEventSeq() *StoreUpsert {
 // AddEventSeq adds v to the "event_seq" field.
 func (u *StoreUpsert) AddEventSeq(v int64) *StoreUpsert {
 	u.Add(store.FieldEventSeq, v)
+	return u
+}
+
+// SetReminderDays sets the "reminder_days" field.
+func (u *StoreUpsert) SetReminderDays(v []int) *StoreUpsert {
+	u.Set(store.FieldReminderDays, v)
+	return u
+}
+
+// UpdateReminderDays sets the "reminder_days" field to the value that was provided on create.
+func (u *StoreUpsert) UpdateReminderDays() *StoreUpsert {
+	u.SetExcluded(store.FieldReminderDays)
+	return u
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (u *StoreUpsert) ClearReminderDays() *StoreUpsert {
+	u.SetNull(store.FieldReminderDays)
 	return u
 }
 
@@ -499,6 +527,27 @@ func (u *StoreUpsertOne) AddEventSeq(v int64) *StoreUpsertOne {
 func (u *StoreUpsertOne) UpdateEventSeq() *StoreUpsertOne {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateEventSeq()
+	})
+}
+
+// SetReminderDays sets the "reminder_days" field.
+func (u *StoreUpsertOne) SetReminderDays(v []int) *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetReminderDays(v)
+	})
+}
+
+// UpdateReminderDays sets the "reminder_days" field to the value that was provided on create.
+func (u *StoreUpsertOne) UpdateReminderDays() *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateReminderDays()
+	})
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (u *StoreUpsertOne) ClearReminderDays() *StoreUpsertOne {
+	return u.Update(func(s *StoreUpsert) {
+		s.ClearReminderDays()
 	})
 }
 
@@ -793,6 +842,27 @@ func (u *StoreUpsertBulk) AddEventSeq(v int64) *StoreUpsertBulk {
 func (u *StoreUpsertBulk) UpdateEventSeq() *StoreUpsertBulk {
 	return u.Update(func(s *StoreUpsert) {
 		s.UpdateEventSeq()
+	})
+}
+
+// SetReminderDays sets the "reminder_days" field.
+func (u *StoreUpsertBulk) SetReminderDays(v []int) *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.SetReminderDays(v)
+	})
+}
+
+// UpdateReminderDays sets the "reminder_days" field to the value that was provided on create.
+func (u *StoreUpsertBulk) UpdateReminderDays() *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.UpdateReminderDays()
+	})
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (u *StoreUpsertBulk) ClearReminderDays() *StoreUpsertBulk {
+	return u.Update(func(s *StoreUpsert) {
+		s.ClearReminderDays()
 	})
 }
 

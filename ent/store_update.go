@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ent/store"
@@ -97,6 +98,24 @@ func (_u *StoreUpdate) AddEventSeq(v int64) *StoreUpdate {
 	return _u
 }
 
+// SetReminderDays sets the "reminder_days" field.
+func (_u *StoreUpdate) SetReminderDays(v []int) *StoreUpdate {
+	_u.mutation.SetReminderDays(v)
+	return _u
+}
+
+// AppendReminderDays appends value to the "reminder_days" field.
+func (_u *StoreUpdate) AppendReminderDays(v []int) *StoreUpdate {
+	_u.mutation.AppendReminderDays(v)
+	return _u
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (_u *StoreUpdate) ClearReminderDays() *StoreUpdate {
+	_u.mutation.ClearReminderDays()
+	return _u
+}
+
 // Mutation returns the StoreMutation object of the builder.
 func (_u *StoreUpdate) Mutation() *StoreMutation {
 	return _u.mutation
@@ -173,6 +192,17 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedEventSeq(); ok {
 		_spec.AddField(store.FieldEventSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReminderDays(); ok {
+		_spec.SetField(store.FieldReminderDays, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedReminderDays(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, store.FieldReminderDays, value)
+		})
+	}
+	if _u.mutation.ReminderDaysCleared() {
+		_spec.ClearField(store.FieldReminderDays, field.TypeJSON)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -261,6 +291,24 @@ func (_u *StoreUpdateOne) SetNillableEventSeq(v *int64) *StoreUpdateOne {
 // AddEventSeq adds value to the "event_seq" field.
 func (_u *StoreUpdateOne) AddEventSeq(v int64) *StoreUpdateOne {
 	_u.mutation.AddEventSeq(v)
+	return _u
+}
+
+// SetReminderDays sets the "reminder_days" field.
+func (_u *StoreUpdateOne) SetReminderDays(v []int) *StoreUpdateOne {
+	_u.mutation.SetReminderDays(v)
+	return _u
+}
+
+// AppendReminderDays appends value to the "reminder_days" field.
+func (_u *StoreUpdateOne) AppendReminderDays(v []int) *StoreUpdateOne {
+	_u.mutation.AppendReminderDays(v)
+	return _u
+}
+
+// ClearReminderDays clears the value of the "reminder_days" field.
+func (_u *StoreUpdateOne) ClearReminderDays() *StoreUpdateOne {
+	_u.mutation.ClearReminderDays()
 	return _u
 }
 
@@ -370,6 +418,17 @@ func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error)
 	}
 	if value, ok := _u.mutation.AddedEventSeq(); ok {
 		_spec.AddField(store.FieldEventSeq, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReminderDays(); ok {
+		_spec.SetField(store.FieldReminderDays, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedReminderDays(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, store.FieldReminderDays, value)
+		})
+	}
+	if _u.mutation.ReminderDaysCleared() {
+		_spec.ClearField(store.FieldReminderDays, field.TypeJSON)
 	}
 	_node = &Store{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -30,6 +30,8 @@ type Tx struct {
 	IdempotencyRecord *IdempotencyRecordClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
+	// InvoiceReminder is the client for interacting with the InvoiceReminder builders.
+	InvoiceReminder *InvoiceReminderClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
 	LedgerEntry *LedgerEntryClient
 	// PlatformConnection is the client for interacting with the PlatformConnection builders.
@@ -42,6 +44,8 @@ type Tx struct {
 	StaffSession *StaffSessionClient
 	// Store is the client for interacting with the Store builders.
 	Store *StoreClient
+	// StoreChange is the client for interacting with the StoreChange builders.
+	StoreChange *StoreChangeClient
 	// TimelineEvent is the client for interacting with the TimelineEvent builders.
 	TimelineEvent *TimelineEventClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -189,12 +193,14 @@ func (tx *Tx) init() {
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyRecord = NewIdempotencyRecordClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
+	tx.InvoiceReminder = NewInvoiceReminderClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
 	tx.PlatformConnection = NewPlatformConnectionClient(tx.config)
 	tx.PlatformDelivery = NewPlatformDeliveryClient(tx.config)
 	tx.StaffMember = NewStaffMemberClient(tx.config)
 	tx.StaffSession = NewStaffSessionClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)
+	tx.StoreChange = NewStoreChangeClient(tx.config)
 	tx.TimelineEvent = NewTimelineEventClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)

@@ -26,6 +26,7 @@ var paramNames = map[string]string{
 	"cursor":        "after",
 	"after":         "afterEntry",
 	"updated_since": "updatedSince",
+	"promised_for":  "promisedFor",
 }
 
 // fieldParamNames are the fields whose arguments name an input differently from paramNames:

@@ -19,16 +19,28 @@ func TestEventObjectIsTyped(t *testing.T) {
 	if _, _, err := f.env.Service.Applications.SetStatus(ctx, credit.StatusChange{ApplicationID: f.app.ID, Status: "in_review"}); err != nil {
 		t.Fatal(err)
 	}
+	// invoice.paid (an order, then its payment) and invoice.disputed.
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.brau.ID, Kind: credit.KindOrderPlaced, Amount: "40", OrderGID: "gid://platform/Order/901"})
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.brau.ID, Kind: credit.KindPayment, Amount: "-40", OrderGID: "gid://platform/Order/901"})
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.brau.ID, Kind: credit.KindOrderPlaced, Amount: "30", OrderGID: "gid://platform/Order/902"})
+	open, err := f.env.Service.Invoices.List(ctx, f.brau.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen})
+	if err != nil || len(open.Data) == 0 {
+		t.Fatalf("open invoices: %v %v", open, err)
+	}
+	if _, err := f.env.Service.Invoices.OpenDispute(ctx, credit.DisputeInput{InvoiceID: open.Data[len(open.Data)-1].ID, Reason: "wrong price"}); err != nil {
+		t.Fatal(err)
+	}
 	data := query(t, f.env, f.both, `{ events(first: 250) { edges { node { type data object {
 		__typename
 		... on LedgerEntry { id kind amount { amount currency } occurredAt }
 		... on CompanySnapshot { companyId name companyStatus: status hold { kind } creditLimit { amount } updatedAt }
+		... on InvoiceSnapshot { invoiceId companyId invoiceStatus: status paidAt dispute { reason } reminders { level } }
 		... on ApplicationEventObject { applicationId applicationStatus: status businessName vat { number } submittedAt }
 		... on KeyEventObject { keyId label scopes createdAt revokedAt }
 	} } } } }`)
-	want := map[string]string{"ledger_entry": "LedgerEntry", "company": "CompanySnapshot", "application": "ApplicationEventObject", "key": "KeyEventObject"}
+	want := map[string]string{"ledger_entry": "LedgerEntry", "company": "CompanySnapshot", "invoice": "InvoiceSnapshot", "application": "ApplicationEventObject", "key": "KeyEventObject"}
 	// The record's ID: only the ledger entry, which never changes, is the record itself.
-	idField := map[string]string{"ledger_entry": "id", "company": "companyId", "application": "applicationId", "key": "keyId"}
+	idField := map[string]string{"ledger_entry": "id", "company": "companyId", "invoice": "invoiceId", "application": "applicationId", "key": "keyId"}
 	seen := map[string]bool{}
 	for _, e := range at(t, data, "events", "edges").([]any) {
 		node := e.(map[string]any)["node"].(map[string]any)
@@ -47,7 +59,7 @@ func TestEventObjectIsTyped(t *testing.T) {
 			t.Errorf("%s: object has an id: %v", typ, obj)
 		}
 		// Each value typed equals the snake_case member of data.object.
-		for gql, member := range map[string]string{"kind": "kind", "name": "name", "companyStatus": "status", "applicationStatus": "status", "businessName": "business_name", "label": "label",
+		for gql, member := range map[string]string{"kind": "kind", "name": "name", "companyStatus": "status", "invoiceStatus": "status", "paidAt": "paid_at", "applicationStatus": "status", "businessName": "business_name", "label": "label",
 			"occurredAt": "occurred_at", "updatedAt": "updated_at", "submittedAt": "submitted_at", "createdAt": "created_at"} {
 			v, ok := obj[gql]
 			if !ok {
@@ -67,8 +79,11 @@ func TestEventObjectIsTyped(t *testing.T) {
 		if typ == credit.EventTypeCompanyHoldPlaced && at(t, obj, "hold", "kind") != "MANUAL" {
 			t.Errorf("hold_placed object: %v", obj)
 		}
+		if typ == credit.EventTypeInvoiceDisputed && (at(t, obj, "dispute", "reason") != "wrong price" || obj["companyId"] != f.brau.ID) {
+			t.Errorf("invoice.disputed object: %v", obj)
+		}
 	}
-	if len(seen) != 4 {
+	if len(seen) != 5 {
 		b, _ := json.Marshal(data)
 		t.Fatalf("object types seen: %v in %s", seen, b)
 	}

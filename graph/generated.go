@@ -148,6 +148,12 @@ type ComplexityRoot struct {
 		LedgerEntry func(childComplexity int) int
 	}
 
+	Dispute struct {
+		OpenedAt func(childComplexity int) int
+		OpenedBy func(childComplexity int) int
+		Reason   func(childComplexity int) int
+	}
+
 	Event struct {
 		Company    func(childComplexity int) int
 		Data       func(childComplexity int) int
@@ -179,6 +185,7 @@ type ComplexityRoot struct {
 	Invoice struct {
 		Amount            func(childComplexity int) int
 		DaysOverdue       func(childComplexity int) int
+		Dispute           func(childComplexity int) int
 		DueAt             func(childComplexity int) int
 		ExpectedPaymentAt func(childComplexity int) int
 		ID                func(childComplexity int) int
@@ -186,6 +193,8 @@ type ComplexityRoot struct {
 		OpenAmount        func(childComplexity int) int
 		PaidAt            func(childComplexity int) int
 		PlatformOrderGID  func(childComplexity int) int
+		Promise           func(childComplexity int) int
+		Reminders         func(childComplexity int) int
 		Status            func(childComplexity int) int
 	}
 
@@ -197,6 +206,34 @@ type ComplexityRoot struct {
 	InvoiceEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	InvoicePayload struct {
+		Invoice func(childComplexity int) int
+	}
+
+	InvoiceReminder struct {
+		DueAt      func(childComplexity int) int
+		EventID    func(childComplexity int) int
+		Level      func(childComplexity int) int
+		OffsetDays func(childComplexity int) int
+	}
+
+	InvoiceSnapshot struct {
+		Amount            func(childComplexity int) int
+		CompanyID         func(childComplexity int) int
+		DaysOverdue       func(childComplexity int) int
+		Dispute           func(childComplexity int) int
+		DueAt             func(childComplexity int) int
+		ExpectedPaymentAt func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IssuedAt          func(childComplexity int) int
+		OpenAmount        func(childComplexity int) int
+		PaidAt            func(childComplexity int) int
+		PlatformOrderGID  func(childComplexity int) int
+		Promise           func(childComplexity int) int
+		Reminders         func(childComplexity int) int
+		Status            func(childComplexity int) int
 	}
 
 	KeyEventObject struct {
@@ -240,8 +277,12 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CreateAdjustment func(childComplexity int, input model.CreateAdjustmentInput) int
 		LiftHold         func(childComplexity int, input model.LiftHoldInput) int
+		OpenDispute      func(childComplexity int, input model.OpenDisputeInput) int
 		PlaceHold        func(childComplexity int, input model.PlaceHoldInput) int
+		RecordPromise    func(childComplexity int, input model.RecordPromiseInput) int
+		ResolveDispute   func(childComplexity int, input model.InvoiceWriteInput) int
 		SetCreditLimit   func(childComplexity int, input model.SetCreditLimitInput) int
+		WithdrawPromise  func(childComplexity int, input model.InvoiceWriteInput) int
 	}
 
 	PageInfo struct {
@@ -249,6 +290,14 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PaymentPromise struct {
+		BrokenAt    func(childComplexity int) int
+		Note        func(childComplexity int) int
+		PromisedFor func(childComplexity int) int
+		RecordedAt  func(childComplexity int) int
+		RecordedBy  func(childComplexity int) int
 	}
 
 	PlaceHoldPayload struct {
@@ -368,6 +417,10 @@ type MutationResolver interface {
 	SetCreditLimit(ctx context.Context, input model.SetCreditLimitInput) (*credit.CreditLimitResult, error)
 	PlaceHold(ctx context.Context, input model.PlaceHoldInput) (*credit.CompanyResult, error)
 	LiftHold(ctx context.Context, input model.LiftHoldInput) (*credit.CompanyResult, error)
+	RecordPromise(ctx context.Context, input model.RecordPromiseInput) (*credit.InvoiceResult, error)
+	WithdrawPromise(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error)
+	OpenDispute(ctx context.Context, input model.OpenDisputeInput) (*credit.InvoiceResult, error)
+	ResolveDispute(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -781,6 +834,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.CreateAdjustmentPayload.LedgerEntry(childComplexity), true
 
+	case "Dispute.openedAt":
+		if e.complexity.Dispute.OpenedAt == nil {
+			break
+		}
+
+		return e.complexity.Dispute.OpenedAt(childComplexity), true
+	case "Dispute.openedBy":
+		if e.complexity.Dispute.OpenedBy == nil {
+			break
+		}
+
+		return e.complexity.Dispute.OpenedBy(childComplexity), true
+	case "Dispute.reason":
+		if e.complexity.Dispute.Reason == nil {
+			break
+		}
+
+		return e.complexity.Dispute.Reason(childComplexity), true
+
 	case "Event.company":
 		if e.complexity.Event.Company == nil {
 			break
@@ -893,6 +965,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.DaysOverdue(childComplexity), true
+	case "Invoice.dispute":
+		if e.complexity.Invoice.Dispute == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Dispute(childComplexity), true
 	case "Invoice.dueAt":
 		if e.complexity.Invoice.DueAt == nil {
 			break
@@ -935,6 +1013,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Invoice.PlatformOrderGID(childComplexity), true
+	case "Invoice.promise":
+		if e.complexity.Invoice.Promise == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Promise(childComplexity), true
+	case "Invoice.reminders":
+		if e.complexity.Invoice.Reminders == nil {
+			break
+		}
+
+		return e.complexity.Invoice.Reminders(childComplexity), true
 	case "Invoice.status":
 		if e.complexity.Invoice.Status == nil {
 			break
@@ -967,6 +1057,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.InvoiceEdge.Node(childComplexity), true
+
+	case "InvoicePayload.invoice":
+		if e.complexity.InvoicePayload.Invoice == nil {
+			break
+		}
+
+		return e.complexity.InvoicePayload.Invoice(childComplexity), true
+
+	case "InvoiceReminder.dueAt":
+		if e.complexity.InvoiceReminder.DueAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.DueAt(childComplexity), true
+	case "InvoiceReminder.eventId":
+		if e.complexity.InvoiceReminder.EventID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.EventID(childComplexity), true
+	case "InvoiceReminder.level":
+		if e.complexity.InvoiceReminder.Level == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.Level(childComplexity), true
+	case "InvoiceReminder.offsetDays":
+		if e.complexity.InvoiceReminder.OffsetDays == nil {
+			break
+		}
+
+		return e.complexity.InvoiceReminder.OffsetDays(childComplexity), true
+
+	case "InvoiceSnapshot.amount":
+		if e.complexity.InvoiceSnapshot.Amount == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Amount(childComplexity), true
+	case "InvoiceSnapshot.companyId":
+		if e.complexity.InvoiceSnapshot.CompanyID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.CompanyID(childComplexity), true
+	case "InvoiceSnapshot.daysOverdue":
+		if e.complexity.InvoiceSnapshot.DaysOverdue == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.DaysOverdue(childComplexity), true
+	case "InvoiceSnapshot.dispute":
+		if e.complexity.InvoiceSnapshot.Dispute == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Dispute(childComplexity), true
+	case "InvoiceSnapshot.dueAt":
+		if e.complexity.InvoiceSnapshot.DueAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.DueAt(childComplexity), true
+	case "InvoiceSnapshot.expectedPaymentAt":
+		if e.complexity.InvoiceSnapshot.ExpectedPaymentAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.ExpectedPaymentAt(childComplexity), true
+	case "InvoiceSnapshot.invoiceId":
+		if e.complexity.InvoiceSnapshot.ID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.ID(childComplexity), true
+	case "InvoiceSnapshot.issuedAt":
+		if e.complexity.InvoiceSnapshot.IssuedAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.IssuedAt(childComplexity), true
+	case "InvoiceSnapshot.openAmount":
+		if e.complexity.InvoiceSnapshot.OpenAmount == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.OpenAmount(childComplexity), true
+	case "InvoiceSnapshot.paidAt":
+		if e.complexity.InvoiceSnapshot.PaidAt == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.PaidAt(childComplexity), true
+	case "InvoiceSnapshot.platformOrderGid":
+		if e.complexity.InvoiceSnapshot.PlatformOrderGID == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.PlatformOrderGID(childComplexity), true
+	case "InvoiceSnapshot.promise":
+		if e.complexity.InvoiceSnapshot.Promise == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Promise(childComplexity), true
+	case "InvoiceSnapshot.reminders":
+		if e.complexity.InvoiceSnapshot.Reminders == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Reminders(childComplexity), true
+	case "InvoiceSnapshot.status":
+		if e.complexity.InvoiceSnapshot.Status == nil {
+			break
+		}
+
+		return e.complexity.InvoiceSnapshot.Status(childComplexity), true
 
 	case "KeyEventObject.createdAt":
 		if e.complexity.KeyEventObject.CreatedAt == nil {
@@ -1116,6 +1323,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Mutation.LiftHold(childComplexity, args["input"].(model.LiftHoldInput)), true
+	case "Mutation.openDispute":
+		if e.complexity.Mutation.OpenDispute == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_openDispute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Mutation.OpenDispute(childComplexity, args["input"].(model.OpenDisputeInput)), true
 	case "Mutation.placeHold":
 		if e.complexity.Mutation.PlaceHold == nil {
 			break
@@ -1127,6 +1345,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Mutation.PlaceHold(childComplexity, args["input"].(model.PlaceHoldInput)), true
+	case "Mutation.recordPromise":
+		if e.complexity.Mutation.RecordPromise == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordPromise_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Mutation.RecordPromise(childComplexity, args["input"].(model.RecordPromiseInput)), true
+	case "Mutation.resolveDispute":
+		if e.complexity.Mutation.ResolveDispute == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveDispute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Mutation.ResolveDispute(childComplexity, args["input"].(model.InvoiceWriteInput)), true
 	case "Mutation.setCreditLimit":
 		if e.complexity.Mutation.SetCreditLimit == nil {
 			break
@@ -1138,6 +1378,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Mutation.SetCreditLimit(childComplexity, args["input"].(model.SetCreditLimitInput)), true
+	case "Mutation.withdrawPromise":
+		if e.complexity.Mutation.WithdrawPromise == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_withdrawPromise_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Mutation.WithdrawPromise(childComplexity, args["input"].(model.InvoiceWriteInput)), true
 
 	case "PageInfo.endCursor":
 		if e.complexity.PageInfo.EndCursor == nil {
@@ -1163,6 +1414,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.PageInfo.StartCursor(childComplexity), true
+
+	case "PaymentPromise.brokenAt":
+		if e.complexity.PaymentPromise.BrokenAt == nil {
+			break
+		}
+
+		return e.complexity.PaymentPromise.BrokenAt(childComplexity), true
+	case "PaymentPromise.note":
+		if e.complexity.PaymentPromise.Note == nil {
+			break
+		}
+
+		return e.complexity.PaymentPromise.Note(childComplexity), true
+	case "PaymentPromise.promisedFor":
+		if e.complexity.PaymentPromise.PromisedFor == nil {
+			break
+		}
+
+		return e.complexity.PaymentPromise.PromisedFor(childComplexity), true
+	case "PaymentPromise.recordedAt":
+		if e.complexity.PaymentPromise.RecordedAt == nil {
+			break
+		}
+
+		return e.complexity.PaymentPromise.RecordedAt(childComplexity), true
+	case "PaymentPromise.recordedBy":
+		if e.complexity.PaymentPromise.RecordedBy == nil {
+			break
+		}
+
+		return e.complexity.PaymentPromise.RecordedBy(childComplexity), true
 
 	case "PlaceHoldPayload.company":
 		if e.complexity.PlaceHoldPayload.Company == nil {
@@ -1540,8 +1822,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCompanyOrder,
 		ec.unmarshalInputCreateAdjustmentInput,
+		ec.unmarshalInputInvoiceWriteInput,
 		ec.unmarshalInputLiftHoldInput,
+		ec.unmarshalInputOpenDisputeInput,
 		ec.unmarshalInputPlaceHoldInput,
+		ec.unmarshalInputRecordPromiseInput,
 		ec.unmarshalInputSetCreditLimitInput,
 	)
 	first := true
@@ -1881,6 +2166,48 @@ type Invoice implements Node {
   the invoice is settled (contract §17).
   """
   expectedPaymentAt: DateTime
+  "The company's promise to pay (` + "`" + `recordPromise` + "`" + `); null when none."
+  promise: PaymentPromise
+  "The open dispute (` + "`" + `openDispute` + "`" + `); null when none."
+  dispute: Dispute
+  "The reminders emitted for the invoice (` + "`" + `invoice.reminder_due` + "`" + `), in level order."
+  reminders: [InvoiceReminder!]!
+}
+
+"A reminder level emitted for an invoice by the sweep (contract §17)."
+type InvoiceReminder {
+  "The level: the n-th offset of the store's schedule."
+  level: Int!
+  "The offset in days from ` + "`" + `dueAt` + "`" + ` (negative: before it)."
+  offsetDays: Int!
+  "When the level fell due: the invoice's ` + "`" + `dueAt` + "`" + ` plus the offset."
+  dueAt: DateTime!
+  "The ` + "`" + `invoice.reminder_due` + "`" + ` event that announced it."
+  eventId: ID!
+}
+
+"A company's promise to pay an invoice by a day (contract §17)."
+type PaymentPromise {
+  "The UTC day, YYYY-MM-DD."
+  promisedFor: String!
+  "The note recorded with it."
+  note: String
+  "The API key's label or the staff member who recorded it."
+  recordedBy: String!
+  "When it was recorded."
+  recordedAt: DateTime!
+  "When the sweep found the invoice still open the day after ` + "`" + `promisedFor` + "`" + ` (` + "`" + `invoice.promise_broken` + "`" + `); null until then."
+  brokenAt: DateTime
+}
+
+"An invoice's open dispute (contract §17)."
+type Dispute {
+  "Why the company disputes the invoice."
+  reason: String!
+  "The API key's label or the staff member who opened it."
+  openedBy: String!
+  "When it was opened."
+  openedAt: DateTime!
 }
 
 "A page of invoices."
@@ -1905,8 +2232,11 @@ type Event implements Node {
   """
   What happened: ledger_entry.created, company.created, company.credit_limit_changed,
   company.hold_placed, company.hold_lifted, company.hold_changed,
-  company.platform_company_gid_changed, application.created,
-  application.status_changed, key.created, key.rotated or key.revoked.
+  company.platform_company_gid_changed, invoice.paid, invoice.promise_recorded,
+  invoice.promise_withdrawn, invoice.disputed, invoice.dispute_resolved, invoice.promise_broken,
+  invoice.reminder_due, application.created,
+  application.status_changed, key.created, key.rotated or key.revoked. More may be added:
+  accept types you do not know.
   """
   type: String!
   "When it was recorded."
@@ -1920,14 +2250,15 @@ type Event implements Node {
   """
   The resource of ` + "`" + `data.object` + "`" + `, typed: the same values as they were when the event was
   recorded, with GraphQL's names. Only a ledger entry, which never changes, is the record
-  itself (with its ` + "`" + `id` + "`" + `); a company, application or key is a snapshot that names its record
-  (` + "`" + `companyId` + "`" + `, ` + "`" + `applicationId` + "`" + `, ` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so that a normalized client cache
+  itself (with its ` + "`" + `id` + "`" + `); a company, invoice, application or key is a snapshot that names its record
+  (` + "`" + `companyId` + "`" + `, ` + "`" + `invoiceId` + "`" + `, ` + "`" + `applicationId` + "`" + `, ` + "`" + `keyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so that a normalized client cache
   (Apollo, urql Graphcache, Relay) never takes an old snapshot for the live record.
   """
   object: EventObject!
   """
   The live company the event concerns, as it is now: the company of a ` + "`" + `company.*` + "`" + ` event, the
-  company of a ` + "`" + `ledger_entry.*` + "`" + ` event's entry. Null for application and key events. Needs
+  company of a ` + "`" + `ledger_entry.*` + "`" + ` event's entry, the company that owes an ` + "`" + `invoice.*` + "`" + ` event's
+  invoice. Null for application and key events. Needs
   scope read_credit. A page of events reads its companies in one query.
   """
   company: Company
@@ -1939,7 +2270,7 @@ The resource an event describes: a ledger entry (` + "`" + `ledger_entry.*` + "`
 (` + "`" + `key.*` + "`" + `). More members may be added, as more event types may: select with ` + "`" + `... on` + "`" + ` and ignore
 what you do not know.
 """
-union EventObject = LedgerEntry | CompanySnapshot | ApplicationEventObject | KeyEventObject
+union EventObject = LedgerEntry | CompanySnapshot | InvoiceSnapshot | ApplicationEventObject | KeyEventObject
 
 """
 A company as it was when an event was recorded: the fields of ` + "`" + `Company` + "`" + ` that describe it, with
@@ -1967,6 +2298,42 @@ type CompanySnapshot {
   hold: Hold
   "When the company's data had last changed, as of the event."
   updatedAt: DateTime!
+}
+
+"""
+An invoice as it was when an event was recorded (` + "`" + `invoice.*` + "`" + `): the fields of ` + "`" + `Invoice` + "`" + ` with their
+values then. It names the invoice (` + "`" + `invoiceId` + "`" + `) and its company (` + "`" + `companyId` + "`" + `) and has no ` + "`" + `id` + "`" + `, so a
+client cache keeps it inside its event.
+"""
+type InvoiceSnapshot {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  invoiceId: ID!
+  "The ID of the company that owes it (` + "`" + `co_...` + "`" + `)."
+  companyId: ID!
+  "The GID of the order on the commerce platform."
+  platformOrderGid: String!
+  "The order's amount."
+  amount: Money!
+  "What was left to pay then."
+  openAmount: Money!
+  "When the order was placed."
+  issuedAt: DateTime!
+  "When it is due."
+  dueAt: DateTime!
+  "Open, paid or cancelled then."
+  status: InvoiceStatus!
+  "Days since ` + "`" + `dueAt` + "`" + ` then."
+  daysOverdue: Int!
+  "When its open amount reached zero, for a paid invoice."
+  paidAt: DateTime
+  "When payment was expected then, for an open invoice."
+  expectedPaymentAt: DateTime
+  "The promise to pay then, if any."
+  promise: PaymentPromise
+  "The open dispute then, if any."
+  dispute: Dispute
+  "The reminders emitted until then."
+  reminders: [InvoiceReminder!]!
 }
 
 """
@@ -2228,7 +2595,9 @@ type TimelineEvent implements Node {
   id: ID!
   """
   What happened: adjustment_created, credit_limit_changed, hold_placed, hold_lifted,
-  overdue_hold_placed or overdue_hold_lifted.
+  overdue_hold_placed, overdue_hold_lifted, promise_recorded, promise_withdrawn,
+  invoice_disputed, dispute_resolved, promise_broken, reminder_due, and others: more may be
+  added.
   """
   type: String!
   "Who did it."
@@ -2352,6 +2721,43 @@ type Mutation {
   placeHold(input: PlaceHoldInput!): PlaceHoldPayload!
   "Lifts a company's hold; ` + "`" + `hold_not_liftable` + "`" + ` for an overdue hold while its invoice is unpaid."
   liftHold(input: LiftHoldInput!): LiftHoldPayload!
+  """
+  Records the company's promise to pay an open invoice by a day, replacing any promise it had
+  (` + "`" + `invoice.promise_recorded` + "`" + `); ` + "`" + `invoice_not_open` + "`" + ` on a paid or cancelled invoice.
+  """
+  recordPromise(input: RecordPromiseInput!): InvoicePayload!
+  "Withdraws an invoice's promise to pay (` + "`" + `invoice.promise_withdrawn` + "`" + `); without one nothing changes."
+  withdrawPromise(input: InvoiceWriteInput!): InvoicePayload!
+  "Opens a dispute on an open invoice, or replaces the open one's reason (` + "`" + `invoice.disputed` + "`" + `)."
+  openDispute(input: OpenDisputeInput!): InvoicePayload!
+  "Resolves an invoice's dispute (` + "`" + `invoice.dispute_resolved` + "`" + `); without one nothing changes."
+  resolveDispute(input: InvoiceWriteInput!): InvoicePayload!
+}
+
+input RecordPromiseInput {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  invoiceId: ID!
+  "The UTC day the company promised to pay by, YYYY-MM-DD: from today to 90 days ahead."
+  promisedFor: String!
+  "Optional, 1 to 500 characters."
+  note: String
+}
+
+input OpenDisputeInput {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  invoiceId: ID!
+  "Why the company disputes it: 1 to 500 characters."
+  reason: String!
+}
+
+input InvoiceWriteInput {
+  "The invoice's ID (` + "`" + `inv_...` + "`" + `)."
+  invoiceId: ID!
+}
+
+type InvoicePayload {
+  "The invoice after the write."
+  invoice: Invoice!
 }
 
 input CreateAdjustmentInput {
@@ -2543,6 +2949,17 @@ func (ec *executionContext) field_Mutation_liftHold_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_openDispute_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input", ec.unmarshalNOpenDisputeInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐOpenDisputeInput)
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_placeHold_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2554,10 +2971,43 @@ func (ec *executionContext) field_Mutation_placeHold_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_recordPromise_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input", ec.unmarshalNRecordPromiseInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐRecordPromiseInput)
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resolveDispute_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input", ec.unmarshalNInvoiceWriteInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceWriteInput)
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setCreditLimit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input", ec.unmarshalNSetCreditLimitInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐSetCreditLimitInput)
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_withdrawPromise_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input", ec.unmarshalNInvoiceWriteInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceWriteInput)
 	if err != nil {
 		return nil, err
 	}
@@ -4320,6 +4770,57 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Dispute_reason(ctx context.Context, field graphql.CollectedField, obj *credit.Dispute) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.Reason) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Dispute_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dispute",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dispute_openedBy(ctx context.Context, field graphql.CollectedField, obj *credit.Dispute) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.OpenedBy) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Dispute_openedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dispute",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dispute_openedAt(ctx context.Context, field graphql.CollectedField, obj *credit.Dispute) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.OpenedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Dispute_openedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dispute",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -4922,6 +5423,99 @@ func (ec *executionContext) fieldContext_Invoice_expectedPaymentAt(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Invoice_promise(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return ec.marshalOPaymentPromise2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPromise(ctx, field.Selections, obj.Promise) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Invoice_promise(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "promisedFor":
+				return ec.fieldContext_PaymentPromise_promisedFor(ctx, field)
+			case "note":
+				return ec.fieldContext_PaymentPromise_note(ctx, field)
+			case "recordedBy":
+				return ec.fieldContext_PaymentPromise_recordedBy(ctx, field)
+			case "recordedAt":
+				return ec.fieldContext_PaymentPromise_recordedAt(ctx, field)
+			case "brokenAt":
+				return ec.fieldContext_PaymentPromise_brokenAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PaymentPromise", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_dispute(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return ec.marshalODispute2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐDispute(ctx, field.Selections, obj.Dispute) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_Invoice_dispute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "reason":
+				return ec.fieldContext_Dispute_reason(ctx, field)
+			case "openedBy":
+				return ec.fieldContext_Dispute_openedBy(ctx, field)
+			case "openedAt":
+				return ec.fieldContext_Dispute_openedAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Dispute", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invoice_reminders(ctx context.Context, field graphql.CollectedField, obj *credit.Invoice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Invoice_reminders,
+		func(ctx context.Context) (any, error) {
+			return obj.Reminders, nil
+		},
+		nil,
+		ec.marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Invoice_reminders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invoice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "level":
+				return ec.fieldContext_InvoiceReminder_level(ctx, field)
+			case "offsetDays":
+				return ec.fieldContext_InvoiceReminder_offsetDays(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_InvoiceReminder_dueAt(ctx, field)
+			case "eventId":
+				return ec.fieldContext_InvoiceReminder_eventId(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceReminder", field.Name)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _InvoiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5069,8 +5663,431 @@ func (ec *executionContext) fieldContext_InvoiceEdge_node(_ context.Context, fie
 				return ec.fieldContext_Invoice_paidAt(ctx, field)
 			case "expectedPaymentAt":
 				return ec.fieldContext_Invoice_expectedPaymentAt(ctx, field)
+			case "promise":
+				return ec.fieldContext_Invoice_promise(ctx, field)
+			case "dispute":
+				return ec.fieldContext_Invoice_dispute(ctx, field)
+			case "reminders":
+				return ec.fieldContext_Invoice_reminders(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoicePayload_invoice(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoicePayload_invoice,
+		func(ctx context.Context) (any, error) {
+			return obj.Invoice, nil
+		},
+		nil,
+		ec.marshalNInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoicePayload_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoicePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "id":
+				return ec.fieldContext_Invoice_id(ctx, field)
+			case "platformOrderGid":
+				return ec.fieldContext_Invoice_platformOrderGid(ctx, field)
+			case "amount":
+				return ec.fieldContext_Invoice_amount(ctx, field)
+			case "openAmount":
+				return ec.fieldContext_Invoice_openAmount(ctx, field)
+			case "issuedAt":
+				return ec.fieldContext_Invoice_issuedAt(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_Invoice_dueAt(ctx, field)
+			case "status":
+				return ec.fieldContext_Invoice_status(ctx, field)
+			case "daysOverdue":
+				return ec.fieldContext_Invoice_daysOverdue(ctx, field)
+			case "paidAt":
+				return ec.fieldContext_Invoice_paidAt(ctx, field)
+			case "expectedPaymentAt":
+				return ec.fieldContext_Invoice_expectedPaymentAt(ctx, field)
+			case "promise":
+				return ec.fieldContext_Invoice_promise(ctx, field)
+			case "dispute":
+				return ec.fieldContext_Invoice_dispute(ctx, field)
+			case "reminders":
+				return ec.fieldContext_Invoice_reminders(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Invoice", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_level(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Level) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_offsetDays(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.OffsetDays) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_offsetDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.DueAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceReminder_eventId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceReminder) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.EventID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceReminder_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceReminder",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_invoiceId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.ID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_invoiceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_companyId(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNID2string(ctx, field.Selections, obj.CompanyID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_platformOrderGid(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PlatformOrderGID) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_platformOrderGid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_amount(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Amount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_openAmount(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.OpenAmount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_openAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_issuedAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.IssuedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_dueAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.DueAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_status(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNInvoiceStatus2string(ctx, field.Selections, obj.Status) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type InvoiceStatus does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_daysOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.DaysOverdue) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_daysOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_paidAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.PaidAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_paidAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_expectedPaymentAt(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.ExpectedPaymentAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_expectedPaymentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_promise(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalOPaymentPromise2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPromise(ctx, field.Selections, obj.Promise) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_promise(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "promisedFor":
+				return ec.fieldContext_PaymentPromise_promisedFor(ctx, field)
+			case "note":
+				return ec.fieldContext_PaymentPromise_note(ctx, field)
+			case "recordedBy":
+				return ec.fieldContext_PaymentPromise_recordedBy(ctx, field)
+			case "recordedAt":
+				return ec.fieldContext_PaymentPromise_recordedAt(ctx, field)
+			case "brokenAt":
+				return ec.fieldContext_PaymentPromise_brokenAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PaymentPromise", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_dispute(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return ec.marshalODispute2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐDispute(ctx, field.Selections, obj.Dispute) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_dispute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "reason":
+				return ec.fieldContext_Dispute_reason(ctx, field)
+			case "openedBy":
+				return ec.fieldContext_Dispute_openedBy(ctx, field)
+			case "openedAt":
+				return ec.fieldContext_Dispute_openedAt(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Dispute", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvoiceSnapshot_reminders(ctx context.Context, field graphql.CollectedField, obj *credit.InvoiceSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_InvoiceSnapshot_reminders,
+		func(ctx context.Context) (any, error) {
+			return obj.Reminders, nil
+		},
+		nil,
+		ec.marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_InvoiceSnapshot_reminders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvoiceSnapshot",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "level":
+				return ec.fieldContext_InvoiceReminder_level(ctx, field)
+			case "offsetDays":
+				return ec.fieldContext_InvoiceReminder_offsetDays(ctx, field)
+			case "dueAt":
+				return ec.fieldContext_InvoiceReminder_dueAt(ctx, field)
+			case "eventId":
+				return ec.fieldContext_InvoiceReminder_eventId(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoiceReminder", field.Name)
 		},
 	}
 	return fc, nil
@@ -5798,6 +6815,186 @@ func (ec *executionContext) fieldContext_Mutation_liftHold(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordPromise(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Mutation_recordPromise,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Mutation().RecordPromise(ctx, fc.Args["input"].(model.RecordPromiseInput))
+		},
+		nil,
+		ec.marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Mutation_recordPromise(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoice":
+				return ec.fieldContext_InvoicePayload_invoice(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoicePayload", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordPromise_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_withdrawPromise(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Mutation_withdrawPromise,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Mutation().WithdrawPromise(ctx, fc.Args["input"].(model.InvoiceWriteInput))
+		},
+		nil,
+		ec.marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Mutation_withdrawPromise(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoice":
+				return ec.fieldContext_InvoicePayload_invoice(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoicePayload", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_withdrawPromise_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_openDispute(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Mutation_openDispute,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Mutation().OpenDispute(ctx, fc.Args["input"].(model.OpenDisputeInput))
+		},
+		nil,
+		ec.marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Mutation_openDispute(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoice":
+				return ec.fieldContext_InvoicePayload_invoice(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoicePayload", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_openDispute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveDispute(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Mutation_resolveDispute,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Mutation().ResolveDispute(ctx, fc.Args["input"].(model.InvoiceWriteInput))
+		},
+		nil,
+		ec.marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Mutation_resolveDispute(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "invoice":
+				return ec.fieldContext_InvoicePayload_invoice(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type InvoicePayload", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveDispute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -5885,6 +7082,91 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentPromise_promisedFor(ctx context.Context, field graphql.CollectedField, obj *credit.Promise) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.PromisedFor) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentPromise_promisedFor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentPromise",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentPromise_note(ctx context.Context, field graphql.CollectedField, obj *credit.Promise) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Note) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentPromise_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentPromise",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentPromise_recordedBy(ctx context.Context, field graphql.CollectedField, obj *credit.Promise) (ret graphql.Marshaler) {
+	return ec.marshalNString2string(ctx, field.Selections, obj.RecordedBy) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentPromise_recordedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentPromise",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentPromise_recordedAt(ctx context.Context, field graphql.CollectedField, obj *credit.Promise) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.RecordedAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentPromise_recordedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentPromise",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentPromise_brokenAt(ctx context.Context, field graphql.CollectedField, obj *credit.Promise) (ret graphql.Marshaler) {
+	return ec.marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.BrokenAt) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentPromise_brokenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentPromise",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
 		},
 	}
 	return fc, nil
@@ -9067,6 +10349,33 @@ func (ec *executionContext) unmarshalInputCreateAdjustmentInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputInvoiceWriteInput(ctx context.Context, obj any) (model.InvoiceWriteInput, error) {
+	var it model.InvoiceWriteInput
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"invoiceId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "invoiceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invoiceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvoiceID = data
+		}
+	}
+
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLiftHoldInput(ctx context.Context, obj any) (model.LiftHoldInput, error) {
 	var it model.LiftHoldInput
 	asMap := map[string]any{}
@@ -9094,6 +10403,40 @@ func (ec *executionContext) unmarshalInputLiftHoldInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputOpenDisputeInput(ctx context.Context, obj any) (model.OpenDisputeInput, error) {
+	var it model.OpenDisputeInput
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"invoiceId", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "invoiceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invoiceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvoiceID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPlaceHoldInput(ctx context.Context, obj any) (model.PlaceHoldInput, error) {
 	var it model.PlaceHoldInput
 	asMap := map[string]any{}
@@ -9115,6 +10458,47 @@ func (ec *executionContext) unmarshalInputPlaceHoldInput(ctx context.Context, ob
 				return it, err
 			}
 			it.CompanyID = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordPromiseInput(ctx context.Context, obj any) (model.RecordPromiseInput, error) {
+	var it model.RecordPromiseInput
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"invoiceId", "promisedFor", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "invoiceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invoiceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvoiceID = data
+		case "promisedFor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("promisedFor"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PromisedFor = data
 		case "note":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -9198,6 +10582,13 @@ func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionS
 			return graphql.Null
 		}
 		return ec._KeyEventObject(ctx, sel, obj)
+	case credit.InvoiceSnapshot:
+		return ec._InvoiceSnapshot(ctx, sel, &obj)
+	case *credit.InvoiceSnapshot:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._InvoiceSnapshot(ctx, sel, obj)
 	case credit.CompanySnapshot:
 		return ec._CompanySnapshot(ctx, sel, &obj)
 	case *credit.CompanySnapshot:
@@ -10202,6 +11593,58 @@ func (ec *executionContext) _CreateAdjustmentPayload(ctx context.Context, sel as
 	return out
 }
 
+var disputeImplementors = []string{"Dispute"}
+
+func (ec *executionContext) _Dispute(ctx context.Context, sel ast.SelectionSet, obj *credit.Dispute) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, disputeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Dispute")
+		case "reason":
+			out.Values[i] = ec._Dispute_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openedBy":
+			out.Values[i] = ec._Dispute_openedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openedAt":
+			out.Values[i] = ec._Dispute_openedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
 var eventImplementors = []string{"Event", "Node"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *credit.Event) graphql.Marshaler {
@@ -10566,6 +12009,15 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = ec._Invoice_paidAt(ctx, field, obj)
 		case "expectedPaymentAt":
 			out.Values[i] = ec._Invoice_expectedPaymentAt(ctx, field, obj)
+		case "promise":
+			out.Values[i] = ec._Invoice_promise(ctx, field, obj)
+		case "dispute":
+			out.Values[i] = ec._Invoice_dispute(ctx, field, obj)
+		case "reminders":
+			out.Values[i] = ec._Invoice_reminders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10657,6 +12109,200 @@ func (ec *executionContext) _InvoiceEdge(ctx context.Context, sel ast.SelectionS
 			}
 		case "node":
 			out.Values[i] = ec._InvoiceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var invoicePayloadImplementors = []string{"InvoicePayload"}
+
+func (ec *executionContext) _InvoicePayload(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceResult) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, invoicePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoicePayload")
+		case "invoice":
+			out.Values[i] = ec._InvoicePayload_invoice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var invoiceReminderImplementors = []string{"InvoiceReminder"}
+
+func (ec *executionContext) _InvoiceReminder(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceReminder) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, invoiceReminderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceReminder")
+		case "level":
+			out.Values[i] = ec._InvoiceReminder_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offsetDays":
+			out.Values[i] = ec._InvoiceReminder_offsetDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._InvoiceReminder_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._InvoiceReminder_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var invoiceSnapshotImplementors = []string{"InvoiceSnapshot", "EventObject"}
+
+func (ec *executionContext) _InvoiceSnapshot(ctx context.Context, sel ast.SelectionSet, obj *credit.InvoiceSnapshot) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, invoiceSnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvoiceSnapshot")
+		case "invoiceId":
+			out.Values[i] = ec._InvoiceSnapshot_invoiceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "companyId":
+			out.Values[i] = ec._InvoiceSnapshot_companyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platformOrderGid":
+			out.Values[i] = ec._InvoiceSnapshot_platformOrderGid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._InvoiceSnapshot_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openAmount":
+			out.Values[i] = ec._InvoiceSnapshot_openAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuedAt":
+			out.Values[i] = ec._InvoiceSnapshot_issuedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dueAt":
+			out.Values[i] = ec._InvoiceSnapshot_dueAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._InvoiceSnapshot_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "daysOverdue":
+			out.Values[i] = ec._InvoiceSnapshot_daysOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paidAt":
+			out.Values[i] = ec._InvoiceSnapshot_paidAt(ctx, field, obj)
+		case "expectedPaymentAt":
+			out.Values[i] = ec._InvoiceSnapshot_expectedPaymentAt(ctx, field, obj)
+		case "promise":
+			out.Values[i] = ec._InvoiceSnapshot_promise(ctx, field, obj)
+		case "dispute":
+			out.Values[i] = ec._InvoiceSnapshot_dispute(ctx, field, obj)
+		case "reminders":
+			out.Values[i] = ec._InvoiceSnapshot_reminders(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11077,6 +12723,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "recordPromise":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordPromise(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withdrawPromise":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_withdrawPromise(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openDispute":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_openDispute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveDispute":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveDispute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11128,6 +12802,62 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var paymentPromiseImplementors = []string{"PaymentPromise"}
+
+func (ec *executionContext) _PaymentPromise(ctx context.Context, sel ast.SelectionSet, obj *credit.Promise) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, paymentPromiseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentPromise")
+		case "promisedFor":
+			out.Values[i] = ec._PaymentPromise_promisedFor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._PaymentPromise_note(ctx, field, obj)
+		case "recordedBy":
+			out.Values[i] = ec._PaymentPromise_recordedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordedAt":
+			out.Values[i] = ec._PaymentPromise_recordedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "brokenAt":
+			out.Values[i] = ec._PaymentPromise_brokenAt(ctx, field, obj)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12817,6 +14547,10 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNInvoice2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice(ctx context.Context, sel ast.SelectionSet, v credit.Invoice) graphql.Marshaler {
+	return ec._Invoice(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNInvoice2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *credit.Invoice) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -12889,6 +14623,68 @@ func (ec *executionContext) marshalNInvoiceEdge2ᚕgithubᚗcomᚋcreditdᚋcred
 	return ret
 }
 
+func (ec *executionContext) marshalNInvoicePayload2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult(ctx context.Context, sel ast.SelectionSet, v credit.InvoiceResult) graphql.Marshaler {
+	return ec._InvoicePayload(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInvoicePayload2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceResult(ctx context.Context, sel ast.SelectionSet, v *credit.InvoiceResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoicePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvoiceReminder2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminder(ctx context.Context, sel ast.SelectionSet, v credit.InvoiceReminder) graphql.Marshaler {
+	return ec._InvoiceReminder(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInvoiceReminder2ᚕgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminderᚄ(ctx context.Context, sel ast.SelectionSet, v []credit.InvoiceReminder) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	var wg sync.WaitGroup
+	isLen1 := len(v) == 1
+	if !isLen1 {
+		wg.Add(len(v))
+	}
+	for i := range v {
+		i := i
+		fc := &graphql.FieldContext{
+			Index:  &i,
+			Result: &v[i],
+		}
+		ctx := graphql.WithFieldContext(ctx, fc)
+		f := func(i int) {
+			defer func() {
+				if r := recover(); r != nil {
+					ec.Error(ctx, ec.Recover(ctx, r))
+					ret = nil
+				}
+			}()
+			if !isLen1 {
+				defer wg.Done()
+			}
+			ret[i] = ec.marshalNInvoiceReminder2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐInvoiceReminder(ctx, sel, v[i])
+		}
+		if isLen1 {
+			f(i)
+		} else {
+			f(i) // rewrite: sequential list, see graph/internal/rewrite
+		}
+
+	}
+	wg.Wait()
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInvoiceStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12903,6 +14699,11 @@ func (ec *executionContext) marshalNInvoiceStatus2string(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNInvoiceWriteInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐInvoiceWriteInput(ctx context.Context, v any) (model.InvoiceWriteInput, error) {
+	res, err := ec.unmarshalInputInvoiceWriteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNJSON2map(ctx context.Context, v any) (map[string]any, error) {
@@ -13096,6 +14897,11 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋ
 	return ec._Money(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOpenDisputeInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐOpenDisputeInput(ctx context.Context, v any) (model.OpenDisputeInput, error) {
+	res, err := ec.unmarshalInputOpenDisputeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNOrderDirection2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13153,6 +14959,11 @@ func (ec *executionContext) marshalNReceivables2ᚖgithubᚗcomᚋcreditdᚋcred
 		return graphql.Null
 	}
 	return ec._Receivables(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordPromiseInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐRecordPromiseInput(ctx context.Context, v any) (model.RecordPromiseInput, error) {
+	res, err := ec.unmarshalInputRecordPromiseInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSetCreditLimitInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐSetCreditLimitInput(ctx context.Context, v any) (model.SetCreditLimitInput, error) {
@@ -13731,6 +15542,13 @@ func (ec *executionContext) marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditd
 	return scalar.Plain(ctx, res)
 }
 
+func (ec *executionContext) marshalODispute2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐDispute(ctx context.Context, sel ast.SelectionSet, v *credit.Dispute) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Dispute(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOHold2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐHold(ctx context.Context, sel ast.SelectionSet, v *credit.Hold) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13797,6 +15615,13 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋcreditdᚋcreditdᚋgrap
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPaymentPromise2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPromise(ctx context.Context, sel ast.SelectionSet, v *credit.Promise) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PaymentPromise(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -248,7 +248,17 @@ func TestEveryMutationKeepsItsWriteBesideARefusedField(t *testing.T) {
 		t.Fatal(err)
 	}
 	co, held := f.alpen.ID, f.brau.ID
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindOrderPlaced, Amount: "40", OrderGID: "gid://platform/Order/881"})
+	open, err := f.env.Service.Invoices.List(viewerOf(f.store), co, credit.InvoiceListParams{Status: credit.InvoiceOpen})
+	if err != nil || len(open.Data) == 0 {
+		t.Fatalf("open invoices: %v %v", open, err)
+	}
+	inv := open.Data[0].ID
 	cases := map[string]string{
+		"recordPromise":    `recordPromise(input: {invoiceId: "` + inv + `", promisedFor: "2026-03-20"}) { invoice { id } }`,
+		"withdrawPromise":  `withdrawPromise(input: {invoiceId: "` + inv + `"}) { invoice { id } }`,
+		"openDispute":      `openDispute(input: {invoiceId: "` + inv + `", reason: "kept"}) { invoice { id } }`,
+		"resolveDispute":   `resolveDispute(input: {invoiceId: "` + inv + `"}) { invoice { id } }`,
 		"createAdjustment": `createAdjustment(input: {companyId: "` + co + `", amount: "10.00", note: "kept"}) { ledgerEntry { id } }`,
 		"setCreditLimit":   `setCreditLimit(input: {companyId: "` + co + `", amount: "30000.00"}) { company { id } }`,
 		"placeHold":        `placeHold(input: {companyId: "` + co + `"}) { company { id } }`,

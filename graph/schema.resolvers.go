@@ -205,6 +205,50 @@ func (r *mutationResolver) LiftHold(ctx context.Context, input model.LiftHoldInp
 	return &res, nil
 }
 
+// RecordPromise is the recordPromise mutation.
+func (r *mutationResolver) RecordPromise(ctx context.Context, input model.RecordPromiseInput) (*credit.InvoiceResult, error) {
+	defer serialize(ctx)()
+	res, err := r.svc.Invoices.RecordPromise(ctx, credit.PromiseInput{InvoiceID: input.InvoiceID, PromisedFor: input.PromisedFor, Note: input.Note})
+	mutated(ctx, err)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// WithdrawPromise is the withdrawPromise mutation.
+func (r *mutationResolver) WithdrawPromise(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error) {
+	defer serialize(ctx)()
+	res, err := r.svc.Invoices.WithdrawPromise(ctx, input.InvoiceID)
+	mutated(ctx, err)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// OpenDispute is the openDispute mutation.
+func (r *mutationResolver) OpenDispute(ctx context.Context, input model.OpenDisputeInput) (*credit.InvoiceResult, error) {
+	defer serialize(ctx)()
+	res, err := r.svc.Invoices.OpenDispute(ctx, credit.DisputeInput{InvoiceID: input.InvoiceID, Reason: input.Reason})
+	mutated(ctx, err)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ResolveDispute is the resolveDispute mutation.
+func (r *mutationResolver) ResolveDispute(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error) {
+	defer serialize(ctx)()
+	res, err := r.svc.Invoices.ResolveDispute(ctx, input.InvoiceID)
+	mutated(ctx, err)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Node refetches any object by its ID, picking the read by the ID's prefix. An ID that names
 // nothing in the key's store, another store's included, is null without an error, as Relay
 // expects; a missing scope is still an error.

@@ -45,6 +45,7 @@ var statusByCode = map[credit.Code]int{
 	CodeNotAcceptable:               http.StatusNotAcceptable,
 	credit.CodeHoldExists:           http.StatusConflict,
 	credit.CodeHoldNotLiftable:      http.StatusConflict,
+	credit.CodeInvoiceNotOpen:       http.StatusConflict,
 	credit.CodeIdempotencyKeyInUse:  http.StatusConflict,
 	credit.CodeExportInProgress:     http.StatusConflict,
 	CodeRequestTooLarge:             http.StatusRequestEntityTooLarge,

@@ -55,6 +55,10 @@ var restIsolationCases = map[string]restCase{
 	"PUT /v1/companies/{id}/credit-limit": {body: `{"amount":"1.00","reason":"isolation probe"}`},
 	"POST /v1/companies/{id}/hold":        {body: `{"note":"isolation probe"}`},
 	"DELETE /v1/companies/{id}/hold":      {},
+	"POST /v1/invoices/{id}/promise":      {body: `{"promised_for":"2026-03-10","note":"isolation probe"}`},
+	"DELETE /v1/invoices/{id}/promise":    {},
+	"POST /v1/invoices/{id}/dispute":      {body: `{"reason":"isolation probe"}`},
+	"DELETE /v1/invoices/{id}/dispute":    {},
 	"GET /v1/events":                      {idParams: []string{"cursor", "after"}},
 	"GET /v1/events/{id}":                 {},
 	// The whole store in one stream: it must hold the store's own records and none of another's.
@@ -93,6 +97,10 @@ var graphqlIsolationCases = map[string]gqlCase{
 	"Mutation.setCreditLimit":   gqlMutation,
 	"Mutation.placeHold":        gqlMutation,
 	"Mutation.liftHold":         gqlMutation,
+	"Mutation.recordPromise":    gqlMutation,
+	"Mutation.withdrawPromise":  gqlMutation,
+	"Mutation.openDispute":      gqlMutation,
+	"Mutation.resolveDispute":   gqlMutation,
 	"Company.ledger":            gqlNested,
 	"Subscription.events":       gqlSubscription,
 }

@@ -53,5 +53,9 @@ func (a *API) Routes() []Route {
 		{"PUT /v1/companies/{id}/credit-limit", a.setCreditLimit},
 		{"POST /v1/companies/{id}/hold", a.placeHold},
 		{"DELETE /v1/companies/{id}/hold", a.liftHold},
+		{"POST /v1/invoices/{id}/promise", a.recordPromise},
+		{"DELETE /v1/invoices/{id}/promise", a.withdrawPromise},
+		{"POST /v1/invoices/{id}/dispute", a.openDispute},
+		{"DELETE /v1/invoices/{id}/dispute", a.resolveDispute},
 	}
 }

@@ -34,7 +34,8 @@ var specOperations = []string{
 }
 
 // contractOperations are the operations the contract adds to the specification's: the
-// event feed (§11), the invoices and the statement of account (§17) and the export (§18).
+// event feed (§11), the invoices with their promises and disputes and the statement of account
+// (§17) and the export (§18).
 var contractOperations = []string{
 	"GET /v1/events",
 	"GET /v1/events/{id}",
@@ -42,6 +43,10 @@ var contractOperations = []string{
 	"GET /v1/invoices/{id}",
 	"GET /v1/companies/{id}/statement",
 	"GET /v1/export",
+	"POST /v1/invoices/{id}/promise",
+	"DELETE /v1/invoices/{id}/promise",
+	"POST /v1/invoices/{id}/dispute",
+	"DELETE /v1/invoices/{id}/dispute",
 }
 
 // metaPaths are documented paths that are not API operations: the document itself.

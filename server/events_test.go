@@ -99,7 +99,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindPayment, Amount: "-100.00", OrderGID: "gid://platform/Order/1"})
 	want = append(want, credit.EventTypeLedgerEntryCreated,
 		credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced,
-		credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldLifted)
+		credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid, credit.EventTypeCompanyHoldLifted)
 
 	// The sweep: an order falls due while nothing is written.
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "50.00", OrderGID: "gid://platform/Order/2"})
@@ -112,6 +112,31 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	older := credit.At(env.Clock.Now().Add(-90 * 24 * time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
 	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
+	// Invoice writes over REST on order 2's invoice: a promise recorded and withdrawn, a dispute
+	// opened and resolved.
+	open, err := env.Service.Invoices.List(staff, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen})
+	if err != nil || len(open.Data) == 0 {
+		t.Fatalf("open invoices: %v %v", open, err)
+	}
+	inv := "/v1/invoices/" + open.Data[0].ID
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/promise", Key: full.Secret}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/dispute", Key: full.Secret, Body: map[string]string{"reason": "wrong price"}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/dispute", Key: full.Secret}).WantStatus(t, 200)
+	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseWithdrawn,
+		credit.EventTypeInvoiceDisputed, credit.EventTypeInvoiceDisputeResolved)
+	// The reminder sweep: a promise for today, broken tomorrow; a schedule whose one level is
+	// due for both open invoices (order 2's, then order 3's).
+	if _, err := env.Service.Stores.SetReminderSchedule(staff, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Clock.Advance(24 * time.Hour)
+	if res, err := env.Service.Maintenance.SweepReminders(credittest.Admin()); err != nil || res.PromisesBroken != 1 || res.Reminders != 2 {
+		t.Fatalf("reminder sweep: %+v %v", res, err)
+	}
+	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseBroken,
+		credit.EventTypeInvoiceReminderDue, credit.EventTypeInvoiceReminderDue)
 	// Staff correct the company's platform company GID (its representation changes).
 	if _, err := env.Service.Companies.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestInvoicesOverREST(t *testing.T) {
 		"amount": {"amount": "40.00", "currency": "EUR"}, "open_amount": {"amount": "40.00", "currency": "EUR"},
 		"issued_at": "2026-03-02T09:00:02.000000Z", "due_at": "2026-04-01T09:00:02.000000Z",
 		"status": "open", "days_overdue": 2, "paid_at": null,
-		"expected_payment_at": "2026-04-01T09:00:02.000000Z"}`, open.ID, co.ID))
+		"expected_payment_at": "2026-04-01T09:00:02.000000Z", "promise": null, "dispute": null, "reminders": []}`, open.ID, co.ID))
 	// paid_at is the moment of the payment that settled it; a cancelled invoice has none.
 	if p, c := all.Data[0], all.Data[2]; p.PaidAt == nil || p.PaidAt.String() != "2026-03-02T09:00:04.000000Z" || c.PaidAt != nil {
 		t.Errorf("paid_at: paid %v, cancelled %v", p.PaidAt, c.PaidAt)

@@ -476,6 +476,11 @@ func sweepOnce(ctx context.Context, env *cmdEnv, log *slog.Logger) {
 	} else if res.Placed+res.Lifted > 0 {
 		log.Info("overdue sweep", "checked", res.Checked, "placed", res.Placed, "lifted", res.Lifted)
 	}
+	if res, err := svc.Maintenance.SweepReminders(ctx); err != nil && ctx.Err() == nil {
+		log.Error("reminder sweep failed", "error", err.Error())
+	} else if res.Reminders+res.PromisesBroken > 0 {
+		log.Info("reminder sweep", "reminders", res.Reminders, "promises_broken", res.PromisesBroken)
+	}
 	if n, err := svc.Maintenance.PurgeIdempotencyRecords(ctx); err != nil && ctx.Err() == nil {
 		log.Error("idempotency purge failed", "error", err.Error())
 	} else if n > 0 {

@@ -105,6 +105,18 @@ func (f InvoiceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.InvoiceMutation", m)
 }
 
+// The InvoiceReminderFunc type is an adapter to allow the use of ordinary
+// function as InvoiceReminder mutator.
+type InvoiceReminderFunc func(context.Context, *ent.InvoiceReminderMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f InvoiceReminderFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.InvoiceReminderMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.InvoiceReminderMutation", m)
+}
+
 // The LedgerEntryFunc type is an adapter to allow the use of ordinary
 // function as LedgerEntry mutator.
 type LedgerEntryFunc func(context.Context, *ent.LedgerEntryMutation) (ent.Value, error)
@@ -175,6 +187,18 @@ func (f StoreFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StoreMutation", m)
+}
+
+// The StoreChangeFunc type is an adapter to allow the use of ordinary
+// function as StoreChange mutator.
+type StoreChangeFunc func(context.Context, *ent.StoreChangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f StoreChangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.StoreChangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StoreChangeMutation", m)
 }
 
 // The TimelineEventFunc type is an adapter to allow the use of ordinary

@@ -16,6 +16,7 @@ import (
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/invoicereminder"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/platformconnection"
 	"github.com/creditd/creditd/ent/platformdelivery"
@@ -23,6 +24,7 @@ import (
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -301,6 +303,33 @@ func (f TraverseInvoice) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.InvoiceQuery", q)
 }
 
+// The InvoiceReminderFunc type is an adapter to allow the use of ordinary function as a Querier.
+type InvoiceReminderFunc func(context.Context, *ent.InvoiceReminderQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f InvoiceReminderFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.InvoiceReminderQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.InvoiceReminderQuery", q)
+}
+
+// The TraverseInvoiceReminder type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseInvoiceReminder func(context.Context, *ent.InvoiceReminderQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseInvoiceReminder) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseInvoiceReminder) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.InvoiceReminderQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.InvoiceReminderQuery", q)
+}
+
 // The LedgerEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
 type LedgerEntryFunc func(context.Context, *ent.LedgerEntryQuery) (ent.Value, error)
 
@@ -463,6 +492,33 @@ func (f TraverseStore) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.StoreQuery", q)
 }
 
+// The StoreChangeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StoreChangeFunc func(context.Context, *ent.StoreChangeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StoreChangeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StoreChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StoreChangeQuery", q)
+}
+
+// The TraverseStoreChange type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStoreChange func(context.Context, *ent.StoreChangeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStoreChange) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStoreChange) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StoreChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StoreChangeQuery", q)
+}
+
 // The TimelineEventFunc type is an adapter to allow the use of ordinary function as a Querier.
 type TimelineEventFunc func(context.Context, *ent.TimelineEventQuery) (ent.Value, error)
 
@@ -590,6 +646,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.IdempotencyRecordQuery, predicate.IdempotencyRecord, idempotencyrecord.OrderOption]{typ: ent.TypeIdempotencyRecord, tq: q}, nil
 	case *ent.InvoiceQuery:
 		return &query[*ent.InvoiceQuery, predicate.Invoice, invoice.OrderOption]{typ: ent.TypeInvoice, tq: q}, nil
+	case *ent.InvoiceReminderQuery:
+		return &query[*ent.InvoiceReminderQuery, predicate.InvoiceReminder, invoicereminder.OrderOption]{typ: ent.TypeInvoiceReminder, tq: q}, nil
 	case *ent.LedgerEntryQuery:
 		return &query[*ent.LedgerEntryQuery, predicate.LedgerEntry, ledgerentry.OrderOption]{typ: ent.TypeLedgerEntry, tq: q}, nil
 	case *ent.PlatformConnectionQuery:
@@ -602,6 +660,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.StaffSessionQuery, predicate.StaffSession, staffsession.OrderOption]{typ: ent.TypeStaffSession, tq: q}, nil
 	case *ent.StoreQuery:
 		return &query[*ent.StoreQuery, predicate.Store, store.OrderOption]{typ: ent.TypeStore, tq: q}, nil
+	case *ent.StoreChangeQuery:
+		return &query[*ent.StoreChangeQuery, predicate.StoreChange, storechange.OrderOption]{typ: ent.TypeStoreChange, tq: q}, nil
 	case *ent.TimelineEventQuery:
 		return &query[*ent.TimelineEventQuery, predicate.TimelineEvent, timelineevent.OrderOption]{typ: ent.TypeTimelineEvent, tq: q}, nil
 	case *ent.WebhookAttemptQuery:

@@ -33,6 +33,22 @@ const (
 	FieldDueAt = "due_at"
 	// FieldSettledAt holds the string denoting the settled_at field in the database.
 	FieldSettledAt = "settled_at"
+	// FieldPromisedFor holds the string denoting the promised_for field in the database.
+	FieldPromisedFor = "promised_for"
+	// FieldPromiseNote holds the string denoting the promise_note field in the database.
+	FieldPromiseNote = "promise_note"
+	// FieldPromiseRecordedBy holds the string denoting the promise_recorded_by field in the database.
+	FieldPromiseRecordedBy = "promise_recorded_by"
+	// FieldPromiseRecordedAt holds the string denoting the promise_recorded_at field in the database.
+	FieldPromiseRecordedAt = "promise_recorded_at"
+	// FieldPromiseBrokenAt holds the string denoting the promise_broken_at field in the database.
+	FieldPromiseBrokenAt = "promise_broken_at"
+	// FieldDisputeReason holds the string denoting the dispute_reason field in the database.
+	FieldDisputeReason = "dispute_reason"
+	// FieldDisputeOpenedBy holds the string denoting the dispute_opened_by field in the database.
+	FieldDisputeOpenedBy = "dispute_opened_by"
+	// FieldDisputeOpenedAt holds the string denoting the dispute_opened_at field in the database.
+	FieldDisputeOpenedAt = "dispute_opened_at"
 	// EdgeStore holds the string denoting the store edge name in mutations.
 	EdgeStore = "store"
 	// Table holds the table name of the invoice in the database.
@@ -59,6 +75,14 @@ var Columns = []string{
 	FieldOpen,
 	FieldDueAt,
 	FieldSettledAt,
+	FieldPromisedFor,
+	FieldPromiseNote,
+	FieldPromiseRecordedBy,
+	FieldPromiseRecordedAt,
+	FieldPromiseBrokenAt,
+	FieldDisputeReason,
+	FieldDisputeOpenedBy,
+	FieldDisputeOpenedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -143,6 +167,46 @@ func ByDueAt(opts ...sql.OrderTermOption) OrderOption {
 // BySettledAt orders the results by the settled_at field.
 func BySettledAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSettledAt, opts...).ToFunc()
+}
+
+// ByPromisedFor orders the results by the promised_for field.
+func ByPromisedFor(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPromisedFor, opts...).ToFunc()
+}
+
+// ByPromiseNote orders the results by the promise_note field.
+func ByPromiseNote(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPromiseNote, opts...).ToFunc()
+}
+
+// ByPromiseRecordedBy orders the results by the promise_recorded_by field.
+func ByPromiseRecordedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPromiseRecordedBy, opts...).ToFunc()
+}
+
+// ByPromiseRecordedAt orders the results by the promise_recorded_at field.
+func ByPromiseRecordedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPromiseRecordedAt, opts...).ToFunc()
+}
+
+// ByPromiseBrokenAt orders the results by the promise_broken_at field.
+func ByPromiseBrokenAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPromiseBrokenAt, opts...).ToFunc()
+}
+
+// ByDisputeReason orders the results by the dispute_reason field.
+func ByDisputeReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisputeReason, opts...).ToFunc()
+}
+
+// ByDisputeOpenedBy orders the results by the dispute_opened_by field.
+func ByDisputeOpenedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisputeOpenedBy, opts...).ToFunc()
+}
+
+// ByDisputeOpenedAt orders the results by the dispute_opened_at field.
+func ByDisputeOpenedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisputeOpenedAt, opts...).ToFunc()
 }
 
 // ByStoreField orders the results by store field.

@@ -116,6 +116,46 @@ func SettledAt(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldSettledAt, v))
 }
 
+// PromisedFor applies equality check predicate on the "promised_for" field. It's identical to PromisedForEQ.
+func PromisedFor(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromisedFor, v))
+}
+
+// PromiseNote applies equality check predicate on the "promise_note" field. It's identical to PromiseNoteEQ.
+func PromiseNote(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseNote, v))
+}
+
+// PromiseRecordedBy applies equality check predicate on the "promise_recorded_by" field. It's identical to PromiseRecordedByEQ.
+func PromiseRecordedBy(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedAt applies equality check predicate on the "promise_recorded_at" field. It's identical to PromiseRecordedAtEQ.
+func PromiseRecordedAt(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseRecordedAt, v))
+}
+
+// PromiseBrokenAt applies equality check predicate on the "promise_broken_at" field. It's identical to PromiseBrokenAtEQ.
+func PromiseBrokenAt(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseBrokenAt, v))
+}
+
+// DisputeReason applies equality check predicate on the "dispute_reason" field. It's identical to DisputeReasonEQ.
+func DisputeReason(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeReason, v))
+}
+
+// DisputeOpenedBy applies equality check predicate on the "dispute_opened_by" field. It's identical to DisputeOpenedByEQ.
+func DisputeOpenedBy(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedAt applies equality check predicate on the "dispute_opened_at" field. It's identical to DisputeOpenedAtEQ.
+func DisputeOpenedAt(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeOpenedAt, v))
+}
+
 // StoreIDEQ applies the EQ predicate on the "store_id" field.
 func StoreIDEQ(v string) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldStoreID, v))
@@ -594,6 +634,506 @@ func SettledAtIsNil() predicate.Invoice {
 // SettledAtNotNil applies the NotNil predicate on the "settled_at" field.
 func SettledAtNotNil() predicate.Invoice {
 	return predicate.Invoice(sql.FieldNotNull(FieldSettledAt))
+}
+
+// PromisedForEQ applies the EQ predicate on the "promised_for" field.
+func PromisedForEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromisedFor, v))
+}
+
+// PromisedForNEQ applies the NEQ predicate on the "promised_for" field.
+func PromisedForNEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldPromisedFor, v))
+}
+
+// PromisedForIn applies the In predicate on the "promised_for" field.
+func PromisedForIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldPromisedFor, vs...))
+}
+
+// PromisedForNotIn applies the NotIn predicate on the "promised_for" field.
+func PromisedForNotIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldPromisedFor, vs...))
+}
+
+// PromisedForGT applies the GT predicate on the "promised_for" field.
+func PromisedForGT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldPromisedFor, v))
+}
+
+// PromisedForGTE applies the GTE predicate on the "promised_for" field.
+func PromisedForGTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldPromisedFor, v))
+}
+
+// PromisedForLT applies the LT predicate on the "promised_for" field.
+func PromisedForLT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldPromisedFor, v))
+}
+
+// PromisedForLTE applies the LTE predicate on the "promised_for" field.
+func PromisedForLTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldPromisedFor, v))
+}
+
+// PromisedForIsNil applies the IsNil predicate on the "promised_for" field.
+func PromisedForIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldPromisedFor))
+}
+
+// PromisedForNotNil applies the NotNil predicate on the "promised_for" field.
+func PromisedForNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldPromisedFor))
+}
+
+// PromiseNoteEQ applies the EQ predicate on the "promise_note" field.
+func PromiseNoteEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseNote, v))
+}
+
+// PromiseNoteNEQ applies the NEQ predicate on the "promise_note" field.
+func PromiseNoteNEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldPromiseNote, v))
+}
+
+// PromiseNoteIn applies the In predicate on the "promise_note" field.
+func PromiseNoteIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldPromiseNote, vs...))
+}
+
+// PromiseNoteNotIn applies the NotIn predicate on the "promise_note" field.
+func PromiseNoteNotIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldPromiseNote, vs...))
+}
+
+// PromiseNoteGT applies the GT predicate on the "promise_note" field.
+func PromiseNoteGT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldPromiseNote, v))
+}
+
+// PromiseNoteGTE applies the GTE predicate on the "promise_note" field.
+func PromiseNoteGTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldPromiseNote, v))
+}
+
+// PromiseNoteLT applies the LT predicate on the "promise_note" field.
+func PromiseNoteLT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldPromiseNote, v))
+}
+
+// PromiseNoteLTE applies the LTE predicate on the "promise_note" field.
+func PromiseNoteLTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldPromiseNote, v))
+}
+
+// PromiseNoteContains applies the Contains predicate on the "promise_note" field.
+func PromiseNoteContains(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContains(FieldPromiseNote, v))
+}
+
+// PromiseNoteHasPrefix applies the HasPrefix predicate on the "promise_note" field.
+func PromiseNoteHasPrefix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasPrefix(FieldPromiseNote, v))
+}
+
+// PromiseNoteHasSuffix applies the HasSuffix predicate on the "promise_note" field.
+func PromiseNoteHasSuffix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasSuffix(FieldPromiseNote, v))
+}
+
+// PromiseNoteIsNil applies the IsNil predicate on the "promise_note" field.
+func PromiseNoteIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldPromiseNote))
+}
+
+// PromiseNoteNotNil applies the NotNil predicate on the "promise_note" field.
+func PromiseNoteNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldPromiseNote))
+}
+
+// PromiseNoteEqualFold applies the EqualFold predicate on the "promise_note" field.
+func PromiseNoteEqualFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEqualFold(FieldPromiseNote, v))
+}
+
+// PromiseNoteContainsFold applies the ContainsFold predicate on the "promise_note" field.
+func PromiseNoteContainsFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContainsFold(FieldPromiseNote, v))
+}
+
+// PromiseRecordedByEQ applies the EQ predicate on the "promise_recorded_by" field.
+func PromiseRecordedByEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByNEQ applies the NEQ predicate on the "promise_recorded_by" field.
+func PromiseRecordedByNEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByIn applies the In predicate on the "promise_recorded_by" field.
+func PromiseRecordedByIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldPromiseRecordedBy, vs...))
+}
+
+// PromiseRecordedByNotIn applies the NotIn predicate on the "promise_recorded_by" field.
+func PromiseRecordedByNotIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldPromiseRecordedBy, vs...))
+}
+
+// PromiseRecordedByGT applies the GT predicate on the "promise_recorded_by" field.
+func PromiseRecordedByGT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByGTE applies the GTE predicate on the "promise_recorded_by" field.
+func PromiseRecordedByGTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByLT applies the LT predicate on the "promise_recorded_by" field.
+func PromiseRecordedByLT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByLTE applies the LTE predicate on the "promise_recorded_by" field.
+func PromiseRecordedByLTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByContains applies the Contains predicate on the "promise_recorded_by" field.
+func PromiseRecordedByContains(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContains(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByHasPrefix applies the HasPrefix predicate on the "promise_recorded_by" field.
+func PromiseRecordedByHasPrefix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasPrefix(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByHasSuffix applies the HasSuffix predicate on the "promise_recorded_by" field.
+func PromiseRecordedByHasSuffix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasSuffix(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByIsNil applies the IsNil predicate on the "promise_recorded_by" field.
+func PromiseRecordedByIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldPromiseRecordedBy))
+}
+
+// PromiseRecordedByNotNil applies the NotNil predicate on the "promise_recorded_by" field.
+func PromiseRecordedByNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldPromiseRecordedBy))
+}
+
+// PromiseRecordedByEqualFold applies the EqualFold predicate on the "promise_recorded_by" field.
+func PromiseRecordedByEqualFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEqualFold(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedByContainsFold applies the ContainsFold predicate on the "promise_recorded_by" field.
+func PromiseRecordedByContainsFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContainsFold(FieldPromiseRecordedBy, v))
+}
+
+// PromiseRecordedAtEQ applies the EQ predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtNEQ applies the NEQ predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtNEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtIn applies the In predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldPromiseRecordedAt, vs...))
+}
+
+// PromiseRecordedAtNotIn applies the NotIn predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtNotIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldPromiseRecordedAt, vs...))
+}
+
+// PromiseRecordedAtGT applies the GT predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtGT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtGTE applies the GTE predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtGTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtLT applies the LT predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtLT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtLTE applies the LTE predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtLTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldPromiseRecordedAt, v))
+}
+
+// PromiseRecordedAtIsNil applies the IsNil predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldPromiseRecordedAt))
+}
+
+// PromiseRecordedAtNotNil applies the NotNil predicate on the "promise_recorded_at" field.
+func PromiseRecordedAtNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldPromiseRecordedAt))
+}
+
+// PromiseBrokenAtEQ applies the EQ predicate on the "promise_broken_at" field.
+func PromiseBrokenAtEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtNEQ applies the NEQ predicate on the "promise_broken_at" field.
+func PromiseBrokenAtNEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtIn applies the In predicate on the "promise_broken_at" field.
+func PromiseBrokenAtIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldPromiseBrokenAt, vs...))
+}
+
+// PromiseBrokenAtNotIn applies the NotIn predicate on the "promise_broken_at" field.
+func PromiseBrokenAtNotIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldPromiseBrokenAt, vs...))
+}
+
+// PromiseBrokenAtGT applies the GT predicate on the "promise_broken_at" field.
+func PromiseBrokenAtGT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtGTE applies the GTE predicate on the "promise_broken_at" field.
+func PromiseBrokenAtGTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtLT applies the LT predicate on the "promise_broken_at" field.
+func PromiseBrokenAtLT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtLTE applies the LTE predicate on the "promise_broken_at" field.
+func PromiseBrokenAtLTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldPromiseBrokenAt, v))
+}
+
+// PromiseBrokenAtIsNil applies the IsNil predicate on the "promise_broken_at" field.
+func PromiseBrokenAtIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldPromiseBrokenAt))
+}
+
+// PromiseBrokenAtNotNil applies the NotNil predicate on the "promise_broken_at" field.
+func PromiseBrokenAtNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldPromiseBrokenAt))
+}
+
+// DisputeReasonEQ applies the EQ predicate on the "dispute_reason" field.
+func DisputeReasonEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeReason, v))
+}
+
+// DisputeReasonNEQ applies the NEQ predicate on the "dispute_reason" field.
+func DisputeReasonNEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldDisputeReason, v))
+}
+
+// DisputeReasonIn applies the In predicate on the "dispute_reason" field.
+func DisputeReasonIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldDisputeReason, vs...))
+}
+
+// DisputeReasonNotIn applies the NotIn predicate on the "dispute_reason" field.
+func DisputeReasonNotIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldDisputeReason, vs...))
+}
+
+// DisputeReasonGT applies the GT predicate on the "dispute_reason" field.
+func DisputeReasonGT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldDisputeReason, v))
+}
+
+// DisputeReasonGTE applies the GTE predicate on the "dispute_reason" field.
+func DisputeReasonGTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldDisputeReason, v))
+}
+
+// DisputeReasonLT applies the LT predicate on the "dispute_reason" field.
+func DisputeReasonLT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldDisputeReason, v))
+}
+
+// DisputeReasonLTE applies the LTE predicate on the "dispute_reason" field.
+func DisputeReasonLTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldDisputeReason, v))
+}
+
+// DisputeReasonContains applies the Contains predicate on the "dispute_reason" field.
+func DisputeReasonContains(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContains(FieldDisputeReason, v))
+}
+
+// DisputeReasonHasPrefix applies the HasPrefix predicate on the "dispute_reason" field.
+func DisputeReasonHasPrefix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasPrefix(FieldDisputeReason, v))
+}
+
+// DisputeReasonHasSuffix applies the HasSuffix predicate on the "dispute_reason" field.
+func DisputeReasonHasSuffix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasSuffix(FieldDisputeReason, v))
+}
+
+// DisputeReasonIsNil applies the IsNil predicate on the "dispute_reason" field.
+func DisputeReasonIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldDisputeReason))
+}
+
+// DisputeReasonNotNil applies the NotNil predicate on the "dispute_reason" field.
+func DisputeReasonNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldDisputeReason))
+}
+
+// DisputeReasonEqualFold applies the EqualFold predicate on the "dispute_reason" field.
+func DisputeReasonEqualFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEqualFold(FieldDisputeReason, v))
+}
+
+// DisputeReasonContainsFold applies the ContainsFold predicate on the "dispute_reason" field.
+func DisputeReasonContainsFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContainsFold(FieldDisputeReason, v))
+}
+
+// DisputeOpenedByEQ applies the EQ predicate on the "dispute_opened_by" field.
+func DisputeOpenedByEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByNEQ applies the NEQ predicate on the "dispute_opened_by" field.
+func DisputeOpenedByNEQ(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByIn applies the In predicate on the "dispute_opened_by" field.
+func DisputeOpenedByIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldDisputeOpenedBy, vs...))
+}
+
+// DisputeOpenedByNotIn applies the NotIn predicate on the "dispute_opened_by" field.
+func DisputeOpenedByNotIn(vs ...string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldDisputeOpenedBy, vs...))
+}
+
+// DisputeOpenedByGT applies the GT predicate on the "dispute_opened_by" field.
+func DisputeOpenedByGT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByGTE applies the GTE predicate on the "dispute_opened_by" field.
+func DisputeOpenedByGTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByLT applies the LT predicate on the "dispute_opened_by" field.
+func DisputeOpenedByLT(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByLTE applies the LTE predicate on the "dispute_opened_by" field.
+func DisputeOpenedByLTE(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByContains applies the Contains predicate on the "dispute_opened_by" field.
+func DisputeOpenedByContains(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContains(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByHasPrefix applies the HasPrefix predicate on the "dispute_opened_by" field.
+func DisputeOpenedByHasPrefix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasPrefix(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByHasSuffix applies the HasSuffix predicate on the "dispute_opened_by" field.
+func DisputeOpenedByHasSuffix(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldHasSuffix(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByIsNil applies the IsNil predicate on the "dispute_opened_by" field.
+func DisputeOpenedByIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldDisputeOpenedBy))
+}
+
+// DisputeOpenedByNotNil applies the NotNil predicate on the "dispute_opened_by" field.
+func DisputeOpenedByNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldDisputeOpenedBy))
+}
+
+// DisputeOpenedByEqualFold applies the EqualFold predicate on the "dispute_opened_by" field.
+func DisputeOpenedByEqualFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEqualFold(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedByContainsFold applies the ContainsFold predicate on the "dispute_opened_by" field.
+func DisputeOpenedByContainsFold(v string) predicate.Invoice {
+	return predicate.Invoice(sql.FieldContainsFold(FieldDisputeOpenedBy, v))
+}
+
+// DisputeOpenedAtEQ applies the EQ predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtNEQ applies the NEQ predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtNEQ(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtIn applies the In predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldDisputeOpenedAt, vs...))
+}
+
+// DisputeOpenedAtNotIn applies the NotIn predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtNotIn(vs ...time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldDisputeOpenedAt, vs...))
+}
+
+// DisputeOpenedAtGT applies the GT predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtGT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtGTE applies the GTE predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtGTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtLT applies the LT predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtLT(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtLTE applies the LTE predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtLTE(v time.Time) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldDisputeOpenedAt, v))
+}
+
+// DisputeOpenedAtIsNil applies the IsNil predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtIsNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldIsNull(FieldDisputeOpenedAt))
+}
+
+// DisputeOpenedAtNotNil applies the NotNil predicate on the "dispute_opened_at" field.
+func DisputeOpenedAtNotNil() predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotNull(FieldDisputeOpenedAt))
 }
 
 // HasStore applies the HasEdge predicate on the "store" edge.

@@ -308,6 +308,14 @@ var (
 		{Name: "open", Type: field.TypeBool},
 		{Name: "due_at", Type: field.TypeTime},
 		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "promised_for", Type: field.TypeTime, Nullable: true},
+		{Name: "promise_note", Type: field.TypeString, Nullable: true},
+		{Name: "promise_recorded_by", Type: field.TypeString, Nullable: true},
+		{Name: "promise_recorded_at", Type: field.TypeTime, Nullable: true},
+		{Name: "promise_broken_at", Type: field.TypeTime, Nullable: true},
+		{Name: "dispute_reason", Type: field.TypeString, Nullable: true},
+		{Name: "dispute_opened_by", Type: field.TypeString, Nullable: true},
+		{Name: "dispute_opened_at", Type: field.TypeTime, Nullable: true},
 		{Name: "store_id", Type: field.TypeString},
 	}
 	// InvoicesTable holds the schema information for the "invoices" table.
@@ -318,7 +326,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "invoices_stores_store",
-				Columns:    []*schema.Column{InvoicesColumns[10]},
+				Columns:    []*schema.Column{InvoicesColumns[18]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -338,6 +346,38 @@ var (
 				Name:    "invoice_open_due_at",
 				Unique:  false,
 				Columns: []*schema.Column{InvoicesColumns[7], InvoicesColumns[8]},
+			},
+		},
+	}
+	// InvoiceRemindersColumns holds the columns for the "invoice_reminders" table.
+	InvoiceRemindersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "invoice_id", Type: field.TypeString},
+		{Name: "level", Type: field.TypeInt},
+		{Name: "offset_days", Type: field.TypeInt},
+		{Name: "due_at", Type: field.TypeTime},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// InvoiceRemindersTable holds the schema information for the "invoice_reminders" table.
+	InvoiceRemindersTable = &schema.Table{
+		Name:       "invoice_reminders",
+		Columns:    InvoiceRemindersColumns,
+		PrimaryKey: []*schema.Column{InvoiceRemindersColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "invoice_reminders_stores_store",
+				Columns:    []*schema.Column{InvoiceRemindersColumns[7]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "invoicereminder_invoice_id_level",
+				Unique:  true,
+				Columns: []*schema.Column{InvoiceRemindersColumns[1], InvoiceRemindersColumns[2]},
 			},
 		},
 	}
@@ -553,12 +593,45 @@ var (
 		{Name: "cursor_secret", Type: field.TypeBytes},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "event_seq", Type: field.TypeInt64, Default: 0},
+		{Name: "reminder_days", Type: field.TypeJSON, Nullable: true},
 	}
 	// StoresTable holds the schema information for the "stores" table.
 	StoresTable = &schema.Table{
 		Name:       "stores",
 		Columns:    StoresColumns,
 		PrimaryKey: []*schema.Column{StoresColumns[0]},
+	}
+	// StoreChangesColumns holds the columns for the "store_changes" table.
+	StoreChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "setting", Type: field.TypeString},
+		{Name: "value", Type: field.TypeString},
+		{Name: "previous", Type: field.TypeString},
+		{Name: "actor_type", Type: field.TypeString},
+		{Name: "actor_label", Type: field.TypeString},
+		{Name: "occurred_at", Type: field.TypeTime},
+		{Name: "store_id", Type: field.TypeString},
+	}
+	// StoreChangesTable holds the schema information for the "store_changes" table.
+	StoreChangesTable = &schema.Table{
+		Name:       "store_changes",
+		Columns:    StoreChangesColumns,
+		PrimaryKey: []*schema.Column{StoreChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "store_changes_stores_store",
+				Columns:    []*schema.Column{StoreChangesColumns[7]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "storechange_store_id_occurred_at",
+				Unique:  false,
+				Columns: []*schema.Column{StoreChangesColumns[7], StoreChangesColumns[6]},
+			},
+		},
 	}
 	// TimelineEventsColumns holds the columns for the "timeline_events" table.
 	TimelineEventsColumns = []*schema.Column{
@@ -728,12 +801,14 @@ var (
 		EventsTable,
 		IdempotencyRecordsTable,
 		InvoicesTable,
+		InvoiceRemindersTable,
 		LedgerEntriesTable,
 		PlatformConnectionsTable,
 		PlatformDeliveriesTable,
 		StaffMembersTable,
 		StaffSessionsTable,
 		StoresTable,
+		StoreChangesTable,
 		TimelineEventsTable,
 		WebhookAttemptsTable,
 		WebhookDeliveriesTable,
@@ -751,6 +826,7 @@ func init() {
 	EventsTable.ForeignKeys[0].RefTable = StoresTable
 	IdempotencyRecordsTable.ForeignKeys[0].RefTable = StoresTable
 	InvoicesTable.ForeignKeys[0].RefTable = StoresTable
+	InvoiceRemindersTable.ForeignKeys[0].RefTable = StoresTable
 	LedgerEntriesTable.ForeignKeys[0].RefTable = CompaniesTable
 	LedgerEntriesTable.ForeignKeys[1].RefTable = StoresTable
 	PlatformConnectionsTable.ForeignKeys[0].RefTable = StoresTable
@@ -758,6 +834,7 @@ func init() {
 	StaffMembersTable.ForeignKeys[0].RefTable = StoresTable
 	StaffSessionsTable.ForeignKeys[0].RefTable = StaffMembersTable
 	StaffSessionsTable.ForeignKeys[1].RefTable = StoresTable
+	StoreChangesTable.ForeignKeys[0].RefTable = StoresTable
 	TimelineEventsTable.ForeignKeys[0].RefTable = CompaniesTable
 	TimelineEventsTable.ForeignKeys[1].RefTable = StoresTable
 	WebhookAttemptsTable.ForeignKeys[0].RefTable = StoresTable

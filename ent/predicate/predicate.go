@@ -30,6 +30,9 @@ type IdempotencyRecord func(*sql.Selector)
 // Invoice is the predicate function for invoice builders.
 type Invoice func(*sql.Selector)
 
+// InvoiceReminder is the predicate function for invoicereminder builders.
+type InvoiceReminder func(*sql.Selector)
+
 // LedgerEntry is the predicate function for ledgerentry builders.
 type LedgerEntry func(*sql.Selector)
 
@@ -47,6 +50,9 @@ type StaffSession func(*sql.Selector)
 
 // Store is the predicate function for store builders.
 type Store func(*sql.Selector)
+
+// StoreChange is the predicate function for storechange builders.
+type StoreChange func(*sql.Selector)
 
 // TimelineEvent is the predicate function for timelineevent builders.
 type TimelineEvent func(*sql.Selector)

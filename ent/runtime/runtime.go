@@ -11,6 +11,7 @@ import (
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ent/invoice"
+	"github.com/creditd/creditd/ent/invoicereminder"
 	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/platformconnection"
 	"github.com/creditd/creditd/ent/platformdelivery"
@@ -18,6 +19,7 @@ import (
 	"github.com/creditd/creditd/ent/staffmember"
 	"github.com/creditd/creditd/ent/staffsession"
 	"github.com/creditd/creditd/ent/store"
+	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ent/timelineevent"
 	"github.com/creditd/creditd/ent/webhookattempt"
 	"github.com/creditd/creditd/ent/webhookdelivery"
@@ -254,6 +256,25 @@ func init() {
 	invoice.DefaultID = invoiceDescID.Default.(func() string)
 	// invoice.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	invoice.IDValidator = invoiceDescID.Validators[0].(func(string) error)
+	invoicereminderMixin := schema.InvoiceReminder{}.Mixin()
+	invoicereminderMixinHooks0 := invoicereminderMixin[0].Hooks()
+	invoicereminder.Hooks[0] = invoicereminderMixinHooks0[0]
+	invoicereminderMixinInters0 := invoicereminderMixin[0].Interceptors()
+	invoicereminder.Interceptors[0] = invoicereminderMixinInters0[0]
+	invoicereminderMixinFields0 := invoicereminderMixin[0].Fields()
+	_ = invoicereminderMixinFields0
+	invoicereminderFields := schema.InvoiceReminder{}.Fields()
+	_ = invoicereminderFields
+	// invoicereminderDescStoreID is the schema descriptor for store_id field.
+	invoicereminderDescStoreID := invoicereminderMixinFields0[0].Descriptor()
+	// invoicereminder.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	invoicereminder.StoreIDValidator = invoicereminderDescStoreID.Validators[0].(func(string) error)
+	// invoicereminderDescID is the schema descriptor for id field.
+	invoicereminderDescID := invoicereminderFields[0].Descriptor()
+	// invoicereminder.DefaultID holds the default value on creation for the id field.
+	invoicereminder.DefaultID = invoicereminderDescID.Default.(func() string)
+	// invoicereminder.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	invoicereminder.IDValidator = invoicereminderDescID.Validators[0].(func(string) error)
 	ledgerentryMixin := schema.LedgerEntry{}.Mixin()
 	ledgerentryMixinHooks0 := ledgerentryMixin[0].Hooks()
 	ledgerentry.Hooks[0] = ledgerentryMixinHooks0[0]
@@ -411,6 +432,25 @@ func init() {
 	store.DefaultID = storeDescID.Default.(func() string)
 	// store.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	store.IDValidator = storeDescID.Validators[0].(func(string) error)
+	storechangeMixin := schema.StoreChange{}.Mixin()
+	storechangeMixinHooks0 := storechangeMixin[0].Hooks()
+	storechange.Hooks[0] = storechangeMixinHooks0[0]
+	storechangeMixinInters0 := storechangeMixin[0].Interceptors()
+	storechange.Interceptors[0] = storechangeMixinInters0[0]
+	storechangeMixinFields0 := storechangeMixin[0].Fields()
+	_ = storechangeMixinFields0
+	storechangeFields := schema.StoreChange{}.Fields()
+	_ = storechangeFields
+	// storechangeDescStoreID is the schema descriptor for store_id field.
+	storechangeDescStoreID := storechangeMixinFields0[0].Descriptor()
+	// storechange.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	storechange.StoreIDValidator = storechangeDescStoreID.Validators[0].(func(string) error)
+	// storechangeDescID is the schema descriptor for id field.
+	storechangeDescID := storechangeFields[0].Descriptor()
+	// storechange.DefaultID holds the default value on creation for the id field.
+	storechange.DefaultID = storechangeDescID.Default.(func() string)
+	// storechange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	storechange.IDValidator = storechangeDescID.Validators[0].(func(string) error)
 	timelineeventMixin := schema.TimelineEvent{}.Mixin()
 	timelineeventMixinHooks0 := timelineeventMixin[0].Hooks()
 	timelineevent.Hooks[0] = timelineeventMixinHooks0[0]

@@ -35,6 +35,19 @@ func (Invoice) Fields() []ent.Field {
 		// column because payment behaviour averages it over many invoices, which must not
 		// replay ledgers; set in the allocation's own transaction.
 		field.Time("settled_at").Optional().Nillable(),
+		// The promise to pay (contract §17), all null when there is none: the UTC day the
+		// company promised to pay by (its 00:00:00), the note, who recorded it and when.
+		// PromiseBrokenAt is set, once, by the sweep that emitted invoice.promise_broken for
+		// this promise (a conditional UPDATE decides which sweep does); a new promise clears it.
+		field.Time("promised_for").Optional().Nillable(),
+		field.String("promise_note").Optional().Nillable(),
+		field.String("promise_recorded_by").Optional().Nillable(),
+		field.Time("promise_recorded_at").Optional().Nillable(),
+		field.Time("promise_broken_at").Optional().Nillable(),
+		// The open dispute (contract §17), all null when there is none.
+		field.String("dispute_reason").Optional().Nillable(),
+		field.String("dispute_opened_by").Optional().Nillable(),
+		field.Time("dispute_opened_at").Optional().Nillable(),
 	}
 }
 

@@ -33,6 +33,10 @@ func (Store) Fields() []ent.Field {
 		// PostgreSQL the row lock orders the store's events by commit. Rows cached by
 		// credit.Service carry a stale value; the counter is only ever read by its UPDATE.
 		field.Int64("event_seq").Default(0),
+		// ReminderDays is the reminder schedule (contract §17): up to 10 offsets in days
+		// relative to an invoice's due_at, strictly increasing, each from -30 to 365; level n
+		// is the n-th. Empty (the default) sends no reminder. Changes are on store_changes.
+		field.Ints("reminder_days").Optional(),
 	}
 }
 

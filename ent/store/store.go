@@ -26,6 +26,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldEventSeq holds the string denoting the event_seq field in the database.
 	FieldEventSeq = "event_seq"
+	// FieldReminderDays holds the string denoting the reminder_days field in the database.
+	FieldReminderDays = "reminder_days"
 	// Table holds the table name of the store in the database.
 	Table = "stores"
 )
@@ -40,6 +42,7 @@ var Columns = []string{
 	FieldCursorSecret,
 	FieldCreatedAt,
 	FieldEventSeq,
+	FieldReminderDays,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

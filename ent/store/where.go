@@ -454,6 +454,16 @@ func EventSeqLTE(v int64) predicate.Store {
 	return predicate.Store(sql.FieldLTE(FieldEventSeq, v))
 }
 
+// ReminderDaysIsNil applies the IsNil predicate on the "reminder_days" field.
+func ReminderDaysIsNil() predicate.Store {
+	return predicate.Store(sql.FieldIsNull(FieldReminderDays))
+}
+
+// ReminderDaysNotNil applies the NotNil predicate on the "reminder_days" field.
+func ReminderDaysNotNil() predicate.Store {
+	return predicate.Store(sql.FieldNotNull(FieldReminderDays))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Store) predicate.Store {
 	return predicate.Store(sql.AndPredicates(predicates...))

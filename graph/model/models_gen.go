@@ -47,6 +47,11 @@ type InvoiceConnection struct {
 	PageInfo *PageInfo     `json:"pageInfo"`
 }
 
+type InvoiceWriteInput struct {
+	// The invoice's ID (`inv_...`).
+	InvoiceID string `json:"invoiceId"`
+}
+
 // A page of ledger entries.
 type LedgerEntryConnection struct {
 	Edges    []LedgerEntryEdge `json:"edges"`
@@ -65,6 +70,13 @@ type LiftHoldInput struct {
 type Mutation struct {
 }
 
+type OpenDisputeInput struct {
+	// The invoice's ID (`inv_...`).
+	InvoiceID string `json:"invoiceId"`
+	// Why the company disputes it: 1 to 500 characters.
+	Reason string `json:"reason"`
+}
+
 type PlaceHoldInput struct {
 	// The company's ID.
 	CompanyID string `json:"companyId"`
@@ -73,6 +85,15 @@ type PlaceHoldInput struct {
 }
 
 type Query struct {
+}
+
+type RecordPromiseInput struct {
+	// The invoice's ID (`inv_...`).
+	InvoiceID string `json:"invoiceId"`
+	// The UTC day the company promised to pay by, YYYY-MM-DD: from today to 90 days ahead.
+	PromisedFor string `json:"promisedFor"`
+	// Optional, 1 to 500 characters.
+	Note *string `json:"note,omitempty"`
 }
 
 type SetCreditLimitInput struct {

@@ -175,6 +175,7 @@ const (
 	ErrorCodeInvalidAmount        ErrorCode = "invalid_amount"
 	ErrorCodeInvalidParameter     ErrorCode = "invalid_parameter"
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
+	ErrorCodeInvoiceNotOpen       ErrorCode = "invoice_not_open"
 	ErrorCodeLimitBelowZero       ErrorCode = "limit_below_zero"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
 	ErrorCodeNotAcceptable        ErrorCode = "not_acceptable"
@@ -213,6 +214,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeInvalidParameter:
 		return true
 	case ErrorCodeInvalidRequest:
+		return true
+	case ErrorCodeInvoiceNotOpen:
 		return true
 	case ErrorCodeLimitBelowZero:
 		return true
@@ -281,6 +284,39 @@ func (e HoldKind) Valid() bool {
 	case Manual:
 		return true
 	case Overdue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvoiceEventType.
+const (
+	InvoiceDisputeResolved  InvoiceEventType = "invoice.dispute_resolved"
+	InvoiceDisputed         InvoiceEventType = "invoice.disputed"
+	InvoicePaid             InvoiceEventType = "invoice.paid"
+	InvoicePromiseBroken    InvoiceEventType = "invoice.promise_broken"
+	InvoicePromiseRecorded  InvoiceEventType = "invoice.promise_recorded"
+	InvoicePromiseWithdrawn InvoiceEventType = "invoice.promise_withdrawn"
+	InvoiceReminderDue      InvoiceEventType = "invoice.reminder_due"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceEventType enum.
+func (e InvoiceEventType) Valid() bool {
+	switch e {
+	case InvoiceDisputeResolved:
+		return true
+	case InvoiceDisputed:
+		return true
+	case InvoicePaid:
+		return true
+	case InvoicePromiseBroken:
+		return true
+	case InvoicePromiseRecorded:
+		return true
+	case InvoicePromiseWithdrawn:
+		return true
+	case InvoiceReminderDue:
 		return true
 	default:
 		return false
@@ -821,13 +857,31 @@ type Currency = string
 // Examples: 1500.00, -12.50
 type Decimal = string
 
+// Dispute An open dispute of an invoice.
+type Dispute struct {
+	// OpenedAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OpenedAt Timestamp `json:"opened_at"`
+
+	// OpenedBy The API key's label or the staff member who opened it.
+	OpenedBy string `json:"opened_by"`
+	Reason   string `json:"reason"`
+}
+
+// DisputeRequest defines model for DisputeRequest.
+type DisputeRequest struct {
+	// Reason Why the company disputes the invoice; 1–500 characters, not blank.
+	Reason string `json:"reason"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
 		// Code Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 		// `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
 		// `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
-		// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
+		// `idempotency_key_in_use`, `export_in_progress`, `invoice_not_open` 409; `request_too_large` 413; `unsupported_media_type` 415;
 		// `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 		// `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
 		Code ErrorCode `json:"code"`
@@ -843,7 +897,7 @@ type Error struct {
 // ErrorCode Stable, machine-readable error code. Each code has one HTTP status: `invalid_request`,
 // `invalid_parameter` 400; `unauthenticated` 401; `insufficient_scope` 403; `not_found`,
 // `hold_not_found` 404; `method_not_allowed` 405; `not_acceptable` 406; `hold_exists`, `hold_not_liftable`,
-// `idempotency_key_in_use`, `export_in_progress` 409; `request_too_large` 413; `unsupported_media_type` 415;
+// `idempotency_key_in_use`, `export_in_progress`, `invoice_not_open` 409; `request_too_large` 413; `unsupported_media_type` 415;
 // `validation_failed`, `invalid_amount`, `currency_mismatch`, `limit_below_zero`,
 // `idempotency_key_reused` 422; `rate_limited` 429; `internal_error` 500; `unavailable` 503.
 type ErrorCode string
@@ -925,6 +979,9 @@ type Invoice struct {
 	// DaysOverdue Days since the due date, a started day counted whole; 0 until due and once settled.
 	DaysOverdue int `json:"days_overdue"`
 
+	// Dispute The open dispute (`POST /v1/invoices/{id}/dispute`); null when none.
+	Dispute *Dispute `json:"dispute"`
+
 	// DueAt ISO 8601 in UTC with exactly six fraction digits.
 	//
 	// Examples: 2026-03-02T09:00:00.000000Z
@@ -949,9 +1006,75 @@ type Invoice struct {
 	PaidAt           *Timestamp `json:"paid_at"`
 	PlatformOrderGid string     `json:"platform_order_gid"`
 
+	// Promise The company's promise to pay (`POST /v1/invoices/{id}/promise`); null when none.
+	Promise *Promise `json:"promise"`
+
+	// Reminders The reminder levels emitted for the invoice (`invoice.reminder_due`), in level order.
+	Reminders []InvoiceReminder `json:"reminders"`
+
 	// Status `open` while something is left to pay; once nothing is, `cancelled` if a cancellation references its order, else `paid`.
 	Status InvoiceStatus `json:"status"`
 }
+
+// InvoiceEvent An invoice's events (contract §17); `object` is the invoice as `GET /v1/invoices/{id}`
+// returned it then. Scope `read_credit`.
+//
+//   - `invoice.paid`: a ledger write (a payment, a refund, or an order covered by unapplied
+//     credit) brought the invoice's open amount to zero; written in that write's
+//     transaction, after its `ledger_entry.created`. An invoice a cancellation settles is
+//     cancelled and gets no `invoice.paid`.
+//   - `invoice.promise_recorded` (`previous.promise` when it replaced one),
+//     `invoice.promise_withdrawn` (`previous.promise`): `POST`/`DELETE
+//     /v1/invoices/{id}/promise`.
+//   - `invoice.disputed` (`previous.dispute` when it replaced one's reason),
+//     `invoice.dispute_resolved` (`previous.dispute`): `POST`/`DELETE
+//     /v1/invoices/{id}/dispute`.
+//   - `invoice.promise_broken`: the sweep found the invoice still open the day after its
+//     promise's `promised_for`; once per promise. Reminders resume.
+//   - `invoice.reminder_due`: a level of the store's reminder schedule fell due for an open
+//     invoice that is neither disputed nor under a promise whose day has not passed; only
+//     the highest level due, once per invoice and level. `data` also carries `level`,
+//     `offset_days`, `days_overdue` (as of the sweep), `open_amount` and `company_id`, for a
+//     mailer to choose and fill its letter.
+type InvoiceEvent struct {
+	Data struct {
+		CompanyId *string `json:"company_id,omitempty"`
+
+		// DaysOverdue `invoice.reminder_due`: days past due as of the sweep.
+		DaysOverdue *int `json:"days_overdue,omitempty"`
+
+		// Level `invoice.reminder_due`: the level due.
+		Level *int `json:"level,omitempty"`
+
+		// Object One invoice, opened by an `order_placed` entry and settled by the ledger's allocation rule (contract §15).
+		Object Invoice `json:"object"`
+
+		// OffsetDays `invoice.reminder_due`: its offset from `due_at`.
+		OffsetDays *int `json:"offset_days,omitempty"`
+
+		// OpenAmount An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		OpenAmount *Money `json:"open_amount,omitempty"`
+		Previous   *struct {
+			// Dispute An open dispute of an invoice.
+			Dispute *Dispute `json:"dispute,omitempty"`
+
+			// Promise The company's promise to pay an invoice by a day.
+			Promise *Promise `json:"promise,omitempty"`
+		} `json:"previous,omitempty"`
+	} `json:"data"`
+
+	// Id Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	Id EventId `json:"id"`
+
+	// OccurredAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	OccurredAt Timestamp        `json:"occurred_at"`
+	Type       InvoiceEventType `json:"type"`
+}
+
+// InvoiceEventType defines model for InvoiceEvent.Type.
+type InvoiceEventType string
 
 // InvoiceList defines model for InvoiceList.
 type InvoiceList struct {
@@ -960,6 +1083,29 @@ type InvoiceList struct {
 
 	// NextCursor Pass as `cursor` to get the next page; null exactly when `has_more` is false.
 	NextCursor *string `json:"next_cursor"`
+}
+
+// InvoiceReminder A reminder level the sweep emitted for an invoice.
+type InvoiceReminder struct {
+	// DueAt The invoice's `due_at` plus the offset.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	DueAt Timestamp `json:"due_at"`
+
+	// EventId Examples: ev_3bQk0Yp1gWm7Zr5Tn8Vx2c
+	EventId EventId `json:"event_id"`
+
+	// Level The n-th offset of the store's reminder schedule.
+	Level int `json:"level"`
+
+	// OffsetDays Days from the invoice's `due_at` (negative before it).
+	OffsetDays int `json:"offset_days"`
+}
+
+// InvoiceResult defines model for InvoiceResult.
+type InvoiceResult struct {
+	// Invoice One invoice, opened by an `order_placed` entry and settled by the ledger's allocation rule (contract §15).
+	Invoice Invoice `json:"invoice"`
 }
 
 // InvoiceStatus `open` while something is left to pay; once nothing is, `cancelled` if a cancellation references its order, else `paid`.
@@ -1109,6 +1255,33 @@ type PlaceHoldRequest struct {
 	Note *string `json:"note,omitempty"`
 }
 
+// Promise The company's promise to pay an invoice by a day.
+type Promise struct {
+	// BrokenAt When the sweep found the invoice still open the day after `promised_for` (`invoice.promise_broken`); null until then.
+	BrokenAt *Timestamp `json:"broken_at"`
+	Note     *string    `json:"note"`
+
+	// PromisedFor The UTC day, YYYY-MM-DD.
+	PromisedFor openapi_types.Date `json:"promised_for"`
+
+	// RecordedAt ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	RecordedAt Timestamp `json:"recorded_at"`
+
+	// RecordedBy The API key's label or the staff member who recorded it.
+	RecordedBy string `json:"recorded_by"`
+}
+
+// PromiseRequest defines model for PromiseRequest.
+type PromiseRequest struct {
+	// Note Optional; 1–500 characters, not blank.
+	Note *string `json:"note,omitempty"`
+
+	// PromisedFor The UTC day the company promised to pay by, YYYY-MM-DD, from today to 90 days ahead.
+	PromisedFor openapi_types.Date `json:"promised_for"`
+}
+
 // SetCreditLimitRequest defines model for SetCreditLimitRequest.
 type SetCreditLimitRequest struct {
 	// Amount The new limit, a decimal string of zero or greater (a negative one is refused with
@@ -1229,6 +1402,9 @@ type IdempotencyKey = string
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
+// InvoiceId defines model for InvoiceId.
+type InvoiceId = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -1249,6 +1425,12 @@ type InvalidParameter = Error
 
 // InvalidRequest defines model for InvalidRequest.
 type InvalidRequest = Error
+
+// InvoiceNotOpen defines model for InvoiceNotOpen.
+type InvoiceNotOpen = Error
+
+// InvoiceWriteNotFound defines model for InvoiceWriteNotFound.
+type InvoiceWriteNotFound = Error
 
 // MethodNotAllowed defines model for MethodNotAllowed.
 type MethodNotAllowed = Error
@@ -1547,6 +1729,50 @@ type GetInvoiceParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ResolveDisputeParams defines parameters for ResolveDispute.
+type ResolveDisputeParams struct {
+	// IdempotencyKey Makes the write safe to retry: 1–255 printable ASCII characters, unique per logical
+	// write (a UUID is a good choice), scoped to the store, remembered for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// OpenDisputeParams defines parameters for OpenDispute.
+type OpenDisputeParams struct {
+	// IdempotencyKey Makes the write safe to retry: 1–255 printable ASCII characters, unique per logical
+	// write (a UUID is a good choice), scoped to the store, remembered for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// WithdrawPromiseParams defines parameters for WithdrawPromise.
+type WithdrawPromiseParams struct {
+	// IdempotencyKey Makes the write safe to retry: 1–255 printable ASCII characters, unique per logical
+	// write (a UUID is a good choice), scoped to the store, remembered for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// RecordPromiseParams defines parameters for RecordPromise.
+type RecordPromiseParams struct {
+	// IdempotencyKey Makes the write safe to retry: 1–255 printable ASCII characters, unique per logical
+	// write (a UUID is a good choice), scoped to the store, remembered for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // GetOpenAPIDocumentJSONParams defines parameters for GetOpenAPIDocumentJSON.
 type GetOpenAPIDocumentJSONParams struct {
 	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
@@ -1585,6 +1811,12 @@ type SetCreditLimitJSONRequestBody = SetCreditLimitRequest
 
 // PlaceHoldJSONRequestBody defines body for PlaceHold for application/json ContentType.
 type PlaceHoldJSONRequestBody = PlaceHoldRequest
+
+// OpenDisputeJSONRequestBody defines body for OpenDispute for application/json ContentType.
+type OpenDisputeJSONRequestBody = DisputeRequest
+
+// RecordPromiseJSONRequestBody defines body for RecordPromise for application/json ContentType.
+type RecordPromiseJSONRequestBody = PromiseRequest
 
 // EventJSONRequestBody defines body for Event for application/json ContentType.
 type EventJSONRequestBody = Event
@@ -1709,6 +1941,32 @@ func (t *Event) FromCompanyPlatformGIDChangedEvent(v CompanyPlatformGIDChangedEv
 
 // MergeCompanyPlatformGIDChangedEvent performs a merge with any union data inside the Event, using the provided CompanyPlatformGIDChangedEvent
 func (t *Event) MergeCompanyPlatformGIDChangedEvent(v CompanyPlatformGIDChangedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInvoiceEvent returns the union data inside the Event as a InvoiceEvent
+func (t Event) AsInvoiceEvent() (InvoiceEvent, error) {
+	var body InvoiceEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoiceEvent overwrites any union data inside the Event as the provided InvoiceEvent
+func (t *Event) FromInvoiceEvent(v InvoiceEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInvoiceEvent performs a merge with any union data inside the Event, using the provided InvoiceEvent
+func (t *Event) MergeInvoiceEvent(v InvoiceEvent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2106,6 +2364,74 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
 	GetInvoice(ctx context.Context, id string, params *GetInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ResolveDispute Resolve a dispute
+	//
+	// Resolves the invoice's dispute: `invoice.dispute_resolved` (with `previous.dispute`), and
+	// reminders resume. Without a dispute nothing changes and no event is appended (the call
+	// is still on the timeline). No body.
+	//
+	// Corresponds with DELETE /v1/invoices/{id}/dispute (the `ResolveDispute` operationId).
+	ResolveDispute(ctx context.Context, id InvoiceId, params *ResolveDisputeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenDisputeWithBody Dispute an invoice
+	//
+	// Opens a dispute on the open invoice, or replaces the reason of the one open:
+	// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+	// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+	// rule.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+	OpenDisputeWithBody(ctx context.Context, id InvoiceId, params *OpenDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenDispute Dispute an invoice
+	//
+	// Opens a dispute on the open invoice, or replaces the reason of the one open:
+	// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+	// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+	// rule.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+	OpenDispute(ctx context.Context, id InvoiceId, params *OpenDisputeParams, body OpenDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WithdrawPromise Withdraw a promise to pay
+	//
+	// Withdraws the invoice's promise to pay: `invoice.promise_withdrawn` (with
+	// `previous.promise`), and reminders resume. Without a promise nothing changes and no event
+	// is appended (the call is still on the timeline). No body.
+	//
+	// Corresponds with DELETE /v1/invoices/{id}/promise (the `WithdrawPromise` operationId).
+	WithdrawPromise(ctx context.Context, id InvoiceId, params *WithdrawPromiseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordPromiseWithBody Record a promise to pay
+	//
+	// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+	// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+	// and a timeline event attributed to the key's label. While its day has not passed the
+	// invoice gets no reminder; the day after, if the invoice is still open,
+	// `invoice.promise_broken` is emitted once and reminders resume.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+	RecordPromiseWithBody(ctx context.Context, id InvoiceId, params *RecordPromiseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordPromise Record a promise to pay
+	//
+	// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+	// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+	// and a timeline event attributed to the key's label. While its day has not passed the
+	// invoice gets no reminder; the day after, if the invoice is still open,
+	// `invoice.promise_broken` is emitted once and reminders resume.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+	RecordPromise(ctx context.Context, id InvoiceId, params *RecordPromiseParams, body RecordPromiseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIDocumentJSON This document as JSON
 	//
 	// Served without authentication and without rate limit.
@@ -2490,6 +2816,134 @@ func (c *Client) ExportStore(ctx context.Context, params *ExportStoreParams, req
 // Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
 func (c *Client) GetInvoice(ctx context.Context, id string, params *GetInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetInvoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResolveDispute Resolve a dispute
+//
+// Resolves the invoice's dispute: `invoice.dispute_resolved` (with `previous.dispute`), and
+// reminders resume. Without a dispute nothing changes and no event is appended (the call
+// is still on the timeline). No body.
+//
+// Corresponds with DELETE /v1/invoices/{id}/dispute (the `ResolveDispute` operationId).
+func (c *Client) ResolveDispute(ctx context.Context, id InvoiceId, params *ResolveDisputeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResolveDisputeRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenDisputeWithBody Dispute an invoice
+//
+// Opens a dispute on the open invoice, or replaces the reason of the one open:
+// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+// rule.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+func (c *Client) OpenDisputeWithBody(ctx context.Context, id InvoiceId, params *OpenDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenDisputeRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenDispute Dispute an invoice
+//
+// Opens a dispute on the open invoice, or replaces the reason of the one open:
+// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+// rule.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+func (c *Client) OpenDispute(ctx context.Context, id InvoiceId, params *OpenDisputeParams, body OpenDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenDisputeRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WithdrawPromise Withdraw a promise to pay
+//
+// Withdraws the invoice's promise to pay: `invoice.promise_withdrawn` (with
+// `previous.promise`), and reminders resume. Without a promise nothing changes and no event
+// is appended (the call is still on the timeline). No body.
+//
+// Corresponds with DELETE /v1/invoices/{id}/promise (the `WithdrawPromise` operationId).
+func (c *Client) WithdrawPromise(ctx context.Context, id InvoiceId, params *WithdrawPromiseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWithdrawPromiseRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecordPromiseWithBody Record a promise to pay
+//
+// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+// and a timeline event attributed to the key's label. While its day has not passed the
+// invoice gets no reminder; the day after, if the invoice is still open,
+// `invoice.promise_broken` is emitted once and reminders resume.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+func (c *Client) RecordPromiseWithBody(ctx context.Context, id InvoiceId, params *RecordPromiseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordPromiseRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecordPromise Record a promise to pay
+//
+// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+// and a timeline event attributed to the key's label. While its day has not passed the
+// invoice gets no reminder; the day after, if the invoice is still open,
+// `invoice.promise_broken` is emitted once and reminders resume.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+func (c *Client) RecordPromise(ctx context.Context, id InvoiceId, params *RecordPromiseParams, body RecordPromiseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordPromiseRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3795,6 +4249,272 @@ func NewGetInvoiceRequest(server string, id string, params *GetInvoiceParams) (*
 	return req, nil
 }
 
+// NewResolveDisputeRequest constructs an http.Request for the ResolveDispute method
+func NewResolveDisputeRequest(server string, id InvoiceId, params *ResolveDisputeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/dispute", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewOpenDisputeRequest calls the generic OpenDispute builder with application/json body
+func NewOpenDisputeRequest(server string, id InvoiceId, params *OpenDisputeParams, body OpenDisputeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOpenDisputeRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewOpenDisputeRequestWithBody constructs an http.Request for the OpenDispute method, with any body, and a specified content type
+func NewOpenDisputeRequestWithBody(server string, id InvoiceId, params *OpenDisputeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/dispute", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewWithdrawPromiseRequest constructs an http.Request for the WithdrawPromise method
+func NewWithdrawPromiseRequest(server string, id InvoiceId, params *WithdrawPromiseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/promise", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRecordPromiseRequest calls the generic RecordPromise builder with application/json body
+func NewRecordPromiseRequest(server string, id InvoiceId, params *RecordPromiseParams, body RecordPromiseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecordPromiseRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRecordPromiseRequestWithBody constructs an http.Request for the RecordPromise method, with any body, and a specified content type
+func NewRecordPromiseRequestWithBody(server string, id InvoiceId, params *RecordPromiseParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/promise", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentJSONRequest constructs an http.Request for the GetOpenAPIDocumentJSON method
 func NewGetOpenAPIDocumentJSONRequest(server string, params *GetOpenAPIDocumentJSONParams) (*http.Request, error) {
 	var err error
@@ -4145,6 +4865,78 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
 	GetInvoiceWithResponse(ctx context.Context, id string, params *GetInvoiceParams, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error)
+
+	// ResolveDisputeWithResponse Resolve a dispute
+	//
+	// Resolves the invoice's dispute: `invoice.dispute_resolved` (with `previous.dispute`), and
+	// reminders resume. Without a dispute nothing changes and no event is appended (the call
+	// is still on the timeline). No body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/invoices/{id}/dispute (the `ResolveDispute` operationId).
+	ResolveDisputeWithResponse(ctx context.Context, id InvoiceId, params *ResolveDisputeParams, reqEditors ...RequestEditorFn) (*ResolveDisputeResponse, error)
+
+	// OpenDisputeWithBodyWithResponse Dispute an invoice
+	//
+	// Opens a dispute on the open invoice, or replaces the reason of the one open:
+	// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+	// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+	// rule.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+	OpenDisputeWithBodyWithResponse(ctx context.Context, id InvoiceId, params *OpenDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenDisputeResponse, error)
+
+	// OpenDisputeWithResponse Dispute an invoice
+	//
+	// Opens a dispute on the open invoice, or replaces the reason of the one open:
+	// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+	// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+	// rule.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+	OpenDisputeWithResponse(ctx context.Context, id InvoiceId, params *OpenDisputeParams, body OpenDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenDisputeResponse, error)
+
+	// WithdrawPromiseWithResponse Withdraw a promise to pay
+	//
+	// Withdraws the invoice's promise to pay: `invoice.promise_withdrawn` (with
+	// `previous.promise`), and reminders resume. Without a promise nothing changes and no event
+	// is appended (the call is still on the timeline). No body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/invoices/{id}/promise (the `WithdrawPromise` operationId).
+	WithdrawPromiseWithResponse(ctx context.Context, id InvoiceId, params *WithdrawPromiseParams, reqEditors ...RequestEditorFn) (*WithdrawPromiseResponse, error)
+
+	// RecordPromiseWithBodyWithResponse Record a promise to pay
+	//
+	// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+	// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+	// and a timeline event attributed to the key's label. While its day has not passed the
+	// invoice gets no reminder; the day after, if the invoice is still open,
+	// `invoice.promise_broken` is emitted once and reminders resume.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+	RecordPromiseWithBodyWithResponse(ctx context.Context, id InvoiceId, params *RecordPromiseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordPromiseResponse, error)
+
+	// RecordPromiseWithResponse Record a promise to pay
+	//
+	// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+	// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+	// and a timeline event attributed to the key's label. While its day has not passed the
+	// invoice gets no reminder; the day after, if the invoice is still open,
+	// `invoice.promise_broken` is emitted once and reminders resume.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+	RecordPromiseWithResponse(ctx context.Context, id InvoiceId, params *RecordPromiseParams, body RecordPromiseJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordPromiseResponse, error)
 
 	// GetOpenAPIDocumentJSONWithResponse This document as JSON
 	//
@@ -6947,6 +7739,926 @@ func (r GetInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// ResolveDisputeResponse200Headers the declared response headers of an HTTP 200 response for ResolveDispute
+type ResolveDisputeResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse400Headers the declared response headers of an HTTP 400 response for ResolveDispute
+type ResolveDisputeResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse401Headers the declared response headers of an HTTP 401 response for ResolveDispute
+type ResolveDisputeResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ResolveDisputeResponse403Headers the declared response headers of an HTTP 403 response for ResolveDispute
+type ResolveDisputeResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse404Headers the declared response headers of an HTTP 404 response for ResolveDispute
+type ResolveDisputeResponse404Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse409Headers the declared response headers of an HTTP 409 response for ResolveDispute
+type ResolveDisputeResponse409Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse413Headers the declared response headers of an HTTP 413 response for ResolveDispute
+type ResolveDisputeResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse415Headers the declared response headers of an HTTP 415 response for ResolveDispute
+type ResolveDisputeResponse415Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse422Headers the declared response headers of an HTTP 422 response for ResolveDispute
+type ResolveDisputeResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse429Headers the declared response headers of an HTTP 429 response for ResolveDispute
+type ResolveDisputeResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse500Headers the declared response headers of an HTTP 500 response for ResolveDispute
+type ResolveDisputeResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// ResolveDisputeResponse503Headers the declared response headers of an HTTP 503 response for ResolveDispute
+type ResolveDisputeResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type ResolveDisputeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *InvoiceWriteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *InvoiceNotOpen
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResolveDisputeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResolveDisputeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResolveDisputeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResolveDisputeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResolveDisputeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResolveDisputeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ResolveDisputeResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ResolveDisputeResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResolveDisputeResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResolveDisputeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResolveDisputeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResolveDisputeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResolveDisputeResponse) GetJSON200() *InvoiceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResolveDisputeResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResolveDisputeResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResolveDisputeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResolveDisputeResponse) GetJSON404() *InvoiceWriteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResolveDisputeResponse) GetJSON409() *InvoiceNotOpen {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResolveDisputeResponse) GetJSON413() *RequestTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResolveDisputeResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResolveDisputeResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResolveDisputeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResolveDisputeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResolveDisputeResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResolveDisputeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResolveDisputeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResolveDisputeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResolveDisputeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OpenDisputeResponse200Headers the declared response headers of an HTTP 200 response for OpenDispute
+type OpenDisputeResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse400Headers the declared response headers of an HTTP 400 response for OpenDispute
+type OpenDisputeResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse401Headers the declared response headers of an HTTP 401 response for OpenDispute
+type OpenDisputeResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// OpenDisputeResponse403Headers the declared response headers of an HTTP 403 response for OpenDispute
+type OpenDisputeResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse404Headers the declared response headers of an HTTP 404 response for OpenDispute
+type OpenDisputeResponse404Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse409Headers the declared response headers of an HTTP 409 response for OpenDispute
+type OpenDisputeResponse409Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse413Headers the declared response headers of an HTTP 413 response for OpenDispute
+type OpenDisputeResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse415Headers the declared response headers of an HTTP 415 response for OpenDispute
+type OpenDisputeResponse415Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse422Headers the declared response headers of an HTTP 422 response for OpenDispute
+type OpenDisputeResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// OpenDisputeResponse429Headers the declared response headers of an HTTP 429 response for OpenDispute
+type OpenDisputeResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// OpenDisputeResponse500Headers the declared response headers of an HTTP 500 response for OpenDispute
+type OpenDisputeResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// OpenDisputeResponse503Headers the declared response headers of an HTTP 503 response for OpenDispute
+type OpenDisputeResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type OpenDisputeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *InvoiceWriteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *InvoiceNotOpen
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OpenDisputeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *OpenDisputeResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *OpenDisputeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *OpenDisputeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *OpenDisputeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *OpenDisputeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *OpenDisputeResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *OpenDisputeResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *OpenDisputeResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OpenDisputeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *OpenDisputeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OpenDisputeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OpenDisputeResponse) GetJSON200() *InvoiceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OpenDisputeResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OpenDisputeResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenDisputeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OpenDisputeResponse) GetJSON404() *InvoiceWriteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r OpenDisputeResponse) GetJSON409() *InvoiceNotOpen {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OpenDisputeResponse) GetJSON413() *RequestTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpenDisputeResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r OpenDisputeResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r OpenDisputeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OpenDisputeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r OpenDisputeResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OpenDisputeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OpenDisputeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OpenDisputeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OpenDisputeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// WithdrawPromiseResponse200Headers the declared response headers of an HTTP 200 response for WithdrawPromise
+type WithdrawPromiseResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse400Headers the declared response headers of an HTTP 400 response for WithdrawPromise
+type WithdrawPromiseResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse401Headers the declared response headers of an HTTP 401 response for WithdrawPromise
+type WithdrawPromiseResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// WithdrawPromiseResponse403Headers the declared response headers of an HTTP 403 response for WithdrawPromise
+type WithdrawPromiseResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse404Headers the declared response headers of an HTTP 404 response for WithdrawPromise
+type WithdrawPromiseResponse404Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse409Headers the declared response headers of an HTTP 409 response for WithdrawPromise
+type WithdrawPromiseResponse409Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse413Headers the declared response headers of an HTTP 413 response for WithdrawPromise
+type WithdrawPromiseResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse415Headers the declared response headers of an HTTP 415 response for WithdrawPromise
+type WithdrawPromiseResponse415Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse422Headers the declared response headers of an HTTP 422 response for WithdrawPromise
+type WithdrawPromiseResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse429Headers the declared response headers of an HTTP 429 response for WithdrawPromise
+type WithdrawPromiseResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse500Headers the declared response headers of an HTTP 500 response for WithdrawPromise
+type WithdrawPromiseResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// WithdrawPromiseResponse503Headers the declared response headers of an HTTP 503 response for WithdrawPromise
+type WithdrawPromiseResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type WithdrawPromiseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *InvoiceWriteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *InvoiceNotOpen
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WithdrawPromiseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *WithdrawPromiseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *WithdrawPromiseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *WithdrawPromiseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *WithdrawPromiseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *WithdrawPromiseResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *WithdrawPromiseResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *WithdrawPromiseResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *WithdrawPromiseResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WithdrawPromiseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *WithdrawPromiseResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WithdrawPromiseResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON200() *InvoiceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON404() *InvoiceWriteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON409() *InvoiceNotOpen {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON413() *RequestTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r WithdrawPromiseResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r WithdrawPromiseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WithdrawPromiseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WithdrawPromiseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WithdrawPromiseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecordPromiseResponse200Headers the declared response headers of an HTTP 200 response for RecordPromise
+type RecordPromiseResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse400Headers the declared response headers of an HTTP 400 response for RecordPromise
+type RecordPromiseResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse401Headers the declared response headers of an HTTP 401 response for RecordPromise
+type RecordPromiseResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RecordPromiseResponse403Headers the declared response headers of an HTTP 403 response for RecordPromise
+type RecordPromiseResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse404Headers the declared response headers of an HTTP 404 response for RecordPromise
+type RecordPromiseResponse404Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse409Headers the declared response headers of an HTTP 409 response for RecordPromise
+type RecordPromiseResponse409Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse413Headers the declared response headers of an HTTP 413 response for RecordPromise
+type RecordPromiseResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse415Headers the declared response headers of an HTTP 415 response for RecordPromise
+type RecordPromiseResponse415Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse422Headers the declared response headers of an HTTP 422 response for RecordPromise
+type RecordPromiseResponse422Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// RecordPromiseResponse429Headers the declared response headers of an HTTP 429 response for RecordPromise
+type RecordPromiseResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// RecordPromiseResponse500Headers the declared response headers of an HTTP 500 response for RecordPromise
+type RecordPromiseResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// RecordPromiseResponse503Headers the declared response headers of an HTTP 503 response for RecordPromise
+type RecordPromiseResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type RecordPromiseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *InvoiceWriteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *InvoiceNotOpen
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RecordPromiseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecordPromiseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecordPromiseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecordPromiseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecordPromiseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RecordPromiseResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RecordPromiseResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RecordPromiseResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RecordPromiseResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecordPromiseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RecordPromiseResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecordPromiseResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecordPromiseResponse) GetJSON200() *InvoiceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RecordPromiseResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RecordPromiseResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RecordPromiseResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RecordPromiseResponse) GetJSON404() *InvoiceWriteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RecordPromiseResponse) GetJSON409() *InvoiceNotOpen {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RecordPromiseResponse) GetJSON413() *RequestTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RecordPromiseResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RecordPromiseResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecordPromiseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RecordPromiseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RecordPromiseResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RecordPromiseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecordPromiseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecordPromiseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecordPromiseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocumentJSON
 type GetOpenAPIDocumentJSONResponse200Headers struct {
 	ETag       string
@@ -7394,6 +9106,114 @@ func (c *ClientWithResponses) GetInvoiceWithResponse(ctx context.Context, id str
 		return nil, err
 	}
 	return ParseGetInvoiceResponse(rsp)
+}
+
+// ResolveDisputeWithResponse Resolve a dispute
+//
+// Resolves the invoice's dispute: `invoice.dispute_resolved` (with `previous.dispute`), and
+// reminders resume. Without a dispute nothing changes and no event is appended (the call
+// is still on the timeline). No body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/invoices/{id}/dispute (the `ResolveDispute` operationId).
+func (c *ClientWithResponses) ResolveDisputeWithResponse(ctx context.Context, id InvoiceId, params *ResolveDisputeParams, reqEditors ...RequestEditorFn) (*ResolveDisputeResponse, error) {
+	rsp, err := c.ResolveDispute(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResolveDisputeResponse(rsp)
+}
+
+// OpenDisputeWithBodyWithResponse Dispute an invoice
+//
+// Opens a dispute on the open invoice, or replaces the reason of the one open:
+// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+// rule.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+func (c *ClientWithResponses) OpenDisputeWithBodyWithResponse(ctx context.Context, id InvoiceId, params *OpenDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenDisputeResponse, error) {
+	rsp, err := c.OpenDisputeWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenDisputeResponse(rsp)
+}
+
+// OpenDisputeWithResponse Dispute an invoice
+//
+// Opens a dispute on the open invoice, or replaces the reason of the one open:
+// `invoice.disputed` and a timeline event attributed to the key's label. A disputed
+// invoice gets no reminder; it stays in the aging, the outstanding and the overdue-hold
+// rule.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/dispute (the `OpenDispute` operationId).
+func (c *ClientWithResponses) OpenDisputeWithResponse(ctx context.Context, id InvoiceId, params *OpenDisputeParams, body OpenDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenDisputeResponse, error) {
+	rsp, err := c.OpenDispute(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenDisputeResponse(rsp)
+}
+
+// WithdrawPromiseWithResponse Withdraw a promise to pay
+//
+// Withdraws the invoice's promise to pay: `invoice.promise_withdrawn` (with
+// `previous.promise`), and reminders resume. Without a promise nothing changes and no event
+// is appended (the call is still on the timeline). No body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/invoices/{id}/promise (the `WithdrawPromise` operationId).
+func (c *ClientWithResponses) WithdrawPromiseWithResponse(ctx context.Context, id InvoiceId, params *WithdrawPromiseParams, reqEditors ...RequestEditorFn) (*WithdrawPromiseResponse, error) {
+	rsp, err := c.WithdrawPromise(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWithdrawPromiseResponse(rsp)
+}
+
+// RecordPromiseWithBodyWithResponse Record a promise to pay
+//
+// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+// and a timeline event attributed to the key's label. While its day has not passed the
+// invoice gets no reminder; the day after, if the invoice is still open,
+// `invoice.promise_broken` is emitted once and reminders resume.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+func (c *ClientWithResponses) RecordPromiseWithBodyWithResponse(ctx context.Context, id InvoiceId, params *RecordPromiseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordPromiseResponse, error) {
+	rsp, err := c.RecordPromiseWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordPromiseResponse(rsp)
+}
+
+// RecordPromiseWithResponse Record a promise to pay
+//
+// Records the company's promise to pay the open invoice by `promised_for` (a UTC day from
+// today to 90 days ahead), replacing any promise it had. Appends `invoice.promise_recorded`
+// and a timeline event attributed to the key's label. While its day has not passed the
+// invoice gets no reminder; the day after, if the invoice is still open,
+// `invoice.promise_broken` is emitted once and reminders resume.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/promise (the `RecordPromise` operationId).
+func (c *ClientWithResponses) RecordPromiseWithResponse(ctx context.Context, id InvoiceId, params *RecordPromiseParams, body RecordPromiseJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordPromiseResponse, error) {
+	rsp, err := c.RecordPromise(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecordPromiseResponse(rsp)
 }
 
 // GetOpenAPIDocumentJSONWithResponse This document as JSON
@@ -12457,6 +14277,1694 @@ func ParseGetInvoiceResponse(rsp *http.Response) (*GetInvoiceResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetInvoiceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResolveDisputeResponse parses an HTTP response from a ResolveDisputeWithResponse call
+func ParseResolveDisputeResponse(rsp *http.Response) (*ResolveDisputeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResolveDisputeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest InvoiceWriteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest InvoiceNotOpen
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResolveDisputeResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResolveDisputeResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResolveDisputeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResolveDisputeResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResolveDisputeResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResolveDisputeResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ResolveDisputeResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ResolveDisputeResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResolveDisputeResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResolveDisputeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResolveDisputeResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResolveDisputeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOpenDisputeResponse parses an HTTP response from a OpenDisputeWithResponse call
+func ParseOpenDisputeResponse(rsp *http.Response) (*OpenDisputeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OpenDisputeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest InvoiceWriteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest InvoiceNotOpen
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OpenDisputeResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers OpenDisputeResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers OpenDisputeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers OpenDisputeResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers OpenDisputeResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers OpenDisputeResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers OpenDisputeResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers OpenDisputeResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers OpenDisputeResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers OpenDisputeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers OpenDisputeResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers OpenDisputeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseWithdrawPromiseResponse parses an HTTP response from a WithdrawPromiseWithResponse call
+func ParseWithdrawPromiseResponse(rsp *http.Response) (*WithdrawPromiseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WithdrawPromiseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest InvoiceWriteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest InvoiceNotOpen
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WithdrawPromiseResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers WithdrawPromiseResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers WithdrawPromiseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers WithdrawPromiseResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers WithdrawPromiseResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers WithdrawPromiseResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers WithdrawPromiseResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers WithdrawPromiseResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers WithdrawPromiseResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers WithdrawPromiseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers WithdrawPromiseResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers WithdrawPromiseResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecordPromiseResponse parses an HTTP response from a RecordPromiseWithResponse call
+func ParseRecordPromiseResponse(rsp *http.Response) (*RecordPromiseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecordPromiseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest InvoiceWriteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest InvoiceNotOpen
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RecordPromiseResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecordPromiseResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecordPromiseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecordPromiseResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecordPromiseResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RecordPromiseResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RecordPromiseResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RecordPromiseResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers RecordPromiseResponse422Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecordPromiseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RecordPromiseResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecordPromiseResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
