@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,22 +75,7 @@ func TestBackupWhileServeWrites(t *testing.T) {
 	p := startCreditd(t, bin, dir, "serve", "--db", db, "--addr", "127.0.0.1:0", "--rate-limit", "1000000")
 	c.base = "http://" + p.waitForListening(t)
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c.send(c.newWrite(rng, companies, fmt.Sprintf("w%d-%d", w, n)))
-			}
-		}()
-	}
+	wait := c.startWriters(3, 1, companies, stop)
 	const copies = 4
 	for i := range copies {
 		time.Sleep(300 * time.Millisecond)
@@ -126,7 +109,7 @@ func TestBackupWhileServeWrites(t *testing.T) {
 		t.Logf("copy %d: %d acknowledged writes before it, all present; backup took %s", i, acked, took.Round(time.Millisecond))
 	}
 	close(stop)
-	wg.Wait()
+	wait()
 	p.stop(t)
 	if len(c.order) == 0 {
 		t.Fatal("no writes were made")

@@ -175,6 +175,28 @@ func (c *crashRun) newWrite(rng *rand.Rand, companies []string, name string) *cr
 	return w
 }
 
+// startWriters runs n writers, each sending random writes to c's server one after the other
+// (rand seeded with the writer's number and seed), until stop closes; wait waits for them.
+func (c *crashRun) startWriters(n int, seed uint64, companies []string, stop <-chan struct{}) (wait func()) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), seed))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.send(c.newWrite(rng, companies, fmt.Sprintf("w%d-%d", w, i)))
+			}
+		}()
+	}
+	return wg.Wait
+}
+
 // do sends w once; it returns an error when no answer came (the server died).
 func (c *crashRun) do(w *crashWrite) (status int, replayed bool, body []byte, err error) {
 	req, err := http.NewRequest(w.method, c.base+w.path, strings.NewReader(w.body))

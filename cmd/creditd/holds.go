@@ -61,9 +61,24 @@ func holdLiftCommand() command {
 }
 
 func holdsSweepCommand() command {
-	return command{summary: "place and lift overdue holds now (serve does this every --sweep-interval)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
+	return sweepCommand("place and lift overdue holds now (serve does this every --sweep-interval)", "what is overdue",
+		func(ctx context.Context, env *cmdEnv, asOf *time.Time) (credit.SweepResult, error) {
+			if asOf == nil {
+				return env.svc.Maintenance.SweepHolds(ctx)
+			}
+			return env.svc.Maintenance.SweepHoldsAsOf(ctx, *asOf)
+		},
+		func(res credit.SweepResult) string {
+			return fmt.Sprintf("checked %d, placed %d, lifted %d", res.Checked, res.Placed, res.Lifted)
+		})
+}
+
+// sweepCommand is a command that runs one of serve's sweeps once, as of --now or the current
+// time, and prints its result.
+func sweepCommand[R any](summary, decides string, sweep func(ctx context.Context, env *cmdEnv, asOf *time.Time) (R, error), human func(R) string) command {
+	return command{summary: summary, flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
 		var asOf *time.Time
-		fs.Func("now", "RFC 3339 time to decide what is overdue as of (default: the current time); changes are stamped with the current time all the same", func(v string) error {
+		fs.Func("now", "RFC 3339 time to decide "+decides+" as of (default: the current time); what is written is stamped with the current time all the same", func(v string) error {
 			ts, err := credit.ParseTimestamp(v)
 			if err != nil {
 				return err
@@ -75,17 +90,11 @@ func holdsSweepCommand() command {
 			if err := exactlyArgs(args); err != nil {
 				return err
 			}
-			sweep := env.svc.Maintenance.SweepHolds
-			if asOf != nil {
-				sweep = func(ctx context.Context) (credit.SweepResult, error) {
-					return env.svc.Maintenance.SweepHoldsAsOf(ctx, *asOf)
-				}
-			}
-			res, err := sweep(ctx)
+			res, err := sweep(ctx, env, asOf)
 			if err != nil {
 				return err
 			}
-			return env.print(res, fmt.Sprintf("checked %d, placed %d, lifted %d", res.Checked, res.Placed, res.Lifted))
+			return env.print(res, human(res))
 		}
 	}}
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -74,22 +72,7 @@ func TestLitestreamReplicatesServe(t *testing.T) {
 
 	c := &crashRun{t: t, base: base, secret: secret, writes: map[string]*crashWrite{}, client: &http.Client{Timeout: 10 * time.Second}}
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 41))
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c.send(c.newWrite(rng, companies, fmt.Sprintf("w%d-%d", w, n)))
-			}
-		}()
-	}
+	wait := c.startWriters(4, 41, companies, stop)
 	load := 8 * time.Second
 	if v, err := time.ParseDuration(os.Getenv("LITESTREAM_TEST_LOAD")); err == nil {
 		load = v
@@ -135,7 +118,7 @@ func TestLitestreamReplicatesServe(t *testing.T) {
 	}()
 	_ = p.cmd.Wait()
 	_ = ls.Wait()
-	wg.Wait()
+	wait()
 
 	restored := filepath.Join(t.TempDir(), "restored.db")
 	if b, err := exec.Command(litestream, "restore", "-config", config, "-o", restored, db).CombinedOutput(); err != nil {

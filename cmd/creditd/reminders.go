@@ -82,31 +82,14 @@ func scheduleText(days []int) string {
 }
 
 func remindersSweepCommand() command {
-	return command{summary: "emit the reminders due and the promises broken now (serve does this every --sweep-interval)", flags: func(fs *flag.FlagSet, opts *credit.Options) func(context.Context, *cmdEnv, []string) error {
-		var asOf *time.Time
-		fs.Func("now", "RFC 3339 time to decide what is due as of (default: the current time); what is written is stamped with the current time all the same", func(v string) error {
-			ts, err := credit.ParseTimestamp(v)
-			if err != nil {
-				return err
+	return sweepCommand("emit the reminders due and the promises broken now (serve does this every --sweep-interval)", "what is due",
+		func(ctx context.Context, env *cmdEnv, asOf *time.Time) (credit.ReminderSweepResult, error) {
+			if asOf == nil {
+				return env.svc.Maintenance.SweepReminders(ctx)
 			}
-			asOf = &ts.Time
-			return nil
+			return env.svc.Maintenance.SweepRemindersAsOf(ctx, *asOf)
+		},
+		func(res credit.ReminderSweepResult) string {
+			return fmt.Sprintf("checked %d, reminders %d, promises broken %d", res.Checked, res.Reminders, res.PromisesBroken)
 		})
-		return func(ctx context.Context, env *cmdEnv, args []string) error {
-			if err := exactlyArgs(args); err != nil {
-				return err
-			}
-			sweep := env.svc.Maintenance.SweepReminders
-			if asOf != nil {
-				sweep = func(ctx context.Context) (credit.ReminderSweepResult, error) {
-					return env.svc.Maintenance.SweepRemindersAsOf(ctx, *asOf)
-				}
-			}
-			res, err := sweep(ctx)
-			if err != nil {
-				return err
-			}
-			return env.print(res, fmt.Sprintf("checked %d, reminders %d, promises broken %d", res.Checked, res.Reminders, res.PromisesBroken))
-		}
-	}}
 }
