@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +48,9 @@ type ExportRun struct {
 	CPU time.Duration `json:"cpu"`
 	// Counts is the export_end line's counts.
 	Counts map[string]int `json:"counts"`
+	// Phases is when each kind of line began, from the request (company, ledger_entry,
+	// invoice, application, export_end): where the time goes.
+	Phases map[string]time.Duration `json:"phases"`
 }
 
 // ExportReport is a whole export run.
@@ -105,6 +109,7 @@ func RunExport(ctx context.Context, cfg Config) (*ExportReport, error) {
 			}
 			cfg.logf("%s: %s, %d rows (%.0f/s), %d bytes, RSS %.1f MB → peak %.1f MB (+%.1f MB), CPU %s", run.Name, run.Time.Round(100*time.Millisecond),
 				run.Rows, run.RowsPerSecond, run.Bytes, megabytes(run.RSSBefore), megabytes(run.PeakRSS), megabytes(run.Growth), run.CPU.Round(100*time.Millisecond))
+			cfg.logf("%s: lines began at %s", run.Name, run.phaseList())
 			rep.Runs = append(rep.Runs, run)
 		}
 	}
@@ -170,7 +175,7 @@ func exportOverHTTP(ctx context.Context, srv *Process, secret string, gz bool) (
 		}
 		body = zr
 	}
-	if run.Lines, run.Counts, err = readExportLines(body); err != nil {
+	if run.Lines, run.Counts, run.Phases, err = readExportLines(body, started); err != nil {
 		return run, err
 	}
 	run.Time = time.Since(started)
@@ -210,12 +215,23 @@ func exportToFile(ctx context.Context, binary, dsn, store, path string) (ExportR
 	defer f.Close()
 	defer os.Remove(path)
 	counted := &countingReader{r: f}
-	if run.Lines, run.Counts, err = readExportLines(counted); err != nil {
+	if run.Lines, run.Counts, _, err = readExportLines(counted, time.Now()); err != nil {
 		return run, err
 	}
 	run.Bytes = counted.n
 	run.rows()
 	return run, nil
+}
+
+// phaseList says when each kind of line began, in the export's order.
+func (r *ExportRun) phaseList() string {
+	var out []string
+	for _, k := range []string{"company", "ledger_entry", "invoice", "application", "export_end"} {
+		if d, ok := r.Phases[k]; ok {
+			out = append(out, fmt.Sprintf("%s %.1f s", k, d.Seconds()))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func (r *ExportRun) rows() {
@@ -227,16 +243,25 @@ func (r *ExportRun) rows() {
 	}
 }
 
-// readExportLines reads an export to its end and returns its lines and export_end's counts;
-// an export without export_end (cut) is an error.
-func readExportLines(r io.Reader) (int, map[string]int, error) {
+// readExportLines reads an export to its end and returns its lines, export_end's counts and
+// when each kind of line began (since started); an export without export_end (cut) is an
+// error.
+func readExportLines(r io.Reader, started time.Time) (int, map[string]int, map[string]time.Duration, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	lines := 0
-	var last []byte
+	phases := map[string]time.Duration{}
+	var last, kind []byte
+	prefix := []byte(`{"type":"`)
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			lines++
+			if rest, ok := bytes.CutPrefix(line, prefix); ok {
+				if k, _, ok := bytes.Cut(rest, []byte(`"`)); ok && !bytes.Equal(k, kind) {
+					kind = append(kind[:0], k...)
+					phases[string(k)] = time.Since(started)
+				}
+			}
 			if bytes.HasPrefix(line, []byte(`{"type":"export_end"`)) {
 				last = append(last[:0], line...)
 			}
@@ -251,19 +276,19 @@ func readExportLines(r io.Reader) (int, map[string]int, error) {
 			break
 		}
 		if err != nil {
-			return lines, nil, err
+			return lines, nil, phases, err
 		}
 	}
 	if last == nil {
-		return lines, nil, fmt.Errorf("export cut: no export_end after %d lines", lines)
+		return lines, nil, phases, fmt.Errorf("export cut: no export_end after %d lines", lines)
 	}
 	var end struct {
 		Counts map[string]int `json:"counts"`
 	}
 	if err := json.Unmarshal(last, &end); err != nil {
-		return lines, nil, fmt.Errorf("export_end %q: %w", last, err)
+		return lines, nil, phases, fmt.Errorf("export_end %q: %w", last, err)
 	}
-	return lines, end.Counts, nil
+	return lines, end.Counts, phases, nil
 }
 
 type countingReader struct {
@@ -280,14 +305,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // WriteMarkdown writes the runs as a table.
 func (r *ExportReport) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Load average before: %s; after: %s.\n\n", r.LoadBefore, r.LoadAfter)
-	fmt.Fprintln(w, "| Run | Time | Rows | Rows/s | Bytes | Server RSS before → peak (growth) | creditd CPU |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| Run | Time | Rows | Rows/s | Bytes | Server RSS before → peak (growth) | creditd CPU | Lines began at |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, run := range r.Runs {
 		mem := fmt.Sprintf("%.1f → %.1f MB (+%.1f MB)", megabytes(run.RSSBefore), megabytes(run.PeakRSS), megabytes(run.Growth))
 		if run.RSSBefore == 0 {
 			mem = fmt.Sprintf("%.1f MB, the whole process", megabytes(run.PeakRSS))
 		}
-		fmt.Fprintf(w, "| %s | %.1f s | %d | %.0f | %d | %s | %.1f s |\n", run.Name, run.Time.Seconds(), run.Rows, run.RowsPerSecond, run.Bytes, mem, run.CPU.Seconds())
+		fmt.Fprintf(w, "| %s | %.1f s | %d | %.0f | %d | %s | %.1f s | %s |\n", run.Name, run.Time.Seconds(), run.Rows, run.RowsPerSecond, run.Bytes, mem, run.CPU.Seconds(), run.phaseList())
 	}
 }
 
