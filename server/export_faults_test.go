@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/server"
 )
 
 // The database lost under an export (contract §18): the stream ends without export_end, which
@@ -39,7 +41,8 @@ func TestExportDatabaseFailsMidStream(t *testing.T) {
 		}
 		return nil
 	}}
-	env := credittest.New(t, sqlLog.Options())
+	logs := &credittest.LogBuffer{}
+	env := credittest.New(t, sqlLog.Options(func(c *server.Config) { c.Logger = slog.New(slog.NewJSONHandler(logs, nil)) }))
 	st := env.MustStore(t, "Lost", "EUR")
 	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit)
 	for i := range 5 {
@@ -60,6 +63,10 @@ func TestExportDatabaseFailsMidStream(t *testing.T) {
 	}
 	if len(lines) != 6 || lines[0].Type != "export" || lines[5].Type != "company" {
 		t.Fatalf("an export whose reads failed after the companies: lines %v, want the header and 5 companies", types)
+	}
+	// The response said 200: the log says why the stream ended, with the request's ID.
+	if l := logs.String(); !strings.Contains(l, `"msg":"export cut"`) || !strings.Contains(l, "disk I/O error") || !strings.Contains(l, `"request_id":"req_`) {
+		t.Errorf("the cut export is not in the log:\n%s", l)
 	}
 
 	// The lock went with the export: the next one, on the same instance, runs to its end.
