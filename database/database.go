@@ -41,6 +41,9 @@ type DB struct {
 	// driver is the ent client's driver (wrapped by WithDriver), for the few statements
 	// written as SQL: they are counted and faulted like the client's.
 	driver dialect.Driver
+	// wrap is WithDriver's wrapper, which ReadSnapshot puts around a snapshot's driver too,
+	// so that its statements are counted and faulted like the rest.
+	wrap func(dialect.Driver) dialect.Driver
 
 	// commits runs this process's write transactions on SQLite, which admits one writer at a
 	// time anyway: waiting for it is cheaper and fairer than SQLite's busy-retry sleeps, and
@@ -291,7 +294,7 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, wrap: wrap, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

@@ -20,7 +20,8 @@ import (
 // fixes the transaction's view of the file, and writers go on appending to the WAL beside it
 // (a checkpoint cannot go past the snapshot while it is open, so the WAL grows meanwhile).
 // The transaction ends when fn returns, also when ctx is cancelled (a client gone): the
-// snapshot is released at once.
+// snapshot is released at once. Its statements go through WithDriver's wrapper, as the
+// client's do (tests fault them, the benchmarks count them).
 //
 // Errors: the database's, and fn's.
 func (db *DB) ReadSnapshot(ctx context.Context, fn func(ctx context.Context) error) error {
@@ -50,7 +51,11 @@ func (db *DB) ReadSnapshot(ctx context.Context, fn func(ctx context.Context) err
 		defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK") //nolint:errcheck
 		q = conn
 	}
-	client := ent.NewClient(ent.Driver(snapshotDriver{entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: q})}))
+	var drv dialect.Driver = snapshotDriver{entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: q})}
+	if db.wrap != nil {
+		drv = db.wrap(drv)
+	}
+	client := ent.NewClient(ent.Driver(drv))
 	tx, err := client.Tx(ctx)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -37,8 +38,15 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return &responseSink{w: w, rc: http.NewResponseController(w), timeout: timeout}, nil
 	})
-	if err != nil && !started {
+	switch {
+	case err != nil && !started:
 		httpapi.WriteError(w, r, err)
+	case errors.Is(err, context.Canceled):
+		httpapi.Logger(r.Context()).Info("export cut: the client went away")
+	case err != nil:
+		// The response already says 200: the log is the one place that says why the stream
+		// ended without export_end (the database, a statement's timeout, a stalled client).
+		httpapi.Logger(r.Context()).Warn("export cut", "err", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -239,104 +240,267 @@ func exportInstance(t *testing.T, env *credittest.Env, writeTimeout time.Duratio
 	return &credittest.Env{ServiceEnv: &credittest.ServiceEnv{DBPath: env.DBPath, DSN: env.DSN, DB: db, Service: svc, Clock: env.Clock}, Server: ts, Handler: h}
 }
 
-// TestExportMirrorFollowsTheFeed: writers on two instances append adjustments, orders,
-// payments and holds while an export streams slowly; a mirror loaded from the export and
-// then the feed from as_of_event equals GET for every company and every ledger, with no entry
-// missed or applied twice. Some exports are cut at a random point and started again, and the
-// lock across the two instances refuses a second export while one runs.
-func TestExportMirrorFollowsTheFeed(t *testing.T) {
-	t.Parallel()
+// mirrorStore is a store with companies and orders on two instances of one database, and
+// writers that keep both busy, for the mirror tests.
+type mirrorStore struct {
+	env, other *credittest.Env
+	key        string
+	companies  []credit.Company
+	orders     atomic.Int64
+}
+
+func newMirrorStore(t *testing.T) *mirrorStore {
+	t.Helper()
 	// Batches of 3 rows, so that the writers' commits land between the export's reads.
 	env := credittest.New(t, credittest.Options{
 		ServiceOptions: func(o *credit.Options) { o.ExportBatch = 3 },
 		ServerConfig:   func(c *server.Config) { c.RateLimit = 1 << 20 },
 	})
-	other := exportInstance(t, env, 0, 3)
+	s := &mirrorStore{env: env, other: exportInstance(t, env, 0, 3)}
 	st := env.MustStore(t, "Mirror", "EUR")
-	key := env.MustKey(t, st, "erp", credit.ScopeReadCredit, credit.ScopeWriteCredit)
-	var companies []credit.Company
+	s.key = env.MustKey(t, st, "erp", credit.ScopeReadCredit, credit.ScopeWriteCredit)
 	for i := range 8 {
-		companies = append(companies, env.MustCompany(t, st, fmt.Sprintf("Company %d", i), "100000.00"))
+		s.companies = append(s.companies, env.MustCompany(t, st, fmt.Sprintf("Company %d", i), "100000.00"))
 	}
-	for i, c := range companies {
+	for i, c := range s.companies {
 		env.MustRecord(t, order(c.ID, fmt.Sprintf("gid://platform/Order/%d", i+1), "10.00"))
 	}
+	s.orders.Store(1000)
+	return s
+}
 
-	// writers runs writers on both instances until the returned function is called.
-	var orders atomic.Int64
-	orders.Store(1000)
-	writers := func() (stop func()) {
-		var done atomic.Bool
-		var wg sync.WaitGroup
-		for w, inst := range []*credittest.Env{env, other} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; !done.Load(); i++ {
-					c := companies[(i*3+w)%len(companies)]
-					switch i % 4 {
-					case 0:
-						inst.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + c.ID + "/adjustments", Key: key,
-							Body: map[string]any{"amount": "-1.50", "note": "goodwill"}})
-					case 1:
-						n := orders.Add(1)
-						gid := fmt.Sprintf("gid://platform/Order/%d", n)
-						inst.MustRecord(t, order(c.ID, gid, "7.25"))
-						inst.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: "-7.25", OrderGID: gid})
-					case 2:
-						inst.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + c.ID + "/hold", Key: key, Body: map[string]any{"note": "check"}})
-					case 3:
-						inst.Do(t, credittest.Request{Method: "DELETE", Path: "/v1/companies/" + c.ID + "/hold", Key: key})
+// writers runs writers on both instances until the returned function is called: adjustments
+// (which the allocation rule applies to open invoices), orders (each an invoice), payments of
+// earlier orders, partial and then in full, and holds placed and lifted. A payment is a write
+// of its own, so that a mirror sees it apart from its order.
+func (s *mirrorStore) writers(t *testing.T) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	unpaid := map[string][]string{} // company ID -> orders not yet paid in full, oldest first
+	paid := map[string]bool{}       // orders paid in part
+	for w, inst := range []*credittest.Env{s.env, s.other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !done.Load(); i++ {
+				c := s.companies[(i*3+w)%len(s.companies)]
+				switch i % 5 {
+				case 0:
+					inst.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + c.ID + "/adjustments", Key: s.key,
+						Body: map[string]any{"amount": "-1.50", "note": "goodwill"}})
+				case 1:
+					gid := fmt.Sprintf("gid://platform/Order/%d", s.orders.Add(1))
+					inst.MustRecord(t, order(c.ID, gid, "7.25"))
+					mu.Lock()
+					unpaid[c.ID] = append(unpaid[c.ID], gid)
+					mu.Unlock()
+				case 2:
+					mu.Lock()
+					if len(unpaid[c.ID]) == 0 {
+						mu.Unlock()
+						continue
 					}
+					gid, amount := unpaid[c.ID][0], "-4.00"
+					if paid[gid] {
+						amount, unpaid[c.ID] = "-3.25", unpaid[c.ID][1:]
+					}
+					paid[gid] = true
+					// Under the lock, so that the two payments of an order are in order.
+					inst.MustRecord(t, credit.LedgerEntryInput{CompanyID: c.ID, Kind: credit.KindPayment, Amount: amount, OrderGID: gid})
+					mu.Unlock()
+				case 3:
+					inst.Do(t, credittest.Request{Method: "POST", Path: "/v1/companies/" + c.ID + "/hold", Key: s.key, Body: map[string]any{"note": "check"}})
+				case 4:
+					inst.Do(t, credittest.Request{Method: "DELETE", Path: "/v1/companies/" + c.ID + "/hold", Key: s.key})
 				}
-			}()
-		}
-		return func() { done.Store(true); wg.Wait() }
+			}
+		}()
 	}
+	return func() { done.Store(true); wg.Wait() }
+}
 
-	for round := range 3 {
-		stop := writers()
-		// A slow client with small buffers: the server's writes wait for it between batches.
-		req, _ := http.NewRequest(http.MethodGet, other.Server.URL+"/v1/export", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
+// slowExport reads a whole export from inst as a slow client with small buffers, so that the
+// server's writes wait for it between batches; an export refused because the last one (cut)
+// has not ended yet is tried again.
+func (s *mirrorStore) slowExport(t *testing.T, inst *credittest.Env) []exportLine {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, inst.Server.URL+"/v1/export", nil)
+		req.Header.Set("Authorization", "Bearer "+s.key)
 		resp, err := slowClient().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.StatusCode == http.StatusConflict && time.Now().Before(deadline) {
+			resp.Body.Close()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if resp.StatusCode != 200 {
 			t.Fatalf("export: %d", resp.StatusCode)
 		}
-		lines := readExport(t, resp.Body, func() { time.Sleep(2 * time.Millisecond) })
-		resp.Body.Close()
-		if round == 1 {
-			// Cut at a random point: the client goes away; the lock and the snapshot are
-			// released at once, so the next export (on the other instance) starts.
-			resp := openExport(t, other.Server.URL, key, "", nil)
-			r := bufio.NewReader(resp.Body)
-			for range 1 + time.Now().Nanosecond()%5 {
-				if _, err := r.ReadBytes('\n'); err != nil {
-					t.Fatal(err)
-				}
-			}
-			resp.Body.Close()
-			waitFor(t, func() bool {
-				resp := openExport(t, env.Server.URL, key, "", nil)
-				defer resp.Body.Close()
-				_, _ = io.Copy(io.Discard, resp.Body)
-				return resp.StatusCode == 200
-			})
-		}
-		m := mirrorOf(t, env, key, lines)
-		stop()
-		m.check(t, env, key)
+		defer resp.Body.Close()
+		return readExport(t, resp.Body, func() { time.Sleep(time.Millisecond) })
 	}
 }
 
-// exportMirror is a mirror loaded from an export and kept by the feed.
+// cutExport starts an export on inst and goes away after reading n lines, as a client that
+// crashed or lost its link does.
+func (s *mirrorStore) cutExport(t *testing.T, inst *credittest.Env, n int) {
+	t.Helper()
+	resp := openExport(t, inst.Server.URL, s.key, "", nil)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("export: %d", resp.StatusCode)
+	}
+	r := bufio.NewReader(resp.Body)
+	for range n {
+		if _, err := r.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExportMirrorFollowsTheFeed: writers on two instances append adjustments, orders,
+// payments and holds while an export streams slowly; a mirror loaded from the export follows
+// the feed from as_of_event, while the writers run and after, re-reading a company's invoices
+// whenever one of its ledger entries arrives (the pattern of docs/sync.md). Once the writers
+// stopped it equals GET for every company, every ledger and every invoice, with no entry
+// missed or applied twice. In two rounds of three an export is first cut at a random point (the
+// client goes away), and the mirror is loaded from the next one, on the other instance: the
+// lock across the two instances refuses it only until the cut export has ended.
+func TestExportMirrorFollowsTheFeed(t *testing.T) {
+	t.Parallel()
+	s := newMirrorStore(t)
+	exported := 0
+	for round := range 3 {
+		stop := s.writers(t)
+		from := s.other
+		if round > 0 {
+			// Cut anywhere from the header to the last line of the last export.
+			s.cutExport(t, s.other, 1+rand.IntN(exported))
+			from = s.env
+		}
+		lines := s.slowExport(t, from)
+		exported = len(lines)
+		m := mirrorOf(t, s.env, s.key, lines)
+		for range 10 {
+			time.Sleep(5 * time.Millisecond)
+			m.follow(t)
+		}
+		stop()
+		m.check(t)
+	}
+}
+
+// TestExportMirrorFollowsASubscription: the same mirror, kept by a subscription that starts
+// at the export's position (events(afterEvent: as_of_event), opened as soon as the export's
+// header is read) instead of the feed: it receives every event after the export's snapshot, in
+// the feed's order, none twice, and the mirror equals GET for every company, ledger and invoice.
+func TestExportMirrorFollowsASubscription(t *testing.T) {
+	t.Parallel()
+	s := newMirrorStore(t)
+	stop := s.writers(t)
+	req, _ := http.NewRequest(http.MethodGet, s.other.Server.URL+"/v1/export", nil)
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	resp, err := slowClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("export: %d", resp.StatusCode)
+	}
+	r := bufio.NewReader(resp.Body)
+	header, err := r.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head exportLine
+	mustUnmarshal(t, header, &head)
+
+	ws := credittest.MustDialWS(t, s.env.Server.URL, s.key, credittest.WSOptions{})
+	ws.Subscribe(t, "1", `subscription($after: ID) { events(afterEvent: $after) { id type occurredAt data } }`, map[string]any{"after": *head.AsOfEvent})
+	received := make(chan feedEvent, 1<<16)
+	defer func() {
+		// The reader ends once its connection is closed, before the test does.
+		ws.Close()
+		for range received {
+		}
+	}()
+	go func() {
+		defer close(received)
+		for {
+			msg := ws.Read(t, 30*time.Second)
+			if msg == nil || msg.Type != "next" {
+				return
+			}
+			var p struct {
+				Data struct {
+					Events struct {
+						ID, Type, OccurredAt string
+						Data                 json.RawMessage
+					}
+				}
+			}
+			if err := json.Unmarshal(msg.Payload, &p); err != nil {
+				t.Errorf("next %s: %v", msg.Payload, err)
+				return
+			}
+			e := feedEvent{ID: p.Data.Events.ID, Type: p.Data.Events.Type, OccurredAt: p.Data.Events.OccurredAt}
+			if err := json.Unmarshal(p.Data.Events.Data, &e.Data); err != nil {
+				t.Errorf("event data %s: %v", p.Data.Events.Data, err)
+				return
+			}
+			received <- e
+		}
+	}()
+
+	lines := append([]exportLine{head}, readExport(t, r, func() { time.Sleep(time.Millisecond) })...)
+	m := mirrorOf(t, s.env, s.key, lines)
+	stop()
+	// Everything the feed holds after the export's position arrives, in its order, once.
+	want, _ := mustFeed(t, s.env, s.key, "?after="+*head.AsOfEvent, 250)
+	for i, w := range want {
+		var e feedEvent
+		select {
+		case got, ok := <-received:
+			if !ok {
+				t.Fatalf("the subscription ended after %d events of %d", i, len(want))
+			}
+			e = got
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the subscription delivered %d events of %d in 10 s", i, len(want))
+		}
+		if e.ID != w.ID {
+			t.Fatalf("event %d: the subscription sent %s (%s), the feed has %s (%s)", i, e.ID, e.Type, w.ID, w.Type)
+		}
+		m.apply(t, e)
+	}
+	m.refreshInvoices(t)
+	m.check(t)
+	if len(want) == 0 {
+		t.Fatal("no write landed after the export's snapshot")
+	}
+}
+
+// exportMirror is a mirror loaded from an export and kept by the feed: companies and ledgers
+// from the events, and each company's invoices re-read (GET /v1/companies/{id}/invoices) when a
+// ledger entry of the company arrives, since every change of an invoice comes with one (an
+// order, a payment, a credit, an adjustment that the allocation rule applies) until invoice
+// events exist.
 type exportMirror struct {
+	env     *credittest.Env
+	key     string
 	feed    *feedMirror
 	entries map[string][]string // company ID -> entry IDs, oldest first
 	seen    map[string]bool
+	// invoices are by ID, as GET shows them; stale names the companies whose invoices are to
+	// be re-read.
+	invoices map[string]map[string]any
+	stale    map[string]bool
 }
 
 func mirrorOf(t *testing.T, env *credittest.Env, key string, lines []exportLine) *exportMirror {
@@ -344,8 +508,9 @@ func mirrorOf(t *testing.T, env *credittest.Env, key string, lines []exportLine)
 	if lines[len(lines)-1].Type != "export_end" {
 		t.Fatal("export cut")
 	}
-	m := &exportMirror{feed: &feedMirror{env: env, key: key, companies: map[string]map[string]any{}, buffer: decimal.RequireFromString("0.05")},
-		entries: map[string][]string{}, seen: map[string]bool{}}
+	m := &exportMirror{env: env, key: key,
+		feed:    &feedMirror{env: env, key: key, companies: map[string]map[string]any{}, buffer: decimal.RequireFromString("0.05")},
+		entries: map[string][]string{}, seen: map[string]bool{}, invoices: map[string]map[string]any{}, stale: map[string]bool{}}
 	if lines[0].AsOfEvent != nil {
 		m.feed.after = *lines[0].AsOfEvent
 	}
@@ -359,6 +524,10 @@ func mirrorOf(t *testing.T, env *credittest.Env, key string, lines []exportLine)
 			var e credit.LedgerEntry
 			mustUnmarshal(t, l.LedgerEntry, &e)
 			m.add(t, e)
+		case "invoice":
+			var inv map[string]any
+			mustUnmarshal(t, l.Invoice, &inv)
+			m.invoices[inv["id"].(string)] = inv
 		}
 	}
 	return m
@@ -373,24 +542,86 @@ func (m *exportMirror) add(t *testing.T, e credit.LedgerEntry) {
 	m.entries[e.CompanyID] = append(m.entries[e.CompanyID], e.ID)
 }
 
-// check follows the feed from the export's position, then compares the mirror with GET.
-func (m *exportMirror) check(t *testing.T, env *credittest.Env, key string) {
+// apply applies one event, the next after the mirror's position.
+func (m *exportMirror) apply(t *testing.T, e feedEvent) {
 	t.Helper()
-	events, _ := mustFeed(t, env, key, "?after="+m.feed.after+"&type=ledger_entry.created", 250)
-	for _, e := range events {
+	m.feed.apply(t, e)
+	if e.Type == credit.EventTypeLedgerEntryCreated {
 		var entry credit.LedgerEntry
 		mustUnmarshal(t, e.Data.Object, &entry)
 		m.add(t, entry)
+		m.stale[entry.CompanyID] = true
 	}
-	m.feed.follow(t)
+}
+
+// refreshInvoices re-reads the invoices of every company that had a ledger entry since the
+// last refresh.
+func (m *exportMirror) refreshInvoices(t *testing.T) {
+	t.Helper()
+	for company := range m.stale {
+		for id, inv := range m.invoices {
+			if inv["company_id"] == company {
+				delete(m.invoices, id)
+			}
+		}
+		for id, inv := range m.servedInvoices(t, company) {
+			m.invoices[id] = inv
+		}
+	}
+	clear(m.stale)
+}
+
+// servedInvoices returns a company's invoices as GET /v1/companies/{id}/invoices lists them.
+func (m *exportMirror) servedInvoices(t *testing.T, company string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, p := range m.env.WalkPages(t, m.key, "/v1/companies/"+company+"/invoices?limit=250", nil) {
+		for _, item := range p.Data {
+			var inv map[string]any
+			mustUnmarshal(t, item, &inv)
+			out[inv["id"].(string)] = inv
+		}
+	}
+	return out
+}
+
+// follow applies the feed's events after the mirror's position, then re-reads the invoices of
+// the companies they touched.
+func (m *exportMirror) follow(t *testing.T) {
+	t.Helper()
+	events, _ := mustFeed(t, m.env, m.key, "?after="+m.feed.after, 250)
+	for _, e := range events {
+		m.apply(t, e)
+	}
+	m.refreshInvoices(t)
+}
+
+// check follows the feed to its end, then compares the mirror with GET: every company, its
+// ledger, its invoices (the list), and every invoice (GET /v1/invoices/{id}).
+func (m *exportMirror) check(t *testing.T) {
+	t.Helper()
+	m.follow(t)
+	mirroredInvoices := map[string]map[string]map[string]any{} // company -> ID -> invoice
+	for id, inv := range m.invoices {
+		company := inv["company_id"].(string)
+		if mirroredInvoices[company] == nil {
+			mirroredInvoices[company] = map[string]map[string]any{}
+		}
+		mirroredInvoices[company][id] = inv
+		var served map[string]any
+		m.env.Get(t, m.key, "/v1/invoices/"+id).WantStatus(t, 200).Decode(t, &served)
+		if !reflect.DeepEqual(served, inv) {
+			t.Errorf("invoice %s: mirror %v, GET %v", id, inv, served)
+		}
+	}
 	for id, mirrored := range m.feed.companies {
 		var served map[string]any
-		env.Get(t, key, "/v1/companies/"+id).WantStatus(t, 200).Decode(t, &served)
+		m.env.Get(t, m.key, "/v1/companies/"+id).WantStatus(t, 200).Decode(t, &served)
 		if !reflect.DeepEqual(served, mirrored) {
 			t.Errorf("company %s: mirror %v, GET %v", id, mirrored, served)
 		}
 		var ids []string
-		for _, p := range env.WalkPages(t, key, "/v1/companies/"+id+"/ledger?limit=250", nil) {
+		for _, p := range m.env.WalkPages(t, m.key, "/v1/companies/"+id+"/ledger?limit=250", nil) {
 			for _, item := range p.Data {
 				var e credit.LedgerEntry
 				mustUnmarshal(t, item, &e)
@@ -399,6 +630,13 @@ func (m *exportMirror) check(t *testing.T, env *credittest.Env, key string) {
 		}
 		if !reflect.DeepEqual(ids, m.entries[id]) {
 			t.Errorf("company %s: mirrored entries %v, served %v", id, m.entries[id], ids)
+		}
+		served2 := m.servedInvoices(t, id)
+		if len(served2) == 0 {
+			t.Errorf("company %s: no invoice served", id)
+		}
+		if mine := mirroredInvoices[id]; !(len(mine) == 0 && len(served2) == 0) && !reflect.DeepEqual(mine, served2) {
+			t.Errorf("company %s: mirrored invoices %v, served %v", id, mine, served2)
 		}
 	}
 }

@@ -34,28 +34,34 @@ func (m *feedMirror) follow(t *testing.T) {
 	}
 	events, _ := mustFeed(t, m.env, m.key, query, 250)
 	for _, e := range events {
-		m.after = e.ID
-		switch e.Type {
-		case credit.EventTypeCompanyCreated, credit.EventTypeCompanyCreditLimitChanged, credit.EventTypeCompanyHoldPlaced,
-			credit.EventTypeCompanyHoldLifted, credit.EventTypeCompanyHoldChanged:
-			var c map[string]any
-			mustUnmarshal(t, e.Data.Object, &c)
-			m.companies[c["id"].(string)] = c
-		case credit.EventTypeLedgerEntryCreated:
-			var entry credit.LedgerEntry
-			mustUnmarshal(t, e.Data.Object, &entry)
-			c := m.companies[entry.CompanyID]
-			amount := func(v any) decimal.Decimal { return decimal.RequireFromString(v.(map[string]any)["amount"].(string)) }
-			outstanding := amount(c["outstanding"]).Add(decimal.RequireFromString(entry.Amount.Amount))
-			limit := amount(c["credit_limit"])
-			available := decimal.Max(decimal.Zero, limit.Sub(outstanding).Sub(limit.Mul(m.buffer).Round(2)))
-			currency := entry.Amount.Currency
-			c["outstanding"] = map[string]any{"amount": outstanding.StringFixed(2), "currency": currency}
-			c["available_credit"] = map[string]any{"amount": available.StringFixed(2), "currency": currency}
-			// updated_at moves to the change's moment, never back.
-			if at, _ := time.Parse(time.RFC3339Nano, e.OccurredAt); at.After(mustTime(t, c["updated_at"])) {
-				c["updated_at"] = e.OccurredAt
-			}
+		m.apply(t, e)
+	}
+}
+
+// apply applies one event of the feed, the next after m.after.
+func (m *feedMirror) apply(t *testing.T, e feedEvent) {
+	t.Helper()
+	m.after = e.ID
+	switch e.Type {
+	case credit.EventTypeCompanyCreated, credit.EventTypeCompanyCreditLimitChanged, credit.EventTypeCompanyHoldPlaced,
+		credit.EventTypeCompanyHoldLifted, credit.EventTypeCompanyHoldChanged:
+		var c map[string]any
+		mustUnmarshal(t, e.Data.Object, &c)
+		m.companies[c["id"].(string)] = c
+	case credit.EventTypeLedgerEntryCreated:
+		var entry credit.LedgerEntry
+		mustUnmarshal(t, e.Data.Object, &entry)
+		c := m.companies[entry.CompanyID]
+		amount := func(v any) decimal.Decimal { return decimal.RequireFromString(v.(map[string]any)["amount"].(string)) }
+		outstanding := amount(c["outstanding"]).Add(decimal.RequireFromString(entry.Amount.Amount))
+		limit := amount(c["credit_limit"])
+		available := decimal.Max(decimal.Zero, limit.Sub(outstanding).Sub(limit.Mul(m.buffer).Round(2)))
+		currency := entry.Amount.Currency
+		c["outstanding"] = map[string]any{"amount": outstanding.StringFixed(2), "currency": currency}
+		c["available_credit"] = map[string]any{"amount": available.StringFixed(2), "currency": currency}
+		// updated_at moves to the change's moment, never back.
+		if at, _ := time.Parse(time.RFC3339Nano, e.OccurredAt); at.After(mustTime(t, c["updated_at"])) {
+			c["updated_at"] = e.OccurredAt
 		}
 	}
 }

@@ -13,6 +13,10 @@
 // runs issue 30's scenario instead: live subscriptions on one instance under a steady write
 // load (commit-to-client latency, CPU per delivered message, memory per open subscription).
 //
+// `creditbench export [--db PATH|URL] [--rounds 1] [--profile]` runs issue 39's scenario: the
+// large store's whole export over HTTP, without and with gzip, then with `creditd export`
+// (time, rows a second, bytes, the server's memory growth).
+//
 // With --webhook it runs only the adjustments scenario, without and then with one webhook
 // endpoint subscribed to ledger_entry.created, and compares the two (issue 12).
 //
@@ -58,6 +62,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "subscriptions" {
 		return runSubscriptions(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "export" {
+		return runExport(ctx, args[1:])
 	}
 
 	fs := flag.NewFlagSet("creditbench", flag.ContinueOnError)
@@ -211,4 +218,60 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+func runExport(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	work := fs.String("work", filepath.Join(os.TempDir(), "creditbench"), "directory for the log, the exported file, the profile and the creditd binary")
+	dbPath := fs.String("db", "", "SQLite file of the dataset (default <work>/bench-<size>.db), or a postgres:// URL")
+	schema := fs.String("schema", bench.DefaultSchema, "with a postgres:// --db, the schema of the dataset")
+	size := fs.String("size", "full", "dataset: full or tiny")
+	reseed := fs.Bool("reseed", false, "seed afresh even when the database holds a dataset of this size")
+	creditd := fs.String("creditd", "", "creditd binary (default: built from ./cmd/creditd into <work>)")
+	rounds := fs.Int("rounds", 1, "exports over HTTP of each kind (identity, gzip)")
+	profile := fs.Bool("profile", false, "take a CPU profile of creditd during the first export's first --duration, into <work>/export.cpu.pprof")
+	duration := fs.Duration("duration", 30*time.Second, "length of the profile")
+	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := bench.Config{WorkDir: *work, DB: *dbPath, Schema: *schema, Reseed: *reseed, Creditd: *creditd,
+		Rounds: *rounds, Profile: *profile, Duration: *duration, Progress: os.Stderr}
+	switch *size {
+	case "full":
+		cfg.Size = bench.FullSize
+	case "tiny":
+		cfg.Size = bench.TinySize
+	default:
+		return fmt.Errorf("--size must be full or tiny")
+	}
+	if cfg.DB == "" {
+		cfg.DB = filepath.Join(cfg.WorkDir, "bench-"+*size+".db")
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return err
+	}
+	if cfg.Creditd == "" {
+		cfg.Creditd = filepath.Join(cfg.WorkDir, "creditd")
+		fmt.Fprintln(os.Stderr, "building ./cmd/creditd")
+		build := exec.CommandContext(ctx, "go", "build", "-o", cfg.Creditd, "./cmd/creditd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build creditd (run from the repository root, or pass --creditd): %w", err)
+		}
+	}
+	rep, err := bench.RunExport(ctx, cfg)
+	if rep != nil && len(rep.Runs) > 0 {
+		fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s.\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+		fmt.Printf("Command: creditbench export %s\n", strings.Join(args, " "))
+		fmt.Printf("Dataset: %+v; %s.\n", cfg.Size, map[bool]string{true: "reused", false: "seeded in this run"}[rep.Reused])
+		rep.WriteMarkdown(os.Stdout)
+		if *jsonOut != "" {
+			b, _ := json.MarshalIndent(rep, "", "  ")
+			if werr := os.WriteFile(*jsonOut, b, 0o644); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return err
 }
