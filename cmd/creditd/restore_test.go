@@ -193,3 +193,70 @@ func TestRestoreAfterAKilledServe(t *testing.T) {
 		t.Errorf("the restored database holds the adjustment made after the backup")
 	}
 }
+
+// TestRestoreInterrupted kills creditd restore (SIGKILL) at moments spread over its copy, again
+// and again: whenever it dies, the database's name holds either the whole old database or the
+// whole backup, never a mixture or a half file; what a killed restore leaves (the kept copy, a
+// hidden temporary file) is never under the database's name, and once the kept copy is moved
+// away the next restore runs to its end.
+func TestRestoreInterrupted(t *testing.T) {
+	credittest.RequireSQLite(t)
+	if testing.Short() {
+		t.Skip("kills restores repeatedly; skipped with -short")
+	}
+	bin, err := instancesBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newCLIDB(t)
+	dir := t.TempDir()
+	backup := filepath.Join(dir, "backup.db")
+	d.json(t, "backup", "--to", backup)
+	// A backup big enough that its copy takes a while, told apart from the live database by a
+	// store only it has.
+	mustSQL(t, backup, "CREATE TABLE ballast (b BLOB); INSERT INTO ballast WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 4000) SELECT randomblob(16384) FROM n")
+	(&cliDB{path: backup}).json(t, "store", "create", "--name", "Only in the backup", "--currency", "EUR")
+	wantOld, wantNew := d.dump(t), (&cliDB{path: backup, store: d.store}).dump(t)
+
+	took := time.Now()
+	if b, err := exec.Command(bin, "restore", "--from", backup, "--db", filepath.Join(t.TempDir(), "probe.db")).CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, b)
+	}
+	whole := time.Since(took)
+	restored, kills := 0, 0
+	for i := range 12 {
+		kills++
+		cmd := exec.Command(bin, "restore", "--from", backup, "--db", d.path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(whole * time.Duration(i) / 10)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		switch got := d.dump(t); got {
+		case wantOld:
+		case wantNew:
+			restored++
+		default:
+			t.Fatalf("killed after %s: the database is neither the old one nor the backup:\n%s", whole*time.Duration(i)/10, got)
+		}
+		if err := database.IntegrityCheck(context.Background(), d.path); err != nil {
+			t.Fatalf("killed after %s: %v", whole*time.Duration(i)/10, err)
+		}
+		// The operator moves the kept copy away before trying again; a killed restore's
+		// temporary file is hidden and never under the database's name.
+		os.Remove(d.path + ".before-restore")
+		if restored > 0 {
+			break
+		}
+	}
+	// Whatever the kills left, a restore runs to its end.
+	os.Remove(d.path + ".before-restore")
+	if r := d.run(t, "restore", "--from", backup); r.code != 0 {
+		t.Fatalf("restore after the kills: exit %d %s", r.code, r.stderr)
+	}
+	if got := d.dump(t); got != wantNew {
+		t.Fatalf("the last restore did not put the backup in place")
+	}
+	t.Logf("a whole restore took %s; %d kills at moments across it left the old database (%d) or the backup (%d)", whole.Round(time.Millisecond), kills, kills-restored, restored)
+}
