@@ -155,9 +155,11 @@ type core struct {
 	webhookSealer        func() (*webhook.Sealer, error)
 	allowPrivateWebhooks bool
 
-	// stores caches store rows by ID. A store is never updated or deleted once created (no
-	// operation changes one; adding one must drop it from here), so a cached row cannot go
-	// stale, and reads of a company need one statement instead of two.
+	// stores caches store rows by ID, for the fields no operation changes once the store
+	// exists (name, currency, locale, buffer), so reads of a company need one statement instead
+	// of two. The one field staff change, the reminder schedule (reminder_days), is always read
+	// from the database, never from here; an operation that changes another must drop the row
+	// from here, in every process.
 	stores sync.Map // string -> *ent.Store
 
 	// lastUsedWritten remembers when each key's last_used_at was last written by this process,
