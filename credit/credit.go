@@ -158,8 +158,8 @@ type core struct {
 	// stores caches store rows by ID, for the fields no operation changes once the store
 	// exists (name, currency, locale, buffer), so reads of a company need one statement instead
 	// of two. The one field staff change, the reminder schedule (reminder_days), is always read
-	// from the database, never from here; an operation that changes another must drop the row
-	// from here, in every process.
+	// from the database, never from here: other processes keep their own copies, so a field
+	// that an operation may change must never be read from here.
 	stores sync.Map // string -> *ent.Store
 
 	// lastUsedWritten remembers when each key's last_used_at was last written by this process,
