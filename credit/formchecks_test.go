@@ -374,3 +374,35 @@ func TestApprovalErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPromiseErrors: a promise's day and note refused at once, day first; RecordPromise
+// refuses with the first and records nothing, and accepts what the checker accepts.
+func TestPromiseErrors(t *testing.T) {
+	env := newRuleEnv(t, "EUR")
+	_, inv := env.openInvoice(t, "Promiser GmbH")
+	now := env.Clock.Now()
+	today := now.UTC().Format(credit.DateLayout)
+	last := now.UTC().AddDate(0, 0, credit.MaxPromiseDays).Format(credit.DateLayout)
+	yesterday := now.UTC().AddDate(0, 0, -1).Format(credit.DateLayout)
+	outOfRange := "promised_for must be from today (" + today + ") to 90 days ahead (" + last + "), UTC"
+	for _, tc := range []struct {
+		name string
+		in   credit.PromiseInput
+		want []refusal
+	}{
+		{"no day, blank note", credit.PromiseInput{Note: strp(" ")}, []refusal{
+			{credit.CodeValidationFailed, "promised_for", "promised_for is required: the day the company promised to pay by, as YYYY-MM-DD"},
+			textRefusal("note", "%s must not be empty")}},
+		{"not a date, note too long", credit.PromiseInput{PromisedFor: "next friday", Note: strp(tooLong)}, []refusal{
+			{credit.CodeValidationFailed, "promised_for", "promised_for must be a date as YYYY-MM-DD, such as " + today},
+			textRefusal("note", msgMaxText)}},
+		{"yesterday", credit.PromiseInput{PromisedFor: yesterday}, []refusal{{credit.CodeValidationFailed, "promised_for", outOfRange}}},
+		{"only the note", credit.PromiseInput{PromisedFor: today, Note: strp("a\x07")}, []refusal{textRefusal("note", msgControlChar)}},
+		{"good", credit.PromiseInput{PromisedFor: last, Note: strp("by transfer")}, nil},
+	} {
+		tc.in.InvoiceID = inv
+		errs := credit.PromiseErrors(tc.in, now)
+		_, opErr := env.Service.Invoices.RecordPromise(env.staff, tc.in)
+		checkRefusals(t, tc.name, errs, opErr, tc.want)
+	}
+}
