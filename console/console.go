@@ -137,6 +137,7 @@ func New(cfg Config) *Console {
 	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
 	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
 	handle("POST /companies/{id}/platform-company-gid", c.staffOnly(c.setCompanyGID))
+	handle("GET /companies/{id}/statement", c.staffOnly(c.statement))
 
 	handle("GET /receivables", c.staffOnly(c.receivables))
 
