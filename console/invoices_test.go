@@ -109,7 +109,7 @@ func TestStatementDownload(t *testing.T) {
 	b.get(path).wantText(t, `id="statement-from" name="from" type="text" inputmode="numeric" autocomplete="off" placeholder="YYYY-MM-DD" aria-required="true" value="2026-02-01"`,
 		`id="statement-to" name="to" type="text" inputmode="numeric" autocomplete="off" placeholder="YYYY-MM-DD" aria-required="true" value="2026-02-28"`, "Statement (PDF)")
 
-	pdf := b.get(path + "/statement?from=2026-03-01&to=2026-03-02").wantStatus(t, http.StatusOK)
+	pdf := b.get(path+"/statement?from=2026-03-01&to=2026-03-02").wantStatus(t, http.StatusOK)
 	if ct := pdf.Header.Get("Content-Type"); ct != "application/pdf" {
 		t.Fatalf("Content-Type %q", ct)
 	}
@@ -120,7 +120,7 @@ func TestStatementDownload(t *testing.T) {
 		t.Errorf("the PDF's text lacks the company or the store:\n%.2000s", text)
 	}
 
-	bad := b.get(path + "/statement?from=2026-03-05&to=2026-03-09").wantStatus(t, http.StatusBadRequest)
+	bad := b.get(path+"/statement?from=2026-03-05&to=2026-03-09").wantStatus(t, http.StatusBadRequest)
 	bad.wantText(t, `id="statement-to-error">`, `value="2026-03-05"`, `value="2026-03-09"`)
 	b.get("/companies/co_nothing/statement?from=2026-03-01&to=2026-03-02").wantStatus(t, http.StatusNotFound)
 }
