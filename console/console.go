@@ -160,6 +160,9 @@ func New(cfg Config) *Console {
 	handle("POST /settings/api/keys/{id}/rotate", c.staffOnly(c.rotateKey))
 	handle("POST /settings/api/keys/{id}/revoke", c.staffOnly(c.revokeKey))
 
+	handle("GET /settings/reminders", c.staffOnly(c.reminderSettings))
+	handle("POST /settings/reminders", c.staffOnly(c.setReminderSchedule))
+
 	handle("GET /webhooks", c.staffOnly(c.webhooks))
 	handle("POST /webhooks", c.staffOnly(c.webhooksForm))
 	handle("GET /webhooks/{id}", c.staffOnly(c.webhook))

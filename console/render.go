@@ -67,6 +67,7 @@ var templateFuncs = template.FuncMap{
 	"pathEscape": url.PathEscape,
 	"query":      buildQuery,
 	"termsField": termsField,
+	"days":       formatDays,
 }
 
 func mustParsePages() *pages {
