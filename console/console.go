@@ -140,6 +140,7 @@ func New(cfg Config) *Console {
 	handle("GET /companies/{id}/statement", c.staffOnly(c.statement))
 
 	handle("GET /receivables", c.staffOnly(c.receivables))
+	handle("GET /collections", c.staffOnly(c.collections))
 
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
