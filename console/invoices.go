@@ -125,6 +125,17 @@ func statementPeriod(now time.Time) (from, to string) {
 func (c *Console) statement(w http.ResponseWriter, r *http.Request, v *visit) {
 	q := r.URL.Query()
 	from, to := strings.TrimSpace(q.Get("from")), strings.TrimSpace(q.Get("to"))
+	// Both dates' refusals at once, beside their fields; the domain checks them again. The
+	// company first: another store's is not found, whatever the period.
+	if errs := credit.StatementPeriodErrors(from, to, c.svc.Now()); len(errs) > 0 {
+		if _, err := c.svc.Companies.Get(v.ctx, r.PathValue("id")); err != nil {
+			c.fail(w, r, v, err)
+			return
+		}
+		f, status := v.refusedFields(q, errs, "from", "to")
+		c.showCompany(w, r, v, status, "", map[string]*form{"statement": f})
+		return
+	}
 	s, err := c.svc.Reports.Statement(v.ctx, r.PathValue("id"), from, to)
 	if err != nil {
 		p := httpapi.Describe(err)

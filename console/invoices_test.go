@@ -122,5 +122,9 @@ func TestStatementDownload(t *testing.T) {
 
 	bad := b.get(path+"/statement?from=2026-03-05&to=2026-03-09").wantStatus(t, http.StatusBadRequest)
 	bad.wantText(t, `id="statement-to-error">`, `value="2026-03-05"`, `value="2026-03-09"`)
+	both := b.get(path+"/statement?from=1.3.2026&to=yesterday").wantStatus(t, http.StatusBadRequest)
+	both.wantText(t, `id="statement-from-error">From must be a date, YYYY-MM-DD.`, `id="statement-to-error">To must be a date, YYYY-MM-DD.`,
+		`value="1.3.2026"`, `value="yesterday"`).wantNoText(t, `<div class="alert" role="alert">`)
 	b.get("/companies/co_nothing/statement?from=2026-03-01&to=2026-03-02").wantStatus(t, http.StatusNotFound)
+	b.get("/companies/co_nothing/statement?from=x&to=y").wantStatus(t, http.StatusNotFound)
 }

@@ -406,3 +406,25 @@ func TestPromiseErrors(t *testing.T) {
 		checkRefusals(t, tc.name, errs, opErr, tc.want)
 	}
 }
+
+// TestStatementPeriodErrors: both dates of a statement's period refused at once when neither
+// reads, then the period's rules one at a time; Statement refuses with the first.
+func TestStatementPeriodErrors(t *testing.T) {
+	env := newRuleEnv(t, "EUR")
+	co := env.MustCompany(t, env.store, "Stated GmbH", "100.00").ID
+	now := env.Clock.Now()
+	for _, tc := range []struct {
+		name, from, to string
+		want           []refusal
+	}{
+		{"neither a date", "1.3.2026", "", []refusal{{credit.CodeInvalidParameter, "from", "from must be a date, YYYY-MM-DD"}, {credit.CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD"}}},
+		{"to not a date", "2026-03-01", "soon", []refusal{{credit.CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD"}}},
+		{"from after to", "2026-03-02", "2026-03-01", []refusal{{credit.CodeInvalidParameter, "from", "from must not be after to"}}},
+		{"to in the future", "2026-03-01", "2026-03-03", []refusal{{credit.CodeInvalidParameter, "to", "to must not be in the future"}}},
+		{"good", "2026-02-01", "2026-03-02", nil},
+	} {
+		errs := credit.StatementPeriodErrors(tc.from, tc.to, now)
+		_, opErr := env.Service.Reports.Statement(env.staff, co, tc.from, tc.to)
+		checkRefusals(t, tc.name, errs, opErr, tc.want)
+	}
+}
