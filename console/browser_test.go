@@ -329,6 +329,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`#dispute-`+inv, chromedp.ByID),
 		bodyText("gid://platform/Order/5001 is disputed"),
 		bodyText("Two pallets arrived damaged"),
+		chromedp.ScrollIntoView(`#invoices`, chromedp.ByID),
+		shot("invoice-collection"),
 	)
 	run("the collections page lists the promise due and the dispute, and links to the invoice",
 		chromedp.Click(`a[href="/collections"]`, chromedp.ByQuery),
