@@ -36,7 +36,8 @@ const updateScreenshots = "CREDITD_UPDATE_SCREENSHOTS"
 // approves another without a GID, sets the GID on the company's page and retries its failed
 // delivery; then places and lifts a hold, creates a key whose secret the REST API accepts, and
 // revokes it (accepting the confirmation the page's script asks for), after which the REST API
-// refuses it, adds a webhook endpoint, reads its (empty) deliveries, sends it a test event and
+// refuses it (before that, records a promise to pay and opens a dispute on an open invoice, finds
+// both on the collections page and resolves the dispute from its link), adds a webhook endpoint, reads its (empty) deliveries, sends it a test event and
 // reads the attempt, and finds a failed delivery with its amount in the platform inbox.
 // Chromium may reach only the console, so the pages must need nothing from elsewhere; no
 // script error may occur. Screenshots of the main pages are saved in the test's artifact
@@ -304,6 +305,48 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("the timeline lacks %q:\n%s", want, text)
 		}
 	}
+
+	// Collections: a promise for today and a dispute on Alpenblick's open invoice, both on the
+	// collections page, which links back to the invoice, where the dispute is resolved.
+	alpenInvoices, err := f.Service.Invoices.List(staff, alpen.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen})
+	if err != nil || len(alpenInvoices.Data) != 1 {
+		t.Fatalf("Alpenblick's open invoices: %+v %v", alpenInvoices, err)
+	}
+	inv := alpenInvoices.Data[0].ID
+	today := f.Clock.Now().UTC().Format(credit.DateLayout)
+	run("record a promise to pay and open a dispute on an open invoice",
+		chromedp.Navigate(f.URL+"/companies/"+alpen.ID),
+		chromedp.WaitVisible(`#invoice-`+inv, chromedp.ByID),
+		chromedp.Click(`#invoice-`+inv+` summary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#promise-day-`+inv, chromedp.ByID),
+		chromedp.SendKeys(`#promise-day-`+inv, today, chromedp.ByID),
+		chromedp.SendKeys(`#promise-note-`+inv, "Transfer on Friday", chromedp.ByID),
+		chromedp.Click(`#promise-`+inv, chromedp.ByID),
+		bodyText("Promise recorded: gid://platform/Order/5001 to be paid by "+today),
+		chromedp.Click(`#invoice-`+inv+` summary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#dispute-reason-`+inv, chromedp.ByID),
+		chromedp.SendKeys(`#dispute-reason-`+inv, "Two pallets arrived damaged", chromedp.ByID),
+		chromedp.Click(`#dispute-`+inv, chromedp.ByID),
+		bodyText("gid://platform/Order/5001 is disputed"),
+		bodyText("Two pallets arrived damaged"),
+		chromedp.ScrollIntoView(`#invoices`, chromedp.ByID),
+		shot("invoice-collection"),
+	)
+	run("the collections page lists the promise due and the dispute, and links to the invoice",
+		chromedp.Click(`a[href="/collections"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#disputes`, chromedp.ByID),
+		bodyText("Promises due"),
+		bodyText("Transfer on Friday"),
+		bodyText("Two pallets arrived damaged"),
+		shot("collections"),
+		chromedp.Click(`#disputes a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#invoice-`+inv, chromedp.ByID),
+		chromedp.Click(`#invoice-`+inv+` summary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#resolve-`+inv, chromedp.ByID),
+		chromedp.Click(`#resolve-`+inv, chromedp.ByID),
+		bodyText("The dispute on gid://platform/Order/5001 is resolved; reminders resume."),
+		bodyText("Dispute resolved\tAnna Berg"),
+	)
 
 	var secret string
 	run("create a key",

@@ -160,6 +160,11 @@ type companyBody struct {
 	// RecordedBy names who recorded each ledger entry of the page, by entry ID ("" for entries
 	// recorded before it was kept).
 	RecordedBy map[string]string
+	// StatementFrom and StatementTo are the statement picker's default period (the last full
+	// month); Today is the latest day it may end on, and the earliest a promise may be for.
+	StatementFrom, StatementTo, Today string
+	// PromiseLast is the latest day a promise may be for.
+	PromiseLast string
 }
 
 // company shows a company: its figures and hold, its ledger and its timeline (each paged on
@@ -219,6 +224,9 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 	}
 	body := companyBody{Company: co, Aging: agings[co.ID], NotInvoiced: credit.NotInvoiced(co.Outstanding, agings[co.ID]), Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
 		RecordedBy: recordedBy, LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
+	now := c.svc.Now().UTC()
+	body.StatementFrom, body.StatementTo = statementPeriod(now)
+	body.Today, body.PromiseLast = now.Format(credit.DateLayout), now.AddDate(0, 0, credit.MaxPromiseDays).Format(credit.DateLayout)
 	if err := c.companyPlatform(v, &body); err != nil {
 		c.fail(w, r, v, err)
 		return

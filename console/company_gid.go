@@ -72,6 +72,14 @@ func (c *Console) companyForm(w http.ResponseWriter, r *http.Request, v *visit) 
 		c.recordLedgerEntry(w, r, v)
 	case "gid":
 		c.setCompanyGID(w, r, v)
+	case "promise":
+		c.recordPromise(w, r, v)
+	case "withdraw":
+		c.withdrawPromise(w, r, v)
+	case "dispute":
+		c.openDispute(w, r, v)
+	case "resolve":
+		c.resolveDispute(w, r, v)
 	default:
 		// Another store's company or an unknown one is not found, whatever the form.
 		if _, err := c.svc.Companies.Get(v.ctx, r.PathValue("id")); err != nil {

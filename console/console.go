@@ -137,8 +137,10 @@ func New(cfg Config) *Console {
 	handle("POST /companies/{id}/adjustments", c.staffOnly(c.createAdjustment))
 	handle("POST /companies/{id}/ledger", c.staffOnly(c.recordLedgerEntry))
 	handle("POST /companies/{id}/platform-company-gid", c.staffOnly(c.setCompanyGID))
+	handle("GET /companies/{id}/statement", c.staffOnly(c.statement))
 
 	handle("GET /receivables", c.staffOnly(c.receivables))
+	handle("GET /collections", c.staffOnly(c.collections))
 
 	handle("GET /applications", c.staffOnly(c.applications))
 	handle("GET /applications/{id}", c.staffOnly(c.application))
@@ -158,6 +160,9 @@ func New(cfg Config) *Console {
 	handle("POST /settings/api/keys", c.staffOnly(c.createKey))
 	handle("POST /settings/api/keys/{id}/rotate", c.staffOnly(c.rotateKey))
 	handle("POST /settings/api/keys/{id}/revoke", c.staffOnly(c.revokeKey))
+
+	handle("GET /settings/reminders", c.staffOnly(c.reminderSettings))
+	handle("POST /settings/reminders", c.staffOnly(c.setReminderSchedule))
 
 	handle("GET /webhooks", c.staffOnly(c.webhooks))
 	handle("POST /webhooks", c.staffOnly(c.webhooksForm))

@@ -67,6 +67,10 @@ var templateFuncs = template.FuncMap{
 	"pathEscape": url.PathEscape,
 	"query":      buildQuery,
 	"termsField": termsField,
+	"days":       formatDays,
+	"collectionList": func(id, caption, empty string, list credit.CollectionList[credit.CollectionInvoice]) collectionListData {
+		return collectionListData{ID: id, Caption: caption, Empty: empty, List: list}
+	},
 }
 
 func mustParsePages() *pages {

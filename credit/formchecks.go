@@ -69,6 +69,28 @@ func checkAdjustment(in AdjustmentInput, currency string) (decimal.Decimal, []er
 	return amount, errs
 }
 
+// PromiseErrors checks a promise to pay (Invoices.RecordPromise) as of now: the day
+// (present, YYYY-MM-DD, from today to MaxPromiseDays ahead, UTC), then the note when given.
+func PromiseErrors(in PromiseInput, now time.Time) []error {
+	_, errs := checkPromise(in, now)
+	return errs
+}
+
+// checkPromise is PromiseErrors with the day it read.
+func checkPromise(in PromiseInput, now time.Time) (time.Time, []error) {
+	var errs []error
+	day, err := checkPromisedFor(in.PromisedFor, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if in.Note != nil {
+		if err := checkText(*in.Note, "note"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return day, errs
+}
+
 // LedgerEntryErrors checks a ledger entry (Ledger.Record) in the company's currency, in
 // the order the operation checks them, which is not the form's: that the amount is a decimal
 // amount, the note, the kind, the amount's sign for the kind (contract §5; only when the

@@ -374,3 +374,57 @@ func TestApprovalErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPromiseErrors: a promise's day and note refused at once, day first; RecordPromise
+// refuses with the first and records nothing, and accepts what the checker accepts.
+func TestPromiseErrors(t *testing.T) {
+	env := newRuleEnv(t, "EUR")
+	_, inv := env.openInvoice(t, "Promiser GmbH")
+	now := env.Clock.Now()
+	today := now.UTC().Format(credit.DateLayout)
+	last := now.UTC().AddDate(0, 0, credit.MaxPromiseDays).Format(credit.DateLayout)
+	yesterday := now.UTC().AddDate(0, 0, -1).Format(credit.DateLayout)
+	outOfRange := "promised_for must be from today (" + today + ") to 90 days ahead (" + last + "), UTC"
+	for _, tc := range []struct {
+		name string
+		in   credit.PromiseInput
+		want []refusal
+	}{
+		{"no day, blank note", credit.PromiseInput{Note: strp(" ")}, []refusal{
+			{credit.CodeValidationFailed, "promised_for", "promised_for is required: the day the company promised to pay by, as YYYY-MM-DD"},
+			textRefusal("note", "%s must not be empty")}},
+		{"not a date, note too long", credit.PromiseInput{PromisedFor: "next friday", Note: strp(tooLong)}, []refusal{
+			{credit.CodeValidationFailed, "promised_for", "promised_for must be a date as YYYY-MM-DD, such as " + today},
+			textRefusal("note", msgMaxText)}},
+		{"yesterday", credit.PromiseInput{PromisedFor: yesterday}, []refusal{{credit.CodeValidationFailed, "promised_for", outOfRange}}},
+		{"only the note", credit.PromiseInput{PromisedFor: today, Note: strp("a\x07")}, []refusal{textRefusal("note", msgControlChar)}},
+		{"good", credit.PromiseInput{PromisedFor: last, Note: strp("by transfer")}, nil},
+	} {
+		tc.in.InvoiceID = inv
+		errs := credit.PromiseErrors(tc.in, now)
+		_, opErr := env.Service.Invoices.RecordPromise(env.staff, tc.in)
+		checkRefusals(t, tc.name, errs, opErr, tc.want)
+	}
+}
+
+// TestStatementPeriodErrors: both dates of a statement's period refused at once when neither
+// reads, then the period's rules one at a time; Statement refuses with the first.
+func TestStatementPeriodErrors(t *testing.T) {
+	env := newRuleEnv(t, "EUR")
+	co := env.MustCompany(t, env.store, "Stated GmbH", "100.00").ID
+	now := env.Clock.Now()
+	for _, tc := range []struct {
+		name, from, to string
+		want           []refusal
+	}{
+		{"neither a date", "1.3.2026", "", []refusal{{credit.CodeInvalidParameter, "from", "from must be a date, YYYY-MM-DD"}, {credit.CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD"}}},
+		{"to not a date", "2026-03-01", "soon", []refusal{{credit.CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD"}}},
+		{"from after to", "2026-03-02", "2026-03-01", []refusal{{credit.CodeInvalidParameter, "from", "from must not be after to"}}},
+		{"to in the future", "2026-03-01", "2026-03-03", []refusal{{credit.CodeInvalidParameter, "to", "to must not be in the future"}}},
+		{"good", "2026-02-01", "2026-03-02", nil},
+	} {
+		errs := credit.StatementPeriodErrors(tc.from, tc.to, now)
+		_, opErr := env.Service.Reports.Statement(env.staff, co, tc.from, tc.to)
+		checkRefusals(t, tc.name, errs, opErr, tc.want)
+	}
+}

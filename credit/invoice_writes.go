@@ -135,12 +135,10 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 		return InvoiceResult{}, err
 	}
 	var day time.Time
-	check := func() (err error) {
-		if day, err = checkPromisedFor(in.PromisedFor, s.Now()); err != nil {
-			return err
-		}
-		if in.Note != nil {
-			return checkText(*in.Note, "note")
+	check := func() error {
+		var errs []error
+		if day, errs = checkPromise(in, s.Now()); len(errs) > 0 {
+			return errs[0]
 		}
 		return nil
 	}

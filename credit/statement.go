@@ -68,27 +68,49 @@ type StatementTotals struct {
 // ledger without end.
 const maxStatementDays = 5*366 + 1
 
-// ParseStatementPeriod checks a statement's from and to (YYYY-MM-DD, UTC days) against now.
+// ParseStatementPeriod checks a statement's from and to (YYYY-MM-DD, UTC days) against now,
+// refusing with the first of StatementPeriodErrors.
 //
 // Errors: invalid_parameter (from, to).
 func ParseStatementPeriod(from, to string, now time.Time) (time.Time, time.Time, error) {
-	f, err := time.Parse(time.DateOnly, from)
-	if err != nil {
-		return f, f, ParamErrorf(CodeInvalidParameter, "from", "from must be a date, YYYY-MM-DD")
+	f, t, errs := checkStatementPeriod(from, to, now)
+	if len(errs) > 0 {
+		return f, t, errs[0]
 	}
-	t, err := time.Parse(time.DateOnly, to)
-	if err != nil {
-		return f, t, ParamErrorf(CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD")
+	return f, t, nil
+}
+
+// StatementPeriodErrors checks a statement's period, every refusal at once (the console's
+// period picker): from and to each a date, YYYY-MM-DD; then, both read, from not after to,
+// to not after today (UTC) and the period at most 5 years.
+func StatementPeriodErrors(from, to string, now time.Time) []error {
+	_, _, errs := checkStatementPeriod(from, to, now)
+	return errs
+}
+
+// checkStatementPeriod is StatementPeriodErrors with the days it read.
+func checkStatementPeriod(from, to string, now time.Time) (time.Time, time.Time, []error) {
+	var errs []error
+	f, ferr := time.Parse(time.DateOnly, from)
+	if ferr != nil {
+		errs = append(errs, ParamErrorf(CodeInvalidParameter, "from", "from must be a date, YYYY-MM-DD"))
+	}
+	t, terr := time.Parse(time.DateOnly, to)
+	if terr != nil {
+		errs = append(errs, ParamErrorf(CodeInvalidParameter, "to", "to must be a date, YYYY-MM-DD"))
+	}
+	if len(errs) > 0 {
+		return f, t, errs
 	}
 	switch {
 	case f.After(t):
-		return f, t, ParamErrorf(CodeInvalidParameter, "from", "from must not be after to")
+		errs = append(errs, ParamErrorf(CodeInvalidParameter, "from", "from must not be after to"))
 	case t.After(now.UTC()):
-		return f, t, ParamErrorf(CodeInvalidParameter, "to", "to must not be in the future")
+		errs = append(errs, ParamErrorf(CodeInvalidParameter, "to", "to must not be in the future"))
 	case t.Sub(f) > maxStatementDays*24*time.Hour:
-		return f, t, ParamErrorf(CodeInvalidParameter, "to", "the period from from to to must not exceed 5 years")
+		errs = append(errs, ParamErrorf(CodeInvalidParameter, "to", "the period from from to to must not exceed 5 years"))
 	}
-	return f, t, nil
+	return f, t, errs
 }
 
 // StatementAsOf is the moment a statement to the UTC day to shows its open invoices and aging
