@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,22 @@ func TestCollectionsMailerRuns(t *testing.T) {
 	if len(emls) != 1 {
 		report, _ := env.Service.Webhooks.Deliveries(credittest.Staff(st), endpoint.ID, 10)
 		t.Fatalf("the mailer wrote %v, want one .eml; deliveries %+v\n%s", emls, report, stderr.String())
+	}
+	// A delivery with a signature by another secret is refused, and writes nothing.
+	forged, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+"/creditd", strings.NewReader(`{"id":"ev_forged","type":"invoice.reminder_due"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged.Header.Set("webhook-id", "msg_forged")
+	forged.Header.Set("webhook-timestamp", strconv.FormatInt(time.Now().Unix(), 10))
+	forged.Header.Set("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+	resp, err := http.DefaultClient.Do(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if forgedEML, _ := filepath.Glob(filepath.Join(outbox, "ev_forged*")); resp.StatusCode != http.StatusBadRequest || len(forgedEML) > 0 {
+		t.Errorf("the mailer answered a forged delivery %d and wrote %v, want 400 and nothing", resp.StatusCode, forgedEML)
 	}
 	f, err := os.Open(emls[0])
 	if err != nil {
