@@ -177,7 +177,7 @@ func TestCollectionsMailerRuns(t *testing.T) {
 			text = string(decoded)
 		}
 	}
-	if !strings.Contains(text, "Dear Brauhaus Kessler KG") || !strings.Contains(text, "2950.00 EUR") {
+	if !strings.Contains(text, "Dear Brauhaus Kessler KG") || !strings.Contains(text, "2950.00 EUR") || !strings.Contains(text, "are 6 days overdue") {
 		t.Errorf("the e-mail's text does not name the company and the amount:\n%s", text)
 	}
 	if !strings.HasPrefix(string(pdf), "%PDF-") {
