@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -315,4 +316,44 @@ func countback(rows []behaviourRow, open decimal.Decimal, now time.Time) decimal
 		rest = rest.Sub(day)
 	}
 	return decimal.NewFromInt(last).Round(1)
+}
+
+// CompanyPaymentBehaviour is PaymentBehaviour for one company, as REST's
+// GET /v1/companies/{id}/payment-behaviour answers it.
+//
+// Errors: insufficient_scope, invalid_parameter (window_days), not_found (company).
+func (s *Reports) CompanyPaymentBehaviour(ctx context.Context, companyID string, windowDays int) (PaymentBehaviour, error) {
+	all, err := s.PaymentBehaviour(ctx, []string{companyID}, windowDays)
+	if err != nil {
+		return PaymentBehaviour{}, err
+	}
+	b, ok := all[companyID]
+	if !ok {
+		return PaymentBehaviour{}, errNotFound("company")
+	}
+	return b, nil
+}
+
+// MarshalJSON writes the days as JSON numbers with one decimal (null when absent), and the
+// share as the string of three decimals (contract §17).
+func (b PaymentBehaviour) MarshalJSON() ([]byte, error) {
+	num := func(d *decimal.Decimal) json.RawMessage {
+		if d == nil {
+			return json.RawMessage("null")
+		}
+		return json.RawMessage(d.StringFixed(1))
+	}
+	dso := b.DSODays
+	return json.Marshal(struct {
+		AsOf                   Timestamp       `json:"as_of"`
+		WindowDays             int             `json:"window_days"`
+		InvoicesPaid           int             `json:"invoices_paid"`
+		AverageDaysToPay       json.RawMessage `json:"average_days_to_pay"`
+		AverageDaysBeyondTerms json.RawMessage `json:"average_days_beyond_terms"`
+		PaidOnTimeShare        *string         `json:"paid_on_time_share"`
+		OpenOverdue            OpenOverdue     `json:"open_overdue"`
+		DSODays                json.RawMessage `json:"dso_days"`
+		Rating                 *string         `json:"rating"`
+	}{b.AsOf, b.WindowDays, b.InvoicesPaid, num(b.AverageDaysToPay), num(b.AverageDaysBeyondTerms), b.PaidOnTimeShare,
+		b.OpenOverdue, num(&dso), b.Rating})
 }
