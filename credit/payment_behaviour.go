@@ -127,6 +127,7 @@ func Rating(paid int, avgBeyondTerms *decimal.Decimal, oldestDaysOverdue int) *s
 // behaviourRow is an invoice as payment behaviour reads it.
 type behaviourRow struct {
 	company   string
+	seq       int64
 	amount    decimal.Decimal
 	open      decimal.Decimal
 	isOpen    bool
@@ -194,7 +195,7 @@ func behaviourRows(ctx context.Context, client *ent.Client, companies []string, 
 		),
 	}
 	invs, err := client.Invoice.Query().Where(where...).
-		Select(invoice.FieldCompanyID, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid, invoice.FieldAmount,
+		Select(invoice.FieldCompanyID, invoice.FieldSeq, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid, invoice.FieldAmount,
 			invoice.FieldOpenAmount, invoice.FieldOpen, invoice.FieldDueAt, invoice.FieldSettledAt).
 		All(ctx)
 	if err != nil || len(invs) == 0 {
@@ -234,7 +235,7 @@ func behaviourRows(ctx context.Context, client *ent.Client, companies []string, 
 	}
 	out := make([]behaviourRow, len(invs))
 	for i, r := range invs {
-		out[i] = behaviourRow{company: r.CompanyID, amount: r.Amount, open: r.OpenAmount, isOpen: r.Open,
+		out[i] = behaviourRow{company: r.CompanyID, seq: r.Seq, amount: r.Amount, open: r.OpenAmount, isOpen: r.Open,
 			issued: issued[r.LedgerEntryID], due: r.DueAt, settled: r.SettledAt,
 			cancelled: !r.Open && cancelled[r.CompanyID+" "+r.PlatformOrderGid]}
 	}
@@ -292,15 +293,24 @@ func behaviourOf(rows []behaviourRow, currency string, windowDays int, from, now
 // days whose invoiced amounts (issued_at in them; cancelled invoices are not sales) add up to
 // less than the open total, plus the fraction of the next day's invoiced amount that the rest
 // takes; one decimal, 0 with nothing open. rows hold every invoice issued since the oldest open
-// one, which suffices: the open total is at most their amounts.
+// one, which suffices: the open total is at most their amounts. (Invoices issued earlier on the
+// oldest open one's day are not counted in that day's amount: a known approximation.)
 func countback(rows []behaviourRow, open decimal.Decimal, now time.Time) decimal.Decimal {
 	if !open.IsPositive() {
 		return decimal.Zero
 	}
+	oldest := int64(-1)
+	for _, r := range rows {
+		if r.isOpen && (oldest < 0 || r.seq < oldest) {
+			oldest = r.seq
+		}
+	}
 	byDay := map[int64]decimal.Decimal{}
 	var last int64
 	for _, r := range rows {
-		if r.cancelled || r.issued.After(now) {
+		// Only the invoices from the oldest open one on: those paid in the window before it
+		// are read too, but must not make DSO depend on the window.
+		if r.cancelled || r.issued.After(now) || r.seq < oldest {
 			continue
 		}
 		k := max(1, int64((now.Sub(r.issued)+24*time.Hour-1)/(24*time.Hour)))
