@@ -28,6 +28,7 @@ type loaders struct {
 	timelines    map[batchKey]*batch[credit.TimelineEvent]
 	invoicePages map[batchKey]*batch[credit.Invoice]
 	agings       map[*siblings]*agingBatch
+	behaviours   map[behaviourKey]*behaviourBatch
 	// shown are the companies the request has already read, by ID, for LedgerEntry.company:
 	// an entry listed in a company's ledger or returned beside its company by a mutation
 	// names a company the request holds, so no entry of a dashboard costs a query. A mutation
@@ -52,6 +53,20 @@ type agingBatch struct {
 	once   sync.Once
 	agings map[string]credit.Aging
 	err    error
+}
+
+// behaviourKey is one batch of payment behaviour: a page of companies and a window.
+type behaviourKey struct {
+	page   *siblings
+	window int
+}
+
+// behaviourBatch is the payment behaviour of a page of companies over one window, read by
+// whichever sibling asks first.
+type behaviourBatch struct {
+	once       sync.Once
+	behaviours map[string]credit.PaymentBehaviour
+	err        error
 }
 
 // siblings are the companies of one page, in page order.
@@ -83,6 +98,7 @@ func newLoaders(svc *credit.Service) *loaders {
 		timelines:    map[batchKey]*batch[credit.TimelineEvent]{},
 		invoicePages: map[batchKey]*batch[credit.Invoice]{},
 		agings:       map[*siblings]*agingBatch{},
+		behaviours:   map[behaviourKey]*behaviourBatch{},
 		shown:        map[string]*credit.Company{},
 		events:       map[*credit.Event]*eventCompanies{},
 	}
@@ -296,4 +312,32 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 	}
 	p, ok := b.pages[c.ID]
 	return p, ok, nil
+}
+
+// paymentBehaviour returns c's payment behaviour over window days, read with its page's
+// siblings' for the same window in a constant number of statements. found is false when the
+// company is not in the viewer's store.
+func (l *loaders) paymentBehaviour(ctx context.Context, svc *credit.Service, c *credit.Company, window int) (b credit.PaymentBehaviour, found bool, err error) {
+	var s *siblings
+	if l != nil {
+		l.mu.Lock()
+		s = l.siblings[c]
+		l.mu.Unlock()
+	}
+	if s == nil {
+		all, err := svc.Reports.PaymentBehaviour(ctx, []string{c.ID}, window)
+		b, found = all[c.ID]
+		return b, found, err
+	}
+	key := behaviourKey{page: s, window: window}
+	l.mu.Lock()
+	batch := l.behaviours[key]
+	if batch == nil {
+		batch = &behaviourBatch{}
+		l.behaviours[key] = batch
+	}
+	l.mu.Unlock()
+	batch.once.Do(func() { batch.behaviours, batch.err = svc.Reports.PaymentBehaviour(ctx, s.ids, window) })
+	b, found = batch.behaviours[c.ID]
+	return b, found, batch.err
 }

@@ -46,6 +46,7 @@ type ResolverRoot interface {
 	Event() EventResolver
 	LedgerEntry() LedgerEntryResolver
 	Mutation() MutationResolver
+	PaymentBehaviour() PaymentBehaviourResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 }
@@ -106,6 +107,7 @@ type ComplexityRoot struct {
 		Name               func(childComplexity int) int
 		NotInvoiced        func(childComplexity int) int
 		Outstanding        func(childComplexity int) int
+		PaymentBehaviour   func(childComplexity int, windowDays *int) int
 		PaymentTerms       func(childComplexity int) int
 		PlatformCompanyGID func(childComplexity int) int
 		Statement          func(childComplexity int, from string, to string) int
@@ -285,11 +287,29 @@ type ComplexityRoot struct {
 		WithdrawPromise  func(childComplexity int, input model.InvoiceWriteInput) int
 	}
 
+	OpenOverdue struct {
+		Amount            func(childComplexity int) int
+		Count             func(childComplexity int) int
+		OldestDaysOverdue func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PaymentBehaviour struct {
+		AsOf                   func(childComplexity int) int
+		AverageDaysBeyondTerms func(childComplexity int) int
+		AverageDaysToPay       func(childComplexity int) int
+		DsoDays                func(childComplexity int) int
+		InvoicesPaid           func(childComplexity int) int
+		OpenOverdue            func(childComplexity int) int
+		PaidOnTimeShare        func(childComplexity int) int
+		Rating                 func(childComplexity int) int
+		WindowDays             func(childComplexity int) int
 	}
 
 	PaymentPromise struct {
@@ -403,6 +423,7 @@ type CompanyResolver interface {
 	Aging(ctx context.Context, obj *credit.Company) (*credit.Aging, error)
 	NotInvoiced(ctx context.Context, obj *credit.Company) (*credit.Money, error)
 	Statement(ctx context.Context, obj *credit.Company, from string, to string) (*credit.Statement, error)
+	PaymentBehaviour(ctx context.Context, obj *credit.Company, windowDays *int) (*credit.PaymentBehaviour, error)
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *credit.Event) (map[string]any, error)
@@ -421,6 +442,12 @@ type MutationResolver interface {
 	WithdrawPromise(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error)
 	OpenDispute(ctx context.Context, input model.OpenDisputeInput) (*credit.InvoiceResult, error)
 	ResolveDispute(ctx context.Context, input model.InvoiceWriteInput) (*credit.InvoiceResult, error)
+}
+type PaymentBehaviourResolver interface {
+	AverageDaysToPay(ctx context.Context, obj *credit.PaymentBehaviour) (*float64, error)
+	AverageDaysBeyondTerms(ctx context.Context, obj *credit.PaymentBehaviour) (*float64, error)
+
+	DsoDays(ctx context.Context, obj *credit.PaymentBehaviour) (float64, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -668,6 +695,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Company.Outstanding(childComplexity), true
+	case "Company.paymentBehaviour":
+		if e.complexity.Company.PaymentBehaviour == nil {
+			break
+		}
+
+		args, err := ec.field_Company_paymentBehaviour_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Company.PaymentBehaviour(childComplexity, args["windowDays"].(*int)), true
 	case "Company.paymentTerms":
 		if e.complexity.Company.PaymentTerms == nil {
 			break
@@ -1390,6 +1428,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.complexity.Mutation.WithdrawPromise(childComplexity, args["input"].(model.InvoiceWriteInput)), true
 
+	case "OpenOverdue.amount":
+		if e.complexity.OpenOverdue.Amount == nil {
+			break
+		}
+
+		return e.complexity.OpenOverdue.Amount(childComplexity), true
+	case "OpenOverdue.count":
+		if e.complexity.OpenOverdue.Count == nil {
+			break
+		}
+
+		return e.complexity.OpenOverdue.Count(childComplexity), true
+	case "OpenOverdue.oldestDaysOverdue":
+		if e.complexity.OpenOverdue.OldestDaysOverdue == nil {
+			break
+		}
+
+		return e.complexity.OpenOverdue.OldestDaysOverdue(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.complexity.PageInfo.EndCursor == nil {
 			break
@@ -1414,6 +1471,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.PageInfo.StartCursor(childComplexity), true
+
+	case "PaymentBehaviour.asOf":
+		if e.complexity.PaymentBehaviour.AsOf == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.AsOf(childComplexity), true
+	case "PaymentBehaviour.averageDaysBeyondTerms":
+		if e.complexity.PaymentBehaviour.AverageDaysBeyondTerms == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.AverageDaysBeyondTerms(childComplexity), true
+	case "PaymentBehaviour.averageDaysToPay":
+		if e.complexity.PaymentBehaviour.AverageDaysToPay == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.AverageDaysToPay(childComplexity), true
+	case "PaymentBehaviour.dsoDays":
+		if e.complexity.PaymentBehaviour.DsoDays == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.DsoDays(childComplexity), true
+	case "PaymentBehaviour.invoicesPaid":
+		if e.complexity.PaymentBehaviour.InvoicesPaid == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.InvoicesPaid(childComplexity), true
+	case "PaymentBehaviour.openOverdue":
+		if e.complexity.PaymentBehaviour.OpenOverdue == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.OpenOverdue(childComplexity), true
+	case "PaymentBehaviour.paidOnTimeShare":
+		if e.complexity.PaymentBehaviour.PaidOnTimeShare == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.PaidOnTimeShare(childComplexity), true
+	case "PaymentBehaviour.rating":
+		if e.complexity.PaymentBehaviour.Rating == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.Rating(childComplexity), true
+	case "PaymentBehaviour.windowDays":
+		if e.complexity.PaymentBehaviour.WindowDays == nil {
+			break
+		}
+
+		return e.complexity.PaymentBehaviour.WindowDays(childComplexity), true
 
 	case "PaymentPromise.brokenAt":
 		if e.complexity.PaymentPromise.BrokenAt == nil {
@@ -2435,6 +2547,48 @@ type Company implements Node {
   §17): ` + "`" + `from` + "`" + ` ≤ ` + "`" + `to` + "`" + ` ≤ today, at most 5 years; else ` + "`" + `invalid_parameter` + "`" + ` naming the argument.
   """
   statement(from: Date!, to: Date!): Statement!
+  """
+  How the company paid over the trailing ` + "`" + `windowDays` + "`" + ` days ending now, and what it has open past
+  due (contract §17). ` + "`" + `windowDays` + "`" + ` is 1 to 1825; else ` + "`" + `invalid_parameter` + "`" + ` naming ` + "`" + `windowDays` + "`" + `.
+  A page of companies is read in a constant number of statements per window value.
+  """
+  paymentBehaviour(windowDays: Int = 365): PaymentBehaviour!
+}
+
+"A company's payment behaviour over a trailing window (contract §17)."
+type PaymentBehaviour {
+  "When the figures were computed."
+  asOf: DateTime!
+  "The trailing window, in days."
+  windowDays: Int!
+  "The invoices whose ` + "`" + `paidAt` + "`" + ` falls in the window; cancelled ones never count."
+  invoicesPaid: Int!
+  "paidAt − issuedAt in days, weighted by invoice amount, one decimal; null when nothing was paid."
+  averageDaysToPay: Float
+  "paidAt − dueAt in days (negative when early), weighted by invoice amount, one decimal; null when nothing was paid."
+  averageDaysBeyondTerms: Float
+  "The paid amount settled by its due date over the paid amount, \"0.000\" to \"1.000\"; null when nothing was paid."
+  paidOnTimeShare: Decimal
+  "The open invoices past their due date."
+  openOverdue: OpenOverdue!
+  "Days sales outstanding by the countback method, one decimal; 0 with nothing open."
+  dsoDays: Float!
+  """
+  A when averageDaysBeyondTerms ≤ 0, B ≤ 15, C ≤ 45, D above or when an open invoice is more
+  than 90 days overdue; null with fewer than 3 invoices paid in the window and nothing overdue;
+  with fewer than 3 paid and something overdue, the oldest days overdue rate the company.
+  """
+  rating: String
+}
+
+"A company's open invoices past their due date."
+type OpenOverdue {
+  "How many."
+  count: Int!
+  "Their open amounts summed."
+  amount: Money!
+  "The days overdue of the oldest."
+  oldestDaysOverdue: Int!
 }
 
 """
@@ -2892,6 +3046,17 @@ func (ec *executionContext) field_Company_ledger_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["afterEntry"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Company_paymentBehaviour_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "windowDays", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["windowDays"] = arg0
 	return args, nil
 }
 
@@ -4241,6 +4406,67 @@ func (ec *executionContext) fieldContext_Company_statement(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Company_paymentBehaviour(ctx context.Context, field graphql.CollectedField, obj *credit.Company) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Company_paymentBehaviour,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Company().PaymentBehaviour(ctx, obj, fc.Args["windowDays"].(*int))
+		},
+		nil,
+		ec.marshalNPaymentBehaviour2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPaymentBehaviour,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Company_paymentBehaviour(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Company",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "asOf":
+				return ec.fieldContext_PaymentBehaviour_asOf(ctx, field)
+			case "windowDays":
+				return ec.fieldContext_PaymentBehaviour_windowDays(ctx, field)
+			case "invoicesPaid":
+				return ec.fieldContext_PaymentBehaviour_invoicesPaid(ctx, field)
+			case "averageDaysToPay":
+				return ec.fieldContext_PaymentBehaviour_averageDaysToPay(ctx, field)
+			case "averageDaysBeyondTerms":
+				return ec.fieldContext_PaymentBehaviour_averageDaysBeyondTerms(ctx, field)
+			case "paidOnTimeShare":
+				return ec.fieldContext_PaymentBehaviour_paidOnTimeShare(ctx, field)
+			case "openOverdue":
+				return ec.fieldContext_PaymentBehaviour_openOverdue(ctx, field)
+			case "dsoDays":
+				return ec.fieldContext_PaymentBehaviour_dsoDays(ctx, field)
+			case "rating":
+				return ec.fieldContext_PaymentBehaviour_rating(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type PaymentBehaviour", field.Name)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Company_paymentBehaviour_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompanyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CompanyConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4400,6 +4626,8 @@ func (ec *executionContext) fieldContext_CompanyEdge_node(_ context.Context, fie
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4763,6 +4991,8 @@ func (ec *executionContext) fieldContext_CreateAdjustmentPayload_company(_ conte
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -4986,6 +5216,8 @@ func (ec *executionContext) fieldContext_Event_company(_ context.Context, field 
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -6263,6 +6495,8 @@ func (ec *executionContext) fieldContext_LedgerEntry_company(_ context.Context, 
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -6590,6 +6824,8 @@ func (ec *executionContext) fieldContext_LiftHoldPayload_company(_ context.Conte
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -6995,6 +7231,63 @@ func (ec *executionContext) fieldContext_Mutation_resolveDispute(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _OpenOverdue_count(ctx context.Context, field graphql.CollectedField, obj *credit.OpenOverdue) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.Count) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_OpenOverdue_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenOverdue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenOverdue_amount(ctx context.Context, field graphql.CollectedField, obj *credit.OpenOverdue) (ret graphql.Marshaler) {
+	return ec.marshalNMoney2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐMoney(ctx, field.Selections, obj.Amount) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_OpenOverdue_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenOverdue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "amount":
+				return ec.fieldContext_Money_amount(ctx, field)
+			case "currency":
+				return ec.fieldContext_Money_currency(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenOverdue_oldestDaysOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.OpenOverdue) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.OldestDaysOverdue) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_OpenOverdue_oldestDaysOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenOverdue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage) // rewrite: plain leaf, see graph/internal/rewrite
 }
@@ -7079,6 +7372,203 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 		Object:     "PageInfo",
 		Field:      field,
 		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_asOf(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalNDateTime2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimestamp(ctx, field.Selections, obj.AsOf) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type DateTime does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_windowDays(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.WindowDays) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_windowDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_invoicesPaid(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalNInt2int(ctx, field.Selections, obj.InvoicesPaid) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_invoicesPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_averageDaysToPay(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_PaymentBehaviour_averageDaysToPay,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.PaymentBehaviour().AverageDaysToPay(ctx, obj)
+		},
+		nil,
+		ec.marshalOFloat2ᚖfloat64,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_averageDaysToPay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Float does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_averageDaysBeyondTerms(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_PaymentBehaviour_averageDaysBeyondTerms,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.PaymentBehaviour().AverageDaysBeyondTerms(ctx, obj)
+		},
+		nil,
+		ec.marshalOFloat2ᚖfloat64,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_averageDaysBeyondTerms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Float does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_paidOnTimeShare(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalODecimal2ᚖstring(ctx, field.Selections, obj.PaidOnTimeShare) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_paidOnTimeShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Decimal does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_openOverdue(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalNOpenOverdue2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐOpenOverdue(ctx, field.Selections, obj.OpenOverdue) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_openOverdue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			switch field.Name {
+			case "count":
+				return ec.fieldContext_OpenOverdue_count(ctx, field)
+			case "amount":
+				return ec.fieldContext_OpenOverdue_amount(ctx, field)
+			case "oldestDaysOverdue":
+				return ec.fieldContext_OpenOverdue_oldestDaysOverdue(ctx, field)
+			}
+			return nil, fmt.Errorf("no field named %q was found under type OpenOverdue", field.Name)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_dsoDays(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_PaymentBehaviour_dsoDays,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.PaymentBehaviour().DsoDays(ctx, obj)
+		},
+		nil,
+		ec.marshalNFloat2float64,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_dsoDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Float does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentBehaviour_rating(ctx context.Context, field graphql.CollectedField, obj *credit.PaymentBehaviour) (ret graphql.Marshaler) {
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Rating) // rewrite: plain leaf, see graph/internal/rewrite
+}
+
+func (ec *executionContext) fieldContext_PaymentBehaviour_rating(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentBehaviour",
+		Field:      field,
+		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
@@ -7228,6 +7718,8 @@ func (ec *executionContext) fieldContext_PlaceHoldPayload_company(_ context.Cont
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -7333,6 +7825,8 @@ func (ec *executionContext) fieldContext_Query_company(ctx context.Context, fiel
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -7869,6 +8363,8 @@ func (ec *executionContext) fieldContext_SetCreditLimitPayload_company(_ context
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -7955,6 +8451,8 @@ func (ec *executionContext) fieldContext_Statement_company(_ context.Context, fi
 				return ec.fieldContext_Company_notInvoiced(ctx, field)
 			case "statement":
 				return ec.fieldContext_Company_statement(ctx, field)
+			case "paymentBehaviour":
+				return ec.fieldContext_Company_paymentBehaviour(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Company", field.Name)
 		},
@@ -11299,6 +11797,42 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "paymentBehaviour":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Company_paymentBehaviour(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12777,6 +13311,58 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var openOverdueImplementors = []string{"OpenOverdue"}
+
+func (ec *executionContext) _OpenOverdue(ctx context.Context, sel ast.SelectionSet, obj *credit.OpenOverdue) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, openOverdueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenOverdue")
+		case "count":
+			out.Values[i] = ec._OpenOverdue_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._OpenOverdue_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oldestDaysOverdue":
+			out.Values[i] = ec._OpenOverdue_oldestDaysOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -12802,6 +13388,169 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.deferred, int32(len(deferred)))
+
+	for label, dfs := range deferred {
+		ec.processDeferredGroup(graphql.DeferredGroup{
+			Label:    label,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: dfs,
+			Context:  ctx,
+		})
+	}
+
+	if len(deferred) > 0 {
+		return withoutDeferred(out, fields) // rewrite: deferred fields left out, see graph/internal/rewrite
+	}
+	return out
+}
+
+var paymentBehaviourImplementors = []string{"PaymentBehaviour"}
+
+func (ec *executionContext) _PaymentBehaviour(ctx context.Context, sel ast.SelectionSet, obj *credit.PaymentBehaviour) graphql.Marshaler {
+	fields := collectFields(ec.OperationContext, sel, paymentBehaviourImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := make(map[string]*graphql.FieldSet)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentBehaviour")
+		case "asOf":
+			out.Values[i] = ec._PaymentBehaviour_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "windowDays":
+			out.Values[i] = ec._PaymentBehaviour_windowDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "invoicesPaid":
+			out.Values[i] = ec._PaymentBehaviour_invoicesPaid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "averageDaysToPay":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PaymentBehaviour_averageDaysToPay(ctx, field, obj)
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "averageDaysBeyondTerms":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PaymentBehaviour_averageDaysBeyondTerms(ctx, field, obj)
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "paidOnTimeShare":
+			out.Values[i] = ec._PaymentBehaviour_paidOnTimeShare(ctx, field, obj)
+		case "openOverdue":
+			out.Values[i] = ec._PaymentBehaviour_openOverdue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dsoDays":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PaymentBehaviour_dsoDays(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rating":
+			out.Values[i] = ec._PaymentBehaviour_rating(ctx, field, obj)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14499,6 +15248,22 @@ func (ec *executionContext) marshalNEventObject2githubᚗcomᚋcreditdᚋcreditd
 	return ec._EventObject(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return scalar.Plain(ctx, res)
+}
+
 func (ec *executionContext) unmarshalNHoldKind2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14902,6 +15667,10 @@ func (ec *executionContext) unmarshalNOpenDisputeInput2githubᚗcomᚋcreditdᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNOpenOverdue2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐOpenOverdue(ctx context.Context, sel ast.SelectionSet, v credit.OpenOverdue) graphql.Marshaler {
+	return ec._OpenOverdue(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNOrderDirection2string(ctx context.Context, v any) (string, error) {
 	res, err := scalar.UnmarshalEnum(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14926,6 +15695,20 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcreditdᚋcreditd
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPaymentBehaviour2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPaymentBehaviour(ctx context.Context, sel ast.SelectionSet, v credit.PaymentBehaviour) graphql.Marshaler {
+	return ec._PaymentBehaviour(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPaymentBehaviour2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐPaymentBehaviour(ctx context.Context, sel ast.SelectionSet, v *credit.PaymentBehaviour) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PaymentBehaviour(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPlaceHoldInput2githubᚗcomᚋcreditdᚋcreditdᚋgraphᚋmodelᚐPlaceHoldInput(ctx context.Context, v any) (model.PlaceHoldInput, error) {
@@ -15542,11 +16325,45 @@ func (ec *executionContext) marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditd
 	return scalar.Plain(ctx, res)
 }
 
+func (ec *executionContext) unmarshalODecimal2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalDecimal(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODecimal2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := scalar.MarshalDecimal(*v)
+	return scalar.Plain(ctx, res)
+}
+
 func (ec *executionContext) marshalODispute2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐDispute(ctx context.Context, sel ast.SelectionSet, v *credit.Dispute) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Dispute(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return scalar.Plain(ctx, res)
 }
 
 func (ec *executionContext) marshalOHold2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋcreditᚐHold(ctx context.Context, sel ast.SelectionSet, v *credit.Hold) graphql.Marshaler {

@@ -3,9 +3,23 @@
 // no business rule: resolvers parse their arguments, call package credit and return its views.
 package graph
 
-import "github.com/creditd/creditd/credit"
+import (
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/credit"
+)
 
 // Resolver is the root resolver; gqlgen's generated code reaches every field through it.
 type Resolver struct {
 	svc *credit.Service
+}
+
+// days is a figure in days with one decimal as a GraphQL Float (days are not money); nil stays
+// null.
+func days(d *decimal.Decimal) *float64 {
+	if d == nil {
+		return nil
+	}
+	f, _ := d.Round(1).Float64()
+	return &f
 }

@@ -118,6 +118,25 @@ func (r *companyResolver) Statement(ctx context.Context, obj *credit.Company, fr
 	return &s, nil
 }
 
+func (r *companyResolver) PaymentBehaviour(ctx context.Context, obj *credit.Company, windowDays *int) (*credit.PaymentBehaviour, error) {
+	defer serialize(ctx)()
+	window := credit.BehaviourWindowDays
+	if windowDays != nil {
+		window = *windowDays
+	}
+	if window < 1 || window > 1825 {
+		return nil, credit.ParamErrorf(credit.CodeInvalidParameter, "windowDays", "windowDays must be from 1 to 1825")
+	}
+	b, found, err := loadersFrom(ctx).paymentBehaviour(ctx, r.svc, obj, window)
+	if err == nil && !found {
+		_, err = r.svc.Companies.Get(ctx, obj.ID) // the not_found answer
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
 // Data is the data field: the stored JSON, decoded for the JSON scalar.
 func (r *eventResolver) Data(ctx context.Context, obj *credit.Event) (map[string]any, error) {
 	var data map[string]any
@@ -249,6 +268,18 @@ func (r *mutationResolver) ResolveDispute(ctx context.Context, input model.Invoi
 	return &res, nil
 }
 
+func (r *paymentBehaviourResolver) AverageDaysToPay(ctx context.Context, obj *credit.PaymentBehaviour) (*float64, error) {
+	return days(obj.AverageDaysToPay), nil
+}
+
+func (r *paymentBehaviourResolver) AverageDaysBeyondTerms(ctx context.Context, obj *credit.PaymentBehaviour) (*float64, error) {
+	return days(obj.AverageDaysBeyondTerms), nil
+}
+
+func (r *paymentBehaviourResolver) DsoDays(ctx context.Context, obj *credit.PaymentBehaviour) (float64, error) {
+	return *days(&obj.DSODays), nil
+}
+
 // Node refetches any object by its ID, picking the read by the ID's prefix. An ID that names
 // nothing in the key's store, another store's included, is null without an error, as Relay
 // expects; a missing scope is still an error.
@@ -363,6 +394,8 @@ func (r *Resolver) LedgerEntry() LedgerEntryResolver { return &ledgerEntryResolv
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+func (r *Resolver) PaymentBehaviour() PaymentBehaviourResolver { return &paymentBehaviourResolver{r} }
+
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
@@ -372,5 +405,6 @@ type companyResolver struct{ *Resolver }
 type eventResolver struct{ *Resolver }
 type ledgerEntryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
+type paymentBehaviourResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
 type subscriptionResolver struct{ *Resolver }

@@ -94,8 +94,9 @@ func writeRoutes(tb testing.TB) []string {
 
 // notLists are the GET routes not ending in a record ID that return no paged list, and why.
 var notLists = map[string]string{
-	"GET /v1/export":                   "the store's whole state in one stream, no cursor (contract §18)",
-	"GET /v1/companies/{id}/statement": "one company's statement of account for a period, no cursor (contract §17)",
+	"GET /v1/export":                           "the store's whole state in one stream, no cursor (contract §18)",
+	"GET /v1/companies/{id}/statement":         "one company's statement of account for a period, no cursor (contract §17)",
+	"GET /v1/companies/{id}/payment-behaviour": "one company's payment figures over a window, no cursor (contract §17)",
 }
 
 // listRoutes lists the /v1 routes that return a list: GET routes not ending in a record ID,

@@ -43,24 +43,25 @@ type restCase struct {
 }
 
 var restIsolationCases = map[string]restCase{
-	"GET /v1/companies":                   {idParams: []string{"cursor"}},
-	"GET /v1/companies/{id}":              {},
-	"GET /v1/companies/{id}/ledger":       {idParams: []string{"cursor", "after"}},
-	"GET /v1/companies/{id}/invoices":     {}, // one invoice per canary company: no second page to take a cursor from
-	"GET /v1/invoices/{id}":               {},
-	"GET /v1/companies/{id}/statement":    {query: "from={today}&to={today}"},
-	"GET /v1/applications":                {idParams: []string{"cursor"}},
-	"GET /v1/applications/{id}":           {},
-	"POST /v1/companies/{id}/adjustments": {body: `{"amount":"1.00","note":"isolation probe"}`},
-	"PUT /v1/companies/{id}/credit-limit": {body: `{"amount":"1.00","reason":"isolation probe"}`},
-	"POST /v1/companies/{id}/hold":        {body: `{"note":"isolation probe"}`},
-	"DELETE /v1/companies/{id}/hold":      {},
-	"POST /v1/invoices/{id}/promise":      {body: `{"promised_for":"2026-03-10","note":"isolation probe"}`},
-	"DELETE /v1/invoices/{id}/promise":    {},
-	"POST /v1/invoices/{id}/dispute":      {body: `{"reason":"isolation probe"}`},
-	"DELETE /v1/invoices/{id}/dispute":    {},
-	"GET /v1/events":                      {idParams: []string{"cursor", "after"}},
-	"GET /v1/events/{id}":                 {},
+	"GET /v1/companies":                        {idParams: []string{"cursor"}},
+	"GET /v1/companies/{id}":                   {},
+	"GET /v1/companies/{id}/ledger":            {idParams: []string{"cursor", "after"}},
+	"GET /v1/companies/{id}/invoices":          {}, // one invoice per canary company: no second page to take a cursor from
+	"GET /v1/invoices/{id}":                    {},
+	"GET /v1/companies/{id}/statement":         {query: "from={today}&to={today}"},
+	"GET /v1/companies/{id}/payment-behaviour": {},
+	"GET /v1/applications":                     {idParams: []string{"cursor"}},
+	"GET /v1/applications/{id}":                {},
+	"POST /v1/companies/{id}/adjustments":      {body: `{"amount":"1.00","note":"isolation probe"}`},
+	"PUT /v1/companies/{id}/credit-limit":      {body: `{"amount":"1.00","reason":"isolation probe"}`},
+	"POST /v1/companies/{id}/hold":             {body: `{"note":"isolation probe"}`},
+	"DELETE /v1/companies/{id}/hold":           {},
+	"POST /v1/invoices/{id}/promise":           {body: `{"promised_for":"2026-03-10","note":"isolation probe"}`},
+	"DELETE /v1/invoices/{id}/promise":         {},
+	"POST /v1/invoices/{id}/dispute":           {body: `{"reason":"isolation probe"}`},
+	"DELETE /v1/invoices/{id}/dispute":         {},
+	"GET /v1/events":                           {idParams: []string{"cursor", "after"}},
+	"GET /v1/events/{id}":                      {},
 	// The whole store in one stream: it must hold the store's own records and none of another's.
 	"GET /v1/export": {},
 }

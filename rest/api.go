@@ -43,6 +43,7 @@ func (a *API) Routes() []Route {
 		{"GET /v1/companies/{id}/ledger", a.listLedger},
 		{"GET /v1/companies/{id}/invoices", a.listInvoices},
 		{"GET /v1/companies/{id}/statement", a.getStatement},
+		{"GET /v1/companies/{id}/payment-behaviour", a.getPaymentBehaviour},
 		{"GET /v1/invoices/{id}", a.getInvoice},
 		{"GET /v1/applications", a.listApplications},
 		{"GET /v1/applications/{id}", a.getApplication},

@@ -42,6 +42,7 @@ var contractOperations = []string{
 	"GET /v1/companies/{id}/invoices",
 	"GET /v1/invoices/{id}",
 	"GET /v1/companies/{id}/statement",
+	"GET /v1/companies/{id}/payment-behaviour",
 	"GET /v1/export",
 	"POST /v1/invoices/{id}/promise",
 	"DELETE /v1/invoices/{id}/promise",

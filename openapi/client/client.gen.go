@@ -431,6 +431,33 @@ func (e LedgerEntryKind) Valid() bool {
 	}
 }
 
+// Defines values for PaymentBehaviourRating.
+const (
+	A           PaymentBehaviourRating = "A"
+	B           PaymentBehaviourRating = "B"
+	C           PaymentBehaviourRating = "C"
+	D           PaymentBehaviourRating = "D"
+	LessThannil PaymentBehaviourRating = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the PaymentBehaviourRating enum.
+func (e PaymentBehaviourRating) Valid() bool {
+	switch e {
+	case A:
+		return true
+	case B:
+		return true
+	case C:
+		return true
+	case D:
+		return true
+	case LessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VatStatus.
 const (
 	VatStatusInvalid     VatStatus = "invalid"
@@ -1249,6 +1276,42 @@ type OtherEvent struct {
 	Type       string    `json:"type"`
 }
 
+// PaymentBehaviour A company's payment behaviour over a trailing window (contract §17).
+type PaymentBehaviour struct {
+	// AsOf ISO 8601 in UTC with exactly six fraction digits.
+	//
+	// Examples: 2026-03-02T09:00:00.000000Z
+	AsOf Timestamp `json:"as_of"`
+
+	// AverageDaysBeyondTerms paid_at − due_at (negative when early), weighted by amount, one decimal; null when nothing was paid.
+	AverageDaysBeyondTerms *float32 `json:"average_days_beyond_terms"`
+
+	// AverageDaysToPay paid_at − issued_at, weighted by amount, one decimal; null when nothing was paid.
+	AverageDaysToPay *float32 `json:"average_days_to_pay"`
+
+	// DsoDays Days sales outstanding by the countback method, one decimal; 0 with nothing open.
+	DsoDays float32 `json:"dso_days"`
+
+	// InvoicesPaid Invoices whose `paid_at` is in the window; cancelled ones never count.
+	InvoicesPaid int `json:"invoices_paid"`
+	OpenOverdue  struct {
+		// Amount An amount with its currency. `amount` has exactly the currency's minor digits (EUR 2, JPY 0, KWD 3).
+		Amount            Money `json:"amount"`
+		Count             int   `json:"count"`
+		OldestDaysOverdue int   `json:"oldest_days_overdue"`
+	} `json:"open_overdue"`
+
+	// PaidOnTimeShare Paid amount settled by its due date ÷ paid amount; null when nothing was paid.
+	PaidOnTimeShare *string `json:"paid_on_time_share"`
+
+	// Rating A ≤ 0 days beyond terms, B ≤ 15, C ≤ 45, D above or an open invoice more than 90 days overdue; null with fewer than 3 paid and nothing overdue; with fewer than 3 paid and something overdue, the oldest days overdue rate it.
+	Rating     *PaymentBehaviourRating `json:"rating"`
+	WindowDays int                     `json:"window_days"`
+}
+
+// PaymentBehaviourRating A ≤ 0 days beyond terms, B ≤ 15, C ≤ 45, D above or an open invoice more than 90 days overdue; null with fewer than 3 paid and nothing overdue; with fewer than 3 paid and something overdue, the oldest days overdue rate it.
+type PaymentBehaviourRating string
+
 // PlaceHoldRequest defines model for PlaceHoldRequest.
 type PlaceHoldRequest struct {
 	// Note Optional; shown on the hold and the company's timeline. 1–500 characters, not blank.
@@ -1634,6 +1697,21 @@ type ListLedgerEntriesParams struct {
 	// is not in this company's ledger is refused with `400 invalid_parameter`
 	// (`param: after`).
 	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
+	// `X-Request-Id`; any other value is replaced by a generated one.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch The `ETag` of a response to the same request that the client keeps. When it is still
+	// the current one, the answer is `304 Not Modified` without a body. Several tags may be
+	// sent, separated by commas; `*` matches any.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetPaymentBehaviourParams defines parameters for GetPaymentBehaviour.
+type GetPaymentBehaviourParams struct {
+	// WindowDays The trailing window in days, 1 to 1825.
+	WindowDays *int `form:"window_days,omitempty" json:"window_days,omitempty"`
 
 	// XRequestId Optional request id (1–128 visible ASCII characters) echoed in the response's
 	// `X-Request-Id`; any other value is replaced by a generated one.
@@ -2291,6 +2369,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPaymentBehaviour Get a company's payment behaviour
+	//
+	// How the company paid over the trailing `window_days` days ending now, and what it has open
+	// past due (contract §17), as GraphQL `Company.paymentBehaviour`. Averages are weighted by
+	// invoice amount; cancelled invoices never count.
+	//
+	// Corresponds with GET /v1/companies/{id}/payment-behaviour (the `GetPaymentBehaviour` operationId).
+	GetPaymentBehaviour(ctx context.Context, id CompanyId, params *GetPaymentBehaviourParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetStatement Get a company's statement of account
 	//
 	// The company's statement of account for the UTC days `from` to `to`, both included
@@ -2693,6 +2780,25 @@ func (c *Client) ListInvoices(ctx context.Context, id CompanyId, params *ListInv
 // Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 func (c *Client) ListLedgerEntries(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLedgerEntriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentBehaviour Get a company's payment behaviour
+//
+// How the company paid over the trailing `window_days` days ending now, and what it has open
+// past due (contract §17), as GraphQL `Company.paymentBehaviour`. Averages are weighted by
+// invoice amount; cancelled invoices never count.
+//
+// Corresponds with GET /v1/companies/{id}/payment-behaviour (the `GetPaymentBehaviour` operationId).
+func (c *Client) GetPaymentBehaviour(ctx context.Context, id CompanyId, params *GetPaymentBehaviourParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentBehaviourRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3853,6 +3959,93 @@ func NewListLedgerEntriesRequest(server string, id CompanyId, params *ListLedger
 	return req, nil
 }
 
+// NewGetPaymentBehaviourRequest constructs an http.Request for the GetPaymentBehaviour method
+func NewGetPaymentBehaviourRequest(server string, id CompanyId, params *GetPaymentBehaviourParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/companies/%s/payment-behaviour", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WindowDays != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window_days", *params.WindowDays, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetStatementRequest constructs an http.Request for the GetStatement method
 func NewGetStatementRequest(server string, id CompanyId, params *GetStatementParams) (*http.Request, error) {
 	var err error
@@ -4782,6 +4975,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/companies/{id}/ledger (the `ListLedgerEntries` operationId).
 	ListLedgerEntriesWithResponse(ctx context.Context, id CompanyId, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*ListLedgerEntriesResponse, error)
+
+	// GetPaymentBehaviourWithResponse Get a company's payment behaviour
+	//
+	// How the company paid over the trailing `window_days` days ending now, and what it has open
+	// past due (contract §17), as GraphQL `Company.paymentBehaviour`. Averages are weighted by
+	// invoice amount; cancelled invoices never count.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/companies/{id}/payment-behaviour (the `GetPaymentBehaviour` operationId).
+	GetPaymentBehaviourWithResponse(ctx context.Context, id CompanyId, params *GetPaymentBehaviourParams, reqEditors ...RequestEditorFn) (*GetPaymentBehaviourResponse, error)
 
 	// GetStatementWithResponse Get a company's statement of account
 	//
@@ -6881,6 +7085,180 @@ func (r ListLedgerEntriesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListLedgerEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentBehaviourResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse200Headers struct {
+	ETag                string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse304Headers the declared response headers of an HTTP 304 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse304Headers struct {
+	ETag                string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse400Headers the declared response headers of an HTTP 400 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetPaymentBehaviourResponse403Headers the declared response headers of an HTTP 403 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse404Headers the declared response headers of an HTTP 404 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse429Headers the declared response headers of an HTTP 429 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse500Headers the declared response headers of an HTTP 500 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// GetPaymentBehaviourResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentBehaviour
+type GetPaymentBehaviourResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type GetPaymentBehaviourResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentBehaviour
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidParameter
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentBehaviourResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPaymentBehaviourResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentBehaviourResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentBehaviourResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPaymentBehaviourResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentBehaviourResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentBehaviourResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentBehaviourResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentBehaviourResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON200() *PaymentBehaviour {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON400() *InvalidParameter {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentBehaviourResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentBehaviourResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentBehaviourResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentBehaviourResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentBehaviourResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8993,6 +9371,23 @@ func (c *ClientWithResponses) ListLedgerEntriesWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseListLedgerEntriesResponse(rsp)
+}
+
+// GetPaymentBehaviourWithResponse Get a company's payment behaviour
+//
+// How the company paid over the trailing `window_days` days ending now, and what it has open
+// past due (contract §17), as GraphQL `Company.paymentBehaviour`. Averages are weighted by
+// invoice amount; cancelled invoices never count.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/companies/{id}/payment-behaviour (the `GetPaymentBehaviour` operationId).
+func (c *ClientWithResponses) GetPaymentBehaviourWithResponse(ctx context.Context, id CompanyId, params *GetPaymentBehaviourParams, reqEditors ...RequestEditorFn) (*GetPaymentBehaviourResponse, error) {
+	rsp, err := c.GetPaymentBehaviour(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentBehaviourResponse(rsp)
 }
 
 // GetStatementWithResponse Get a company's statement of account
@@ -12732,6 +13127,324 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListLedgerEntriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentBehaviourResponse parses an HTTP response from a GetPaymentBehaviourWithResponse call
+func ParseGetPaymentBehaviourResponse(rsp *http.Response) (*GetPaymentBehaviourResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentBehaviourResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentBehaviour
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidParameter
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentBehaviourResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPaymentBehaviourResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentBehaviourResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentBehaviourResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPaymentBehaviourResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentBehaviourResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentBehaviourResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentBehaviourResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentBehaviourResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
