@@ -263,7 +263,7 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 	instances[0].start()
 	restarted := time.Now()
 	// More events on every client: each has reconnected, to the other instance.
-	waitFor("every client showing events after the restart", 30*time.Second, func(c clientState) bool { return len(c.Connects) >= 2 })
+	waitFor("every client showing events after the restart", 60*time.Second, func(c clientState) bool { return len(c.Connects) >= 2 })
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		now := counts(state())
 		if !slices.ContainsFunc(liveClients, func(c string) bool { return now[c] < before[c]+5 }) {
@@ -279,13 +279,13 @@ func TestLiveDashboardsInBrowser(t *testing.T) {
 		p.Restore(t)
 	}
 	cut := time.Now()
-	waitFor("every client reconnected after the cut", 30*time.Second, func(c clientState) bool { return len(c.Connects) >= 3 })
+	waitFor("every client reconnected after the cut", 60*time.Second, func(c clientState) bool { return len(c.Connects) >= 3 })
 	time.Sleep(500 * time.Millisecond)
 	stopWriters()
 
 	want := eventsOfTypes(t, instances[1].url(), d.key, liveTypes)
 	want = want[slices.Index(want, start)+1:]
-	waitFor("every client showing every event", 30*time.Second, func(c clientState) bool { return len(c.Events) >= len(want) })
+	waitFor("every client showing every event", 60*time.Second, func(c clientState) bool { return len(c.Events) >= len(want) })
 	t.Logf("%d writes on two instances; restart at %s, cut at %s, all shown at %s", written.Load(),
 		restarted.Sub(began).Round(time.Millisecond), cut.Sub(began).Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 
