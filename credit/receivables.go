@@ -167,6 +167,12 @@ func (r agingRow) aging(currency string, money MoneySums) (Aging, error) {
 		}
 		sums[i] = d
 	}
+	return agingOfSums(sums, currency), nil
+}
+
+// agingOfSums is the Aging of the open amounts summed by bucket (current, 1–30, 31–60, 61–90,
+// over 90 days past due, as agingBounds separates them), live or replayed (a statement's).
+func agingOfSums(sums [5]decimal.Decimal, currency string) Aging {
 	overdue := sums[1].Add(sums[2]).Add(sums[3]).Add(sums[4])
 	return Aging{
 		Current:    NewMoney(sums[0], currency),
@@ -176,7 +182,7 @@ func (r agingRow) aging(currency string, money MoneySums) (Aging, error) {
 		Over90:     NewMoney(sums[4], currency),
 		Total:      NewMoney(sums[0].Add(overdue), currency),
 		overdue:    NewMoney(overdue, currency),
-	}, nil
+	}
 }
 
 // Receivables returns the store's totals: the aging of every open invoice, the companies'

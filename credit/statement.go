@@ -254,14 +254,5 @@ func (s *core) statementInvoices(ctx context.Context, client *ent.Client, compan
 			})
 		}
 	}
-	overdue := sums[1].Add(sums[2]).Add(sums[3]).Add(sums[4])
-	return out, Aging{
-		Current:    NewMoney(sums[0], cur),
-		Days1To30:  NewMoney(sums[1], cur),
-		Days31To60: NewMoney(sums[2], cur),
-		Days61To90: NewMoney(sums[3], cur),
-		Over90:     NewMoney(sums[4], cur),
-		Total:      NewMoney(sums[0].Add(overdue), cur),
-		overdue:    NewMoney(overdue, cur),
-	}, nil
+	return out, agingOfSums(sums, cur), nil
 }
