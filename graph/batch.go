@@ -27,8 +27,8 @@ type loaders struct {
 	ledgers      map[batchKey]*batch[credit.LedgerEntry]
 	timelines    map[batchKey]*batch[credit.TimelineEvent]
 	invoicePages map[batchKey]*batch[credit.Invoice]
-	agings       map[*siblings]*agingBatch
-	behaviours   map[behaviourKey]*behaviourBatch
+	agings       map[figureKey]*figureBatch[credit.Aging]
+	behaviours   map[figureKey]*figureBatch[credit.PaymentBehaviour]
 	// shown are the companies the request has already read, by ID, for LedgerEntry.company:
 	// an entry listed in a company's ledger or returned beside its company by a mutation
 	// names a company the request holds, so no entry of a dashboard costs a query. A mutation
@@ -48,25 +48,19 @@ type eventCompanies struct {
 	err       error
 }
 
-// agingBatch is the agings of a page of companies, read by whichever sibling asks first.
-type agingBatch struct {
-	once   sync.Once
-	agings map[string]credit.Aging
-	err    error
+// figureKey is one batch of a per-company figure: a page of companies and the figure's argument
+// (payment behaviour's window; 0 for the aging, which takes none).
+type figureKey struct {
+	page *siblings
+	arg  int
 }
 
-// behaviourKey is one batch of payment behaviour: a page of companies and a window.
-type behaviourKey struct {
-	page   *siblings
-	window int
-}
-
-// behaviourBatch is the payment behaviour of a page of companies over one window, read by
+// figureBatch is a figure of each company of a page (its aging, its payment behaviour), read by
 // whichever sibling asks first.
-type behaviourBatch struct {
-	once       sync.Once
-	behaviours map[string]credit.PaymentBehaviour
-	err        error
+type figureBatch[T any] struct {
+	once   sync.Once
+	values map[string]T
+	err    error
 }
 
 // siblings are the companies of one page, in page order.
@@ -97,8 +91,8 @@ func newLoaders(svc *credit.Service) *loaders {
 		ledgers:      map[batchKey]*batch[credit.LedgerEntry]{},
 		timelines:    map[batchKey]*batch[credit.TimelineEvent]{},
 		invoicePages: map[batchKey]*batch[credit.Invoice]{},
-		agings:       map[*siblings]*agingBatch{},
-		behaviours:   map[behaviourKey]*behaviourBatch{},
+		agings:       map[figureKey]*figureBatch[credit.Aging]{},
+		behaviours:   map[figureKey]*figureBatch[credit.PaymentBehaviour]{},
 		shown:        map[string]*credit.Company{},
 		events:       map[*credit.Event]*eventCompanies{},
 	}
@@ -248,7 +242,16 @@ func (l *loaders) invoices(ctx context.Context, c *credit.Company, first *int, s
 
 // aging returns c's aging, read with its page's siblings' in one statement. found is false
 // when the company is not in the viewer's store.
-func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Company) (a credit.Aging, found bool, err error) {
+func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Company) (credit.Aging, bool, error) {
+	return loadFigure(l, func(l *loaders) map[figureKey]*figureBatch[credit.Aging] { return l.agings }, ctx, c, 0, svc.Reports.CompanyAging)
+}
+
+// loadFigure returns c's value of a per-company figure with argument arg, read by read with its
+// page's siblings' (the batches pick returns, one per page and argument) or on its own when c
+// was not listed in a page. found is false when the company is not in the viewer's store.
+func loadFigure[T any](l *loaders, pick func(*loaders) map[figureKey]*figureBatch[T], ctx context.Context, c *credit.Company, arg int,
+	read func(ctx context.Context, companyIDs []string) (map[string]T, error),
+) (v T, found bool, err error) {
 	var s *siblings
 	if l != nil {
 		l.mu.Lock()
@@ -256,20 +259,22 @@ func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Comp
 		l.mu.Unlock()
 	}
 	if s == nil {
-		agings, err := svc.Reports.CompanyAging(ctx, []string{c.ID})
-		a, found = agings[c.ID]
-		return a, found, err
+		values, err := read(ctx, []string{c.ID})
+		v, found = values[c.ID]
+		return v, found, err
 	}
+	key := figureKey{page: s, arg: arg}
 	l.mu.Lock()
-	b := l.agings[s]
+	batches := pick(l)
+	b := batches[key]
 	if b == nil {
-		b = &agingBatch{}
-		l.agings[s] = b
+		b = &figureBatch[T]{}
+		batches[key] = b
 	}
 	l.mu.Unlock()
-	b.once.Do(func() { b.agings, b.err = svc.Reports.CompanyAging(ctx, s.ids) })
-	a, found = b.agings[c.ID]
-	return a, found, b.err
+	b.once.Do(func() { b.values, b.err = read(ctx, s.ids) })
+	v, found = b.values[c.ID]
+	return v, found, b.err
 }
 
 func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context, c *credit.Company, first *int, filter string,
@@ -317,27 +322,9 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 // paymentBehaviour returns c's payment behaviour over window days, read with its page's
 // siblings' for the same window in a constant number of statements. found is false when the
 // company is not in the viewer's store.
-func (l *loaders) paymentBehaviour(ctx context.Context, svc *credit.Service, c *credit.Company, window int) (b credit.PaymentBehaviour, found bool, err error) {
-	var s *siblings
-	if l != nil {
-		l.mu.Lock()
-		s = l.siblings[c]
-		l.mu.Unlock()
-	}
-	if s == nil {
-		all, err := svc.Reports.PaymentBehaviour(ctx, []string{c.ID}, window)
-		b, found = all[c.ID]
-		return b, found, err
-	}
-	key := behaviourKey{page: s, window: window}
-	l.mu.Lock()
-	batch := l.behaviours[key]
-	if batch == nil {
-		batch = &behaviourBatch{}
-		l.behaviours[key] = batch
-	}
-	l.mu.Unlock()
-	batch.once.Do(func() { batch.behaviours, batch.err = svc.Reports.PaymentBehaviour(ctx, s.ids, window) })
-	b, found = batch.behaviours[c.ID]
-	return b, found, batch.err
+func (l *loaders) paymentBehaviour(ctx context.Context, svc *credit.Service, c *credit.Company, window int) (credit.PaymentBehaviour, bool, error) {
+	pick := func(l *loaders) map[figureKey]*figureBatch[credit.PaymentBehaviour] { return l.behaviours }
+	return loadFigure(l, pick, ctx, c, window, func(ctx context.Context, ids []string) (map[string]credit.PaymentBehaviour, error) {
+		return svc.Reports.PaymentBehaviour(ctx, ids, window)
+	})
 }
