@@ -313,7 +313,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("Alpenblick's open invoices: %+v %v", alpenInvoices, err)
 	}
 	inv := alpenInvoices.Data[0].ID
-	today := f.Clock.Now().UTC().Format(credit.DateLayout)
+	today := f.Clock.Now().UTC().Format(time.DateOnly)
 	run("record a promise to pay and open a dispute on an open invoice",
 		chromedp.Navigate(f.URL+"/companies/"+alpen.ID),
 		chromedp.WaitVisible(`#invoice-`+inv, chromedp.ByID),

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/httpapi"
@@ -226,7 +227,7 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 		RecordedBy: recordedBy, LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
 	now := c.svc.Now().UTC()
 	body.StatementFrom, body.StatementTo = statementPeriod(now)
-	body.Today, body.PromiseLast = now.Format(credit.DateLayout), now.AddDate(0, 0, credit.MaxPromiseDays).Format(credit.DateLayout)
+	body.Today, body.PromiseLast = now.Format(time.DateOnly), now.AddDate(0, 0, credit.MaxPromiseDays).Format(time.DateOnly)
 	if err := c.companyPlatform(v, &body); err != nil {
 		c.fail(w, r, v, err)
 		return

@@ -116,7 +116,7 @@ func (c *Console) resolveDispute(w http.ResponseWriter, r *http.Request, v *visi
 // calendar month (UTC), the period a credit manager sends a statement for.
 func statementPeriod(now time.Time) (from, to string) {
 	first := time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC)
-	return first.AddDate(0, -1, 0).Format(credit.DateLayout), first.AddDate(0, 0, -1).Format(credit.DateLayout)
+	return first.AddDate(0, -1, 0).Format(time.DateOnly), first.AddDate(0, 0, -1).Format(time.DateOnly)
 }
 
 // statement downloads the company's statement of account for a period as a PDF, the one the

@@ -74,7 +74,7 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 	client := s.reader(ctx)
 	now := s.Now().UTC()
 	day := now.Truncate(24 * time.Hour)
-	out := Collections{AsOf: At(now), Day: day.Format(DateLayout)}
+	out := Collections{AsOf: At(now), Day: day.Format(time.DateOnly)}
 
 	rems, err := client.InvoiceReminder.Query().
 		Where(invoicereminder.StoreID(st.ID), invoicereminder.CreatedAtGTE(day), invoicereminder.CreatedAtLT(day.Add(24*time.Hour)),

@@ -381,9 +381,9 @@ func TestPromiseErrors(t *testing.T) {
 	env := newRuleEnv(t, "EUR")
 	_, inv := env.openInvoice(t, "Promiser GmbH")
 	now := env.Clock.Now()
-	today := now.UTC().Format(credit.DateLayout)
-	last := now.UTC().AddDate(0, 0, credit.MaxPromiseDays).Format(credit.DateLayout)
-	yesterday := now.UTC().AddDate(0, 0, -1).Format(credit.DateLayout)
+	today := now.UTC().Format(time.DateOnly)
+	last := now.UTC().AddDate(0, 0, credit.MaxPromiseDays).Format(time.DateOnly)
+	yesterday := now.UTC().AddDate(0, 0, -1).Format(time.DateOnly)
 	outOfRange := "promised_for must be from today (" + today + ") to 90 days ahead (" + last + "), UTC"
 	for _, tc := range []struct {
 		name string

@@ -38,9 +38,6 @@ const (
 // MaxPromiseDays is how far ahead a promise to pay may be dated: 90 days from today (UTC).
 const MaxPromiseDays = 90
 
-// DateLayout is how a calendar day is written in the API: 2026-03-02.
-const DateLayout = "2006-01-02"
-
 // Promise is an invoice's promise to pay.
 type Promise struct {
 	// PromisedFor is the UTC day the company promised to pay by, as YYYY-MM-DD.
@@ -65,7 +62,7 @@ func promiseView(r *ent.Invoice) *Promise {
 		return nil
 	}
 	return &Promise{
-		PromisedFor: r.PromisedFor.UTC().Format(DateLayout),
+		PromisedFor: r.PromisedFor.UTC().Format(time.DateOnly),
 		Note:        r.PromiseNote,
 		RecordedBy:  deref(r.PromiseRecordedBy),
 		RecordedAt:  At(deref(r.PromiseRecordedAt)),
@@ -110,15 +107,15 @@ func checkPromisedFor(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, ParamErrorf(CodeValidationFailed, "promised_for", "promised_for is required: the day the company promised to pay by, as YYYY-MM-DD")
 	}
-	day, err := time.Parse(DateLayout, s)
+	day, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, ParamErrorf(CodeValidationFailed, "promised_for", "promised_for must be a date as YYYY-MM-DD, such as %s", now.UTC().Format(DateLayout))
+		return time.Time{}, ParamErrorf(CodeValidationFailed, "promised_for", "promised_for must be a date as YYYY-MM-DD, such as %s", now.UTC().Format(time.DateOnly))
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
 	last := today.AddDate(0, 0, MaxPromiseDays)
 	if day.Before(today) || day.After(last) {
 		return time.Time{}, ParamErrorf(CodeValidationFailed, "promised_for",
-			"promised_for must be from today (%s) to %d days ahead (%s), UTC", today.Format(DateLayout), MaxPromiseDays, last.Format(DateLayout))
+			"promised_for must be from today (%s) to %d days ahead (%s), UTC", today.Format(time.DateOnly), MaxPromiseDays, last.Format(time.DateOnly))
 	}
 	return day, nil
 }

@@ -370,7 +370,7 @@ func (s *core) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Company, da
 					return err
 				}
 				if err := s.recordEventAs(ctx, tx, c, systemActor, EventPromiseBroken, map[string]any{
-					"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": r.PromisedFor.UTC().Format(DateLayout),
+					"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": r.PromisedFor.UTC().Format(time.DateOnly),
 				}); err != nil {
 					return err
 				}

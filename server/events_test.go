@@ -119,7 +119,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 		t.Fatalf("open invoices: %v %v", open, err)
 	}
 	inv := "/v1/invoices/" + open.Data[0].ID
-	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(time.DateOnly)}}).WantStatus(t, 200)
 	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/promise", Key: full.Secret}).WantStatus(t, 200)
 	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/dispute", Key: full.Secret, Body: map[string]string{"reason": "wrong price"}}).WantStatus(t, 200)
 	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/dispute", Key: full.Secret}).WantStatus(t, 200)
@@ -130,7 +130,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if _, err := env.Service.Stores.SetReminderSchedule(staff, []int{1}); err != nil {
 		t.Fatal(err)
 	}
-	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(credit.DateLayout)}}).WantStatus(t, 200)
+	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/promise", Key: full.Secret, Body: map[string]string{"promised_for": env.Clock.Now().Format(time.DateOnly)}}).WantStatus(t, 200)
 	env.Clock.Advance(24 * time.Hour)
 	if res, err := env.Service.Maintenance.SweepReminders(credittest.Admin()); err != nil || res.PromisesBroken != 1 || res.Reminders != 2 {
 		t.Fatalf("reminder sweep: %+v %v", res, err)
