@@ -27,6 +27,7 @@ var paramNames = map[string]string{
 	"after":         "afterEntry",
 	"updated_since": "updatedSince",
 	"promised_for":  "promisedFor",
+	"window_days":   "windowDays",
 }
 
 // fieldParamNames are the fields whose arguments name an input differently from paramNames:

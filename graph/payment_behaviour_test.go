@@ -51,4 +51,7 @@ func TestPaymentBehaviourBatched(t *testing.T) {
 
 	res := doGQL(t, env, gqlRequest{Key: key, Query: `{ companies(first: 1) { edges { node { paymentBehaviour(windowDays: 0) { rating } } } } }`})
 	res.wantCodes(t, "invalid_parameter")
+	if e := res.Errors[0]; e.Extensions.Param != "windowDays" || !strings.HasPrefix(e.Message, "windowDays ") {
+		t.Errorf("windowDays out of range: param %q, message %q; want the argument's GraphQL name", e.Extensions.Param, e.Message)
+	}
 }

@@ -124,9 +124,6 @@ func (r *companyResolver) PaymentBehaviour(ctx context.Context, obj *credit.Comp
 	if windowDays != nil {
 		window = *windowDays
 	}
-	if window < 1 || window > 1825 {
-		return nil, credit.ParamErrorf(credit.CodeInvalidParameter, "windowDays", "windowDays must be from 1 to 1825")
-	}
 	b, found, err := loadersFrom(ctx).paymentBehaviour(ctx, r.svc, obj, window)
 	if err == nil && !found {
 		_, err = r.svc.Companies.Get(ctx, obj.ID) // the not_found answer
