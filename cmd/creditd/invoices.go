@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/tenant"
 )
 
 // The invoice writes of the admin side (contract §17): a promise to pay recorded or withdrawn,
@@ -30,10 +29,11 @@ func invoiceWriteCommand(summary string, extra func(fs *flag.FlagSet) func(ctx c
 			if err := required("store", *store, "invoice", *invoiceID, "staff", *staff); err != nil {
 				return err
 			}
-			if _, err := env.svc.Stores.OwnerOf(ctx, *store); err != nil {
+			sctx, err := env.asStaff(ctx, *store, *staff)
+			if err != nil {
 				return err
 			}
-			res, err := run(tenant.Staff(ctx, *store, *staff), env, *invoiceID)
+			res, err := run(sctx, env, *invoiceID)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/creditd/creditd/credit"
-	"github.com/creditd/creditd/tenant"
 )
 
 // The reminder schedule and its sweep on the admin side (contract §17): staff set the store's
@@ -31,10 +30,11 @@ func remindersSetCommand() command {
 			if err != nil {
 				return err
 			}
-			if _, err := env.svc.Stores.OwnerOf(ctx, *store); err != nil {
+			sctx, err := env.asStaff(ctx, *store, *staff)
+			if err != nil {
 				return err
 			}
-			res, err := env.svc.Stores.SetReminderSchedule(tenant.Staff(ctx, *store, *staff), parsed)
+			res, err := env.svc.Stores.SetReminderSchedule(sctx, parsed)
 			if err != nil {
 				return err
 			}
@@ -53,10 +53,11 @@ func remindersShowCommand() command {
 			if err := required("store", *store); err != nil {
 				return err
 			}
-			if _, err := env.svc.Stores.OwnerOf(ctx, *store); err != nil {
+			sctx, err := env.asStaff(ctx, *store, cliStaff)
+			if err != nil {
 				return err
 			}
-			res, err := env.svc.Stores.ReminderSchedule(tenant.Staff(ctx, *store, cliStaff))
+			res, err := env.svc.Stores.ReminderSchedule(sctx)
 			if err != nil {
 				return err
 			}
