@@ -84,7 +84,20 @@ func TestLitestreamReplicatesServe(t *testing.T) {
 			t.Fatalf("Litestream made no snapshot in a minute:\n%s", lsLog.String())
 		}
 	}
-	time.Sleep(load / 2)
+	// /readyz stays 200 while Litestream replicates under the writers (the README says so).
+	readyUntil := time.Now().Add(load / 2)
+	probes := 0
+	for ; time.Now().Before(readyUntil); probes++ {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("/readyz answered %d while Litestream replicated", resp.StatusCode)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	// An erasure's purge of the write-ahead log cannot run while Litestream holds its read
 	// transaction: person erase says so in seconds, and what it erased stays erased.
 	var store string
@@ -171,6 +184,7 @@ func TestLitestreamReplicatesServe(t *testing.T) {
 	if len(missing) > 0 {
 		oldest = missing[len(missing)-1]
 	}
+	t.Logf("/readyz: %d probes, each 200", probes)
 	t.Logf("%d writes acknowledged in %s (%d successes that leave a trace); the restore misses %d of them, the oldest acknowledged %s before the kill (sync-interval 1s, --wal-autocheckpoint %s)",
 		acked, load, succeeded, len(missing), oldest.Round(10*time.Millisecond), autocheckpoint)
 	if succeeded < 100 {
