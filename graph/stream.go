@@ -174,6 +174,7 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx = graphql.StartOperationTrace(context.WithValue(ctx, streamKey{}, st))
 	transport.SSE{KeepAlivePingInterval: h.streamOpts.KeepAlive}.Do(sw, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
+	sw.pauseBeforeEnd()
 }
 
 // websocket is gqlgen's WebSocket transport for one handshake.
@@ -416,6 +417,30 @@ type sseWriter struct {
 	// down, and the client's own retry resumes the stream from its last id: (contract §16,
 	// amended 2026-11-28).
 	restart bool
+	// flushed is when the last message left (the last successful flush).
+	flushed time.Time
+}
+
+// restartPause is how long a stream ended for a restart stays open after its last message.
+// graphql-sse's client (2.6.1, distinct connections mode) retries a stream that ends without
+// complete only when the end reaches it while the subscription waits for its next message;
+// when the end arrives in the same read as the last message, it delivers that message and then
+// waits forever, neither retrying nor reporting an error. A pause between the last message and
+// the end lets the page take the message and wait again before the end comes.
+const restartPause = 250 * time.Millisecond
+
+// pauseBeforeEnd holds a stream ended for a restart open until restartPause has passed since
+// its last message, so that its end arrives apart from it (restartPause).
+func (w *sseWriter) pauseBeforeEnd() {
+	w.mu.Lock()
+	restart, broken, flushed := w.restart, w.broken, w.flushed
+	w.mu.Unlock()
+	if !restart || broken || flushed.IsZero() {
+		return
+	}
+	if d := time.Until(flushed.Add(restartPause)); d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // queueID sets the SSE id: of the next message still unwritten that carries no ID yet.
@@ -488,7 +513,9 @@ func (w *sseWriter) Flush() {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
 	if err := w.rc.Flush(); err != nil {
 		w.cutOff(err)
+		return
 	}
+	w.flushed = time.Now()
 }
 
 // cutOff ends a stream whose write failed; w.mu is held.

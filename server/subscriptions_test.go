@@ -455,6 +455,61 @@ func TestSubscriptionRestartedOnShutdown(t *testing.T) {
 	}
 }
 
+// TestSSERestartEndsApartFromTheLastMessage: an SSE response ended for a restart ends at least
+// a pause after its last message, never in the same read: graphql-sse's client (2.6.1) retries
+// a stream that ends without complete only if the end comes while it waits for the next
+// message, and given the last message and the end together it waits forever.
+func TestSSERestartEndsApartFromTheLastMessage(t *testing.T) {
+	f := newSubsFixture(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := server.New(server.Config{Service: f.env.Service, DB: f.env.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	base := "http://" + l.Addr().String()
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"subscription { events { id } }"}`))
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 1 })
+	f.adjust(t, base, "the last message")
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("before the event's message: %v", err)
+		}
+		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"events"`) {
+			break
+		}
+	}
+	received := time.Now()
+	cancel() // the shutdown, at once after the message
+	rest, err := io.ReadAll(rd)
+	ended := time.Since(received)
+	if err != nil {
+		t.Fatalf("reading to the end: %v", err)
+	}
+	if strings.Contains(string(rest), "event:") {
+		t.Fatalf("after the last message and before the end: %q", rest)
+	}
+	if ended < 200*time.Millisecond {
+		t.Fatalf("the response ended %s after its last message, want a pause of 250 ms between them", ended)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
 // TestSubscriptionKeyInHandshakeHeader: outside browsers the key may come in the handshake's
 // Authorization header, with an empty connection_init.
 func TestSubscriptionKeyInHandshakeHeader(t *testing.T) {

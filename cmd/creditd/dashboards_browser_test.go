@@ -24,19 +24,8 @@ import (
 	"github.com/creditd/creditd/credittest"
 )
 
-// liveClients are the clients of testdata/live-dashboard/page.js whose figures the test checks,
-// each on its own connection. The urql + graphql-sse client runs on the page too, but is checked
-// only with CREDITD_LIVE_SSE=1: run after any other test of this package (even TestCLIHelp), its
-// stream stalls after 70–150 events and never reconnects after the restart, while alone the test
-// passes; not yet understood (see the issue 36 note of 2026-11-28).
-var liveClients = liveClientsChecked()
-
-func liveClientsChecked() []string {
-	if os.Getenv("CREDITD_LIVE_SSE") == "1" {
-		return []string{"apollo", "urql-ws", "urql-sse"}
-	}
-	return []string{"apollo", "urql-ws"}
-}
+// liveClients are the clients of testdata/live-dashboard/page.js, each on its own connection.
+var liveClients = []string{"apollo", "urql-ws", "urql-sse"}
 
 // TestLiveDashboardsInBrowser runs docs/graphql.md's live set-ups as the document writes them
 // (live.js, apollo.js and urql.js, with the libraries' default retry settings) in headless
