@@ -12,7 +12,7 @@ import (
 
 // API serves /v1.
 type API struct {
-	svc *credit.Service
+	svc Services
 
 	// ExportWriteTimeout is how long one write of an export may wait for its client (serve's
 	// stream write timeout); zero means DefaultExportWriteTimeout.
@@ -20,7 +20,10 @@ type API struct {
 }
 
 // New returns the /v1 API over svc.
-func New(svc *credit.Service) *API { return &API{svc: svc} }
+func New(svc *credit.Service) *API { return NewWith(servicesOf(svc)) }
+
+// NewWith returns the /v1 API over the given services.
+func NewWith(s Services) *API { return &API{svc: s} }
 
 // Route is one /v1 operation: its ServeMux pattern and handler. Requests reach it
 // authenticated: the server puts the key's viewer in the context first.
