@@ -64,7 +64,7 @@ var routeCases = map[string]routeCase{
 // routesWithCases returns every /v1 route with its case, failing for a route without one.
 func routesWithCases(t *testing.T) []rest.Route {
 	t.Helper()
-	routes := rest.New(nil).Routes()
+	routes := rest.NewWith(rest.Services{}).Routes()
 	if len(routes) == 0 {
 		t.Fatal("rest.API lists no routes")
 	}
