@@ -16,7 +16,7 @@ import (
 // which belongs to no store; a store's staff member acts only in their own store, where another
 // store's records do not exist.
 func TestAdminSideIsStaffOnly(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	svc := env.Service
 	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
 	key := env.MustIssuedKey(t, mine, "erp", credit.AllScopes...)

@@ -20,7 +20,7 @@ import (
 // 2026-11-27).
 func TestBalanceAfterIsTheRunningSum(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Balances", "EUR")
 	key := ctxKey(st)
 	var companies []credit.Company

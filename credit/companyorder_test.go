@@ -27,7 +27,7 @@ var orderings = []string{
 // balances, zero limits, amounts of 15 integer digits, utilisations that differ only beyond
 // a double's precision, names that differ in case and accents. It returns the key's context
 // and the companies' IDs.
-func orderingFixture(t *testing.T, env *credittest.Env) (context.Context, []string) {
+func orderingFixture(t *testing.T, env *credittest.ServiceEnv) (context.Context, []string) {
 	t.Helper()
 	st := env.MustStore(t, "Orderings", "EUR")
 	companies := []struct{ name, limit, balance string }{
@@ -112,7 +112,7 @@ func sortedWant(companies []credit.Company, field string, desc bool) []string {
 
 // pageAll pages through the list, calling between each page, and returns the companies in the
 // order served.
-func pageAll(t *testing.T, env *credittest.Env, ctx context.Context, p credit.CompanyListParams, between func()) []credit.Company {
+func pageAll(t *testing.T, env *credittest.ServiceEnv, ctx context.Context, p credit.CompanyListParams, between func()) []credit.Company {
 	t.Helper()
 	limit := 4
 	p.Limit = &limit
@@ -141,7 +141,7 @@ func pageAll(t *testing.T, env *credittest.Env, ctx context.Context, p credit.Co
 // without case and accents.
 func TestEveryOrderingIsExact(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	ctx, ids := orderingFixture(t, env)
 	all := pageAll(t, env, ctx, credit.CompanyListParams{}, nil)
 	if len(all) != len(ids) {
@@ -180,7 +180,7 @@ func names(companies []credit.Company, ids []string) []string {
 // between pages: each company that was not written to is served exactly once.
 func TestPagingEveryOrderingWhileWritesHappen(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	ctx, ids := orderingFixture(t, env)
 	movers := ids[len(ids)-5:]
 	step := 0
@@ -229,7 +229,7 @@ func TestPagingEveryOrderingWhileWritesHappen(t *testing.T) {
 // and combines with the status filter and an ordering.
 func TestOrderAndSearchParameters(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	ctx, ids := orderingFixture(t, env)
 	for _, bad := range []string{"", "-", "balance", "outstanding-", "--name", "Name"} {
 		if _, err := credit.ParseCompanyOrder(bad); credit.CodeOf(err) != credit.CodeInvalidParameter || paramOf(err) != "order" {

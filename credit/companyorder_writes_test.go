@@ -15,7 +15,7 @@ import (
 // only those).
 func TestOrderingsFollowWrites(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	ctx, ids := orderingFixture(t, env)
 	note := "move"
 	writes := []struct {

@@ -12,7 +12,7 @@ import (
 // TestEventsAreNumberedPerStoreWithoutGaps: writes in two stores append events numbered 1, 2,
 // 3... in each store, in the writing transaction.
 func TestEventsAreNumberedPerStoreWithoutGaps(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	a := env.MustStore(t, "a", "EUR")
 	b := env.MustStore(t, "b", "EUR")
 	coA := env.MustCompany(t, a, "ca", "100")

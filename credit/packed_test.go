@@ -17,7 +17,7 @@ import (
 // database/packed_test.go. It runs on both databases.
 func TestLatestLedgerPagesMatchListLedger(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Store", "EUR")
 	other := env.MustStore(t, "Other", "EUR")
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: env.MustCompany(t, other, "Another store's", "1").ID, Kind: credit.KindAdjustment, Amount: "1", Note: "n"})

@@ -14,9 +14,9 @@ import (
 const platformTestSecret = "shpss_test_secret_0123456789"
 
 // newSealingEnv is a service that seals platform and webhook secrets.
-func newSealingEnv(t *testing.T) *credittest.Env {
+func newSealingEnv(t *testing.T) *credittest.ServiceEnv {
 	sealer := credittest.NewSealer(t)
-	return credittest.New(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
+	return credittest.NewService(t, credittest.Options{ServiceOptions: func(o *credit.Options) {
 		o.WebhookSealer = func() (*webhook.Sealer, error) { return sealer, nil }
 	}})
 }
@@ -108,7 +108,7 @@ func TestRotatingSecretGrace(t *testing.T) {
 // (contract §13), decided by the unique index, also for two creates racing; another store may
 // use the same GID.
 func TestCompanyGIDIsUniquePerStore(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
 	in := func(name string) credit.CompanyInput {
 		return credit.CompanyInput{Name: name, PlatformCompanyGID: "gid://platform/Company/7", PaymentTerms: "NET_30", CreditLimit: "100.00"}

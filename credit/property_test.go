@@ -30,7 +30,7 @@ func TestPropertyOutstandingEqualsLedgerSum(t *testing.T) {
 }
 
 func runProperty(t *testing.T, seed uint64, steps int) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	rng := rand.New(rand.NewPCG(seed, seed*7919))
 	svc := env.Service
 	var stores []string
@@ -118,7 +118,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 	}
 }
 
-func checkInvariants(t *testing.T, env *credittest.Env, step int) {
+func checkInvariants(t *testing.T, env *credittest.ServiceEnv, step int) {
 	t.Helper()
 	ctx := credittest.Admin()
 	cos, err := env.DB.Client.Company.Query().WithStore().All(ctx)

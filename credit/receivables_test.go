@@ -16,7 +16,7 @@ import (
 // replay of each company's ledger, on a store with invoices in every bucket, some partly paid,
 // one refunded in part and one cancelled, as the clock moves.
 func TestReceivablesMatchLedger(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	seed := env.SeedReceivables(t)
 	other := env.MustStore(t, "Other", "EUR")
 	oc := env.MustCompany(t, other, "Elsewhere", "1000")
@@ -116,7 +116,7 @@ func TestReceivablesMatchLedger(t *testing.T) {
 
 // TestInvoiceStatusFilter pages a company's invoices by status.
 func TestInvoiceStatusFilter(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	seed := env.SeedReceivables(t)
 	ctx := credittest.Staff(seed.Store)
 	gids := func(status string, limit int) []string {

@@ -42,7 +42,7 @@ func (d statementCatcher) Query(ctx context.Context, query string, args, v any) 
 // too, with the search and without.
 func TestSearchUsesAnIndex(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Many", "EUR")
 	ctx := credittest.Admin()
 	now := env.Clock.Now()

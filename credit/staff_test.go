@@ -19,7 +19,7 @@ const staffPassword = "correct horse battery"
 // case, unique across every store, since signing in takes only the email) and a password of
 // 12 to 256 characters, which is stored only as an Argon2id hash.
 func TestCreateStaffChecksItsInput(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
 	m := env.MustStaff(t, mine, "Anna Berg", "  Anna@Example.COM ", staffPassword)
 	if m.Email != "anna@example.com" || m.Name != "Anna Berg" || m.StoreID != mine || m.DisabledAt != nil {
@@ -66,7 +66,7 @@ func TestCreateStaffChecksItsInput(t *testing.T) {
 // account all get the one same answer; every sign-in makes a new token; only the token's
 // SHA-256 is stored.
 func TestSignIn(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	svc := env.Service
 	store := env.MustStore(t, "mine", "EUR")
 	m := env.MustStaff(t, store, "Anna Berg", "anna@example.com", staffPassword)
@@ -134,7 +134,7 @@ func TestSignIn(t *testing.T) {
 // at sign-out, when its account is disabled and when its password is reset, on the service's
 // clock, without sleeping.
 func TestSessionsEnd(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	svc := env.Service
 	store := env.MustStore(t, "mine", "EUR")
 	m := env.MustStaff(t, store, "Anna Berg", "anna@example.com", staffPassword)
@@ -223,7 +223,7 @@ func TestSessionsEnd(t *testing.T) {
 // TestStaffAccountsStayInTheirStore: staff accounts are managed only by their own store's staff;
 // another store's account is not found, and API keys and the system cannot manage them.
 func TestStaffAccountsStayInTheirStore(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	svc := env.Service
 	mine, theirs := env.MustStore(t, "mine", "EUR"), env.MustStore(t, "theirs", "EUR")
 	m := env.MustStaff(t, mine, "Anna", "anna@example.com", staffPassword)
@@ -266,7 +266,7 @@ func TestStaffAccountsStayInTheirStore(t *testing.T) {
 // TestNextApplicationStatusesAreTheAcceptedTransitions: the statuses the console offers for an
 // application are exactly those Applications.SetStatus accepts from its current status.
 func TestNextApplicationStatusesAreTheAcceptedTransitions(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	store := env.MustStore(t, "mine", "EUR")
 	staff := credittest.Staff(store)
 	// One application in each status, reached along the workflow.
@@ -312,7 +312,7 @@ func approval(id, status string) credit.StatusChange {
 // ignored); by name it lists them by name, pages through them with cursors bound to the
 // search, and escapes LIKE's wildcards.
 func TestCompanySearchByName(t *testing.T) {
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	store := env.MustStore(t, "mine", "EUR")
 	for _, name := range []string{"delta hotel", "alpha hotel", "charlie hotel", "bravo inn", "echo 100% hotel", "foxtrot_hotel", "Café Morgenrot"} {
 		env.MustCompany(t, store, name, "100")

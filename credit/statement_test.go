@@ -18,7 +18,7 @@ import (
 // of the end of to computed here independently of the service.
 func TestStatementPeriodBoundaries(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Statements", "EUR")
 	key := ctxKey(st)
 	c := env.MustCompany(t, st, "Alpenblick", "100000", "NET_1")
@@ -110,7 +110,7 @@ func TestStatementPeriodBoundaries(t *testing.T) {
 // TestStatementBadPeriod wants each bad period refused naming its parameter.
 func TestStatementBadPeriod(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Statements", "EUR")
 	c := env.MustCompany(t, st, "Alpenblick", "100000")
 	today := env.Clock.Now().UTC().Format(time.DateOnly)
@@ -140,7 +140,7 @@ func TestStatementBadPeriod(t *testing.T) {
 // that day to close at the outstanding noted then.
 func TestStatementPastToIsTheOutstandingThen(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Statements", "EUR")
 	key := ctxKey(st)
 	c := env.MustCompany(t, st, "Brauhaus", "100000")
@@ -190,7 +190,7 @@ type liveFigures struct {
 // today, at any time of the day, the live figures of now.
 func TestStatementPastToIsTheLiveFiguresThen(t *testing.T) {
 	t.Parallel()
-	env := credittest.New(t)
+	env := credittest.NewService(t)
 	st := env.MustStore(t, "Statements", "EUR")
 	key := ctxKey(st)
 	c := env.MustCompany(t, st, "Kellerei", "1000000", "NET_7")

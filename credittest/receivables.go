@@ -24,7 +24,7 @@ type ReceivablesSeed struct {
 
 // SeedReceivables creates the ReceivablesSeed store, in EUR, with NET_30 companies whose orders
 // are back-dated so that, as of the clock, they fall in each bucket.
-func (e *Env) SeedReceivables(tb testing.TB) ReceivablesSeed {
+func (e *ServiceEnv) SeedReceivables(tb testing.TB) ReceivablesSeed {
 	tb.Helper()
 	st := e.MustStore(tb, "Receivables", "EUR")
 	seed := ReceivablesSeed{Store: st}
@@ -96,7 +96,7 @@ type RecomputedInvoice struct {
 // contract §5 states the rule: an order is an invoice due after the company's NET days
 // (constant in these tests); entries that reference it reduce it; payments without an order
 // go to the oldest open invoices, and what is left waits for the next orders.
-func (e *Env) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoice {
+func (e *ServiceEnv) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoice {
 	tb.Helper()
 	invoices, _ := e.replayLedger(tb, companyID)
 	return invoices
@@ -106,7 +106,7 @@ func (e *Env) ReplayInvoices(tb testing.TB, companyID string) []RecomputedInvoic
 // §15) the long way: opening balances and adjustments, plus what references or settles
 // invoices beyond their amounts (an invoice refunded below zero), less the payments left
 // unapplied after every open invoice was settled (a credit balance).
-func (e *Env) ReplayNotInvoiced(tb testing.TB, companyID string) decimal.Decimal {
+func (e *ServiceEnv) ReplayNotInvoiced(tb testing.TB, companyID string) decimal.Decimal {
 	tb.Helper()
 	invoices, rest := e.replayLedger(tb, companyID)
 	sum := rest
@@ -120,7 +120,7 @@ func (e *Env) ReplayNotInvoiced(tb testing.TB, companyID string) decimal.Decimal
 
 // replayLedger replays a company's ledger into its invoices and the sum of what is on none:
 // opening balances and adjustments less the unapplied payments.
-func (e *Env) replayLedger(tb testing.TB, companyID string) ([]RecomputedInvoice, decimal.Decimal) {
+func (e *ServiceEnv) replayLedger(tb testing.TB, companyID string) ([]RecomputedInvoice, decimal.Decimal) {
 	tb.Helper()
 	ctx := e.StaffOf(tb, companyID)
 	c, err := e.Service.Companies.Get(ctx, companyID)
@@ -245,7 +245,7 @@ func AgingStrings(a credit.Aging) []string {
 // without an order that exceeds everything open (a credit balance), and a company whose only
 // entries are an opening balance and a partial payment of it. Companies are those of
 // ReceivablesSeed plus "Fjord" (opening balance, partly paid) and "Gale" (a credit balance).
-func (e *Env) SeedReconcile(tb testing.TB) ReceivablesSeed {
+func (e *ServiceEnv) SeedReconcile(tb testing.TB) ReceivablesSeed {
 	tb.Helper()
 	seed := e.SeedReceivables(tb)
 	acme, bolt, cask := seed.Companies[0], seed.Companies[1], seed.Companies[2]
@@ -275,7 +275,7 @@ func (e *Env) SeedReconcile(tb testing.TB) ReceivablesSeed {
 
 // LedgerSum is the sum of a company's ledger, read page by page through the service: the
 // company's outstanding as the contract defines it, recomputed.
-func (e *Env) LedgerSum(tb testing.TB, companyID string) decimal.Decimal {
+func (e *ServiceEnv) LedgerSum(tb testing.TB, companyID string) decimal.Decimal {
 	tb.Helper()
 	ctx := e.StaffOf(tb, companyID)
 	sum := decimal.Zero
