@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
@@ -352,5 +353,29 @@ func TestAmountAsNumberAfterCompanyLookup(t *testing.T) {
 		if r.Status != 422 || r.ErrorCode() != "invalid_amount" {
 			t.Fatalf("%s known company: %d %s", w.suffix, r.Status, r.Body)
 		}
+	}
+}
+
+const day = 24 * time.Hour
+
+func order(companyID, gid, amount string) credit.LedgerEntryInput {
+	return credit.LedgerEntryInput{CompanyID: companyID, Kind: credit.KindOrderPlaced, Amount: amount, OrderGID: gid}
+}
+
+// TestOverdueHoldRefusalsOverHTTP: the overdue hold's refusals reach an ERP with their status
+// and code (the rules themselves are credit's TestOverdueHoldLifecycle): lifting it is 409
+// hold_not_liftable, a manual hold over it 409 hold_exists.
+func TestOverdueHoldRefusalsOverHTTP(t *testing.T) {
+	f := newWriteFixture(t)
+	old := credit.At(f.env.Clock.Now().Add(-45 * day))
+	in := order(f.company.ID, "gid://platform/Order/1", "400.00")
+	in.OccurredAt = &old
+	f.env.MustRecord(t, in)
+	path := "/v1/companies/" + f.company.ID + "/hold"
+	if r := f.env.Do(t, credittest.Request{Method: "DELETE", Path: path, Key: f.full}); r.Status != http.StatusConflict || r.ErrorCode() != "hold_not_liftable" {
+		t.Fatalf("lift the overdue hold: %d %s", r.Status, r.Body)
+	}
+	if r := f.env.Do(t, credittest.Request{Method: "POST", Path: path, Key: f.full}); r.Status != http.StatusConflict || r.ErrorCode() != "hold_exists" {
+		t.Fatalf("a manual hold over the overdue one: %d %s", r.Status, r.Body)
 	}
 }
