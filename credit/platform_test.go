@@ -124,6 +124,18 @@ func TestCompanyGIDIsUniquePerStore(t *testing.T) {
 	if _, err := env.Service.Companies.Create(credittest.Staff(theirs), in("Theirs")); err != nil {
 		t.Errorf("another store's company with the GID: %v", err)
 	}
+	// An approval that would create a company with the taken GID is refused alike.
+	staff := credittest.Staff(mine)
+	app := env.MustApplication(t, mine, credit.ApplicationInput{BusinessName: "Twin GmbH", VATNumber: "DE123456789", VATStatus: "valid", VATRegistry: "VIES",
+		ContactName: "Eva", ContactEmail: "eva@example.com"})
+	if _, _, err := env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved,
+		CreditLimit: "100.00", PaymentTerms: "NET_30", PlatformCompanyGID: "gid://platform/Company/7"})
+	if e = nil; !asError(err, &e) || e.Code != credit.CodeValidationFailed || e.Param != "platform_company_gid" {
+		t.Errorf("an approval with the taken GID: %v, want validation_failed on platform_company_gid", err)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {

@@ -463,32 +463,6 @@ func TestPlatformMetrics(t *testing.T) {
 	}
 }
 
-// TestPlatformCompanyGIDIsUniqueInItsStore: the platform's deliveries name a company by its
-// GID, so company create and an approval refuse one another company of the store has; another
-// store may use it.
-func TestPlatformCompanyGIDIsUniqueInItsStore(t *testing.T) {
-	f := newPlatformFixture(t)
-	staff := credittest.Staff(f.storeID)
-	_, err := f.env.Service.Companies.Create(staff, credit.CompanyInput{Name: "Twin", PlatformCompanyGID: gid42, PaymentTerms: "NET_30", CreditLimit: "1.00"})
-	if credit.CodeOf(err) != credit.CodeValidationFailed || !strings.Contains(err.Error(), "platform_company_gid") {
-		t.Fatalf("second company with %s: %v", gid42, err)
-	}
-	app := f.env.MustApplication(t, f.storeID, credit.ApplicationInput{BusinessName: "Twin GmbH", VATNumber: "DE123456789", VATStatus: "valid", VATRegistry: "VIES",
-		ContactName: "Eva", ContactEmail: "eva@example.com"})
-	if _, _, err := f.env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppInReview}); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = f.env.Service.Applications.SetStatus(staff, credit.StatusChange{ApplicationID: app.ID, Status: credit.AppApproved,
-		CreditLimit: "100.00", PaymentTerms: "NET_30", PlatformCompanyGID: gid42})
-	if credit.CodeOf(err) != credit.CodeValidationFailed {
-		t.Fatalf("approval with a taken GID: %v", err)
-	}
-	other := f.env.MustStore(t, "Other", "EUR")
-	if c := f.env.MustCompany(t, other, "Elsewhere", "1.00"); *c.PlatformCompanyGID != gid42 {
-		t.Fatalf("another store's company: %v", *c.PlatformCompanyGID)
-	}
-}
-
 // TestPlatformDoorAnswers503WhenTheDatabaseIsDown: the platform retries what is not answered
 // 200, so an outage is 503 unavailable with Retry-After, never 401 or 500.
 func TestPlatformDoorAnswers503WhenTheDatabaseIsDown(t *testing.T) {
