@@ -67,12 +67,12 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Collections{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Collections{}, err
 	}
-	client := s.reader(ctx)
-	now := s.Now().UTC()
+	client := s.db.Reader(ctx)
+	now := s.clock.Now().UTC()
 	day := now.Truncate(24 * time.Hour)
 	out := Collections{AsOf: At(now), Day: day.Format(time.DateOnly)}
 
@@ -127,7 +127,7 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 			}
 		}
 	}
-	views, err := s.invoiceViews(ctx, client, st, rows)
+	views, err := s.invoices.invoiceViews(ctx, client, st, rows)
 	if err != nil {
 		return Collections{}, err
 	}

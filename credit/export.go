@@ -105,11 +105,11 @@ func (s *Exports) Export(ctx context.Context, p ExportParams, open func() (Expor
 			return ExportCounts{}, err
 		}
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return ExportCounts{}, err
 	}
-	if err := s.confirmKey(ctx); err != nil {
+	if err := s.auth.confirmKey(ctx); err != nil {
 		return ExportCounts{}, err
 	}
 	release, ok, err := s.db.TryLock(ctx, "creditd export "+st.ID)
@@ -142,7 +142,7 @@ func (s *Exports) Export(ctx context.Context, p ExportParams, open func() (Expor
 		w.buf = append(w.buf, `,"store_id":`...)
 		w.buf = appendJSONString(w.buf, st.ID)
 		w.buf = append(w.buf, `,"started_at":`...)
-		w.buf = At(s.Now()).AppendJSON(w.buf)
+		w.buf = At(s.clock.Now()).AppendJSON(w.buf)
 		w.buf = append(w.buf, "}\n"...)
 		if err := w.flush(); err != nil {
 			return err
@@ -182,7 +182,7 @@ func (s *Exports) exportPosition(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rows, err := s.reader(ctx).Event.Query().Where(event.TypeIn(readable...)).
+	rows, err := s.db.Reader(ctx).Event.Query().Where(event.TypeIn(readable...)).
 		Order(ent.Desc(event.FieldSeq)).Limit(1).Select(event.FieldID).All(ctx)
 	if err != nil || len(rows) == 0 {
 		return "", err
@@ -212,7 +212,7 @@ func (w *exportWriter) flush() error {
 func (s *Exports) exportCompanies(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
 	for {
-		rows, err := s.reader(ctx).Company.Query().Where(company.IDGT(last)).
+		rows, err := s.db.Reader(ctx).Company.Query().Where(company.IDGT(last)).
 			Order(ent.Asc(company.FieldID)).Limit(s.exportBatch).Select(companyViewColumns...).All(ctx)
 		if err != nil {
 			return n, err
@@ -238,7 +238,7 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 	var lastCompany string
 	var lastSeq int64
 	for {
-		rows, err := s.reader(ctx).LedgerEntry.Query().
+		rows, err := s.db.Reader(ctx).LedgerEntry.Query().
 			Where(ledgerAfter(lastCompany, lastSeq)).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Asc(ledgerentry.FieldSeq)).
 			Limit(s.exportBatch).Select(ledgerViewColumns...).All(ctx)
@@ -274,19 +274,19 @@ func ledgerAfter(company string, seq int64) predicate.LedgerEntry {
 // exportInvoices writes the store's invoices by ID.
 func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
-	now := s.Now()
+	now := s.clock.Now()
 	// invoiceDetails' statement names each settled invoice of the batch in one condition,
 	// which SQLite bounds (an expression tree at most 1,000 deep): read at most a page's
 	// worth of invoices at a time, as the invoice lists do.
 	batch := min(s.exportBatch, MaxPageSize)
 	for {
-		client := s.reader(ctx)
+		client := s.db.Reader(ctx)
 		rows, err := client.Invoice.Query().Where(invoice.IDGT(last)).
 			Order(ent.Asc(invoice.FieldID)).Limit(batch).All(ctx)
 		if err != nil {
 			return n, err
 		}
-		d, err := s.invoiceDetails(ctx, client, rows)
+		d, err := s.invoices.invoiceDetails(ctx, client, rows)
 		if err != nil {
 			return n, err
 		}
@@ -317,7 +317,7 @@ func appendInvoiceLine(b []byte, v Invoice) ([]byte, error) {
 func (s *Exports) exportApplications(ctx context.Context, w *exportWriter) (int, error) {
 	n, last := 0, ""
 	for {
-		rows, err := s.reader(ctx).Application.Query().Where(application.IDGT(last)).
+		rows, err := s.db.Reader(ctx).Application.Query().Where(application.IDGT(last)).
 			Order(ent.Asc(application.FieldID)).Limit(s.exportBatch).All(ctx)
 		if err != nil {
 			return n, err

@@ -113,7 +113,7 @@ type agingRow struct {
 // agingSums reads, in one statement, the aging of the open invoices matched by where, grouped by
 // the invoice column groupBy (company_id, or store_id for the store's totals). It also counts,
 // per group, the companies with an overdue invoice and finds the oldest due date.
-func (s *core) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
+func (s *Reports) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
 	bounds := agingBounds(now)
 	var rows []agingRow
 	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
@@ -194,12 +194,12 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Receivables{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Receivables{}, err
 	}
-	client := s.reader(ctx)
-	sums, err := s.agingSums(ctx, client, invoice.FieldStoreID, s.Now())
+	client := s.db.Reader(ctx)
+	sums, err := s.agingSums(ctx, client, invoice.FieldStoreID, s.clock.Now())
 	if err != nil {
 		return Receivables{}, err
 	}
@@ -248,11 +248,11 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	st, client, known, err := s.stores.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
-	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, s.Now(), invoice.CompanyIDIn(companyIDs...))
+	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, s.clock.Now(), invoice.CompanyIDIn(companyIDs...))
 	if err != nil {
 		return nil, err
 	}
@@ -267,12 +267,12 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 
 // viewerCompanies returns the viewer's store, the client to read with, and which of
 // companyIDs are companies of the store.
-func (s *core) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+func (s *storeCache) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
 	st, err := s.viewerStore(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
 	return st, client, known, err
 }
@@ -287,12 +287,12 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
-	now := s.Now()
+	client := s.db.Reader(ctx)
+	now := s.clock.Now()
 	var where []predicate.Invoice
 	if overdueOnly {
 		// A company with any overdue invoice; its line still shows its current amounts.
