@@ -27,6 +27,8 @@ type Storage interface {
 	MoneySums
 	PackedReads
 	SeqRanges
+	ReceivableSums
+	Filters
 	Search
 	Erasure
 	Snapshots

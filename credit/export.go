@@ -8,15 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
-	"github.com/creditd/creditd/ent/predicate"
 )
 
 // The export (contract §18): a store's companies, ledger entries, invoices and, when asked,
@@ -239,7 +236,7 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 	var lastSeq int64
 	for {
 		rows, err := s.db.Reader(ctx).LedgerEntry.Query().
-			Where(ledgerAfter(lastCompany, lastSeq)).
+			Where(s.db.RowsAfter(ledgerentry.FieldCompanyID, ledgerentry.FieldSeq, lastCompany, lastSeq)).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Asc(ledgerentry.FieldSeq)).
 			Limit(s.exportBatch).Select(ledgerViewColumns...).All(ctx)
 		if err != nil {
@@ -255,19 +252,6 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 			return n, err
 		}
 		lastCompany, lastSeq = rows[len(rows)-1].CompanyID, rows[len(rows)-1].Seq
-	}
-}
-
-// ledgerAfter holds for the entries after (company, seq) in the (company_id, seq) index's
-// order, as one row-value comparison: both databases start the index's range scan there.
-// The same condition written as company_id > c OR (company_id = c AND seq > s) is not a range
-// to either planner: PostgreSQL scanned the index from its start and SQLite the company's
-// entries from its first, at every batch, so an export read the 1M-entry ledger of the
-// benchmark's store about 500 times over (quadratic; 83% of the SQLite export's CPU, and
-// PostgreSQL's batches past its statement_timeout).
-func ledgerAfter(company string, seq int64) predicate.LedgerEntry {
-	return func(s *sql.Selector) {
-		s.Where(sql.CompositeGT(s.Columns(ledgerentry.FieldCompanyID, ledgerentry.FieldSeq), company, seq))
 	}
 }
 

@@ -153,33 +153,19 @@ func (s *Invoices) FirstPages(ctx context.Context, companyIDs []string, status s
 	}
 	var rows []*ent.Invoice
 	if len(known) > 0 {
-		rows, err = client.Invoice.Query().Where(func(sel *sql.Selector) {
-			// The first n+1 invoices of each company by sequence number. The outer query is
-			// the tenant's; the window only picks among the named companies' rows.
-			t := sql.Select().From(sql.Table(invoice.Table))
-			inner := t.Select(t.C(invoice.FieldID)).
-				AppendSelectExprAs(sql.RowNumber().PartitionBy(t.C(invoice.FieldCompanyID)).OrderBy(t.C(invoice.FieldSeq)), "rn").
-				Where(sql.In(t.C(invoice.FieldCompanyID), anySlice(known)...))
-			for _, w := range where {
-				w(inner)
-			}
-			inner.As("w")
-			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Select(inner.C(invoice.FieldID)).From(inner).
-				Where(sql.LTE(inner.C("rn"), n+1))))
-		}).Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+		// The first n+1 invoices of each company by sequence number. The outer query is the
+		// tenant's; the window only picks among the named companies' rows.
+		var holds predicate.Invoice
+		if len(where) > 0 {
+			holds = invoice.And(where...)
+		}
+		rows, err = client.Invoice.Query().Where(s.db.FirstOfEach(invoice.FieldCompanyID, invoice.FieldSeq, known, n+1, holds)).
+			Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
 		if err != nil {
 			return nil, err
 		}
 	}
 	return s.invoices.invoicePages(ctx, client, st, known, status, rows, n)
-}
-
-func anySlice(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // invoicePages turns invoice rows (up to n+1 per company, in order) into a page per company,

@@ -170,18 +170,9 @@ func (s *keyAuth) authenticate(ctx context.Context, hash string) (*cachedKey, er
 		s.touchKey(sys, k.keyID, k.lastUsedAt, now)
 		return k, nil
 	}
-	// One statement: the key that is not revoked and has this secret, unexpired. It is written
-	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
-	// for every key of every store instead of looking the hash up once.
+	// One statement: the key that is not revoked and has this secret, unexpired.
 	key, err := s.db.Ent().APIKey.Query().
-		Where(apikey.RevokedAtIsNil(), func(sel *sql.Selector) {
-			t := sql.Table(apikeysecret.Table)
-			secrets := sql.Select(t.C(apikeysecret.FieldKeyID)).From(t).Where(sql.And(
-				sql.EQ(t.C(apikeysecret.FieldHash), hash),
-				sql.Or(sql.IsNull(t.C(apikeysecret.FieldExpiresAt)), sql.GT(t.C(apikeysecret.FieldExpiresAt), now)),
-			))
-			sel.Where(sql.In(sel.C(apikey.FieldID), secrets))
-		}).
+		Where(apikey.RevokedAtIsNil(), s.db.KeysWithLiveSecret(hash, now)).
 		Only(sys)
 	if ent.IsNotFound(err) {
 		s.keys.drop(hash)

@@ -2,12 +2,10 @@ package credit
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -114,38 +112,10 @@ type agingRow struct {
 // the invoice column groupBy (company_id, or store_id for the store's totals). It also counts,
 // per group, the companies with an overdue invoice and finds the oldest due date.
 func (s *Reports) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
-	bounds := agingBounds(now)
 	var rows []agingRow
 	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
 		GroupBy(groupBy).
-		Aggregate(func(sel *sql.Selector) string {
-			// The expressions carry the bounds as arguments, which only expressions can:
-			// with a column selected, the group-by keeps this selection as it is.
-			due := sel.C(invoice.FieldDueAt)
-			amount := sel.C(invoice.FieldOpenAmount)
-			bucket := []func(b *sql.Builder){
-				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpGTE).Arg(bounds[0]) },
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[1])
-				},
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[1]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[2])
-				},
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[2]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[3])
-				},
-				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[3]) },
-			}
-			sel.AppendSelectAs(sel.C(groupBy), "k")
-			for i, cond := range bucket {
-				sel.AppendSelectExprAs(s.db.SumMoney(amount, cond), fmt.Sprintf("b%d", i))
-			}
-			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("COUNT(DISTINCT CASE WHEN ").Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).
-					WriteString(" THEN ").Ident(sel.C(invoice.FieldCompanyID)).WriteString(" END)")
-			}), "n")
-			return ""
-		}).
+		Aggregate(s.db.AgingSums(groupBy, agingBounds(now))).
 		Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
@@ -213,11 +183,7 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 		Sum string `json:"s"`
 	}
 	err = client.Company.Query().GroupBy(company.FieldStoreID).
-		Aggregate(func(sel *sql.Selector) string {
-			sel.AppendSelectAs(sel.C(company.FieldStoreID), "k")
-			sel.AppendSelectExprAs(s.db.SumMoney(sel.C(company.FieldOutstanding), func(b *sql.Builder) { b.WriteString("1 = 1") }), "s")
-			return ""
-		}).Scan(ctx, &balances)
+		Aggregate(s.db.OutstandingSums()).Scan(ctx, &balances)
 	if err != nil {
 		return Receivables{}, err
 	}
@@ -296,11 +262,7 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 	var where []predicate.Invoice
 	if overdueOnly {
 		// A company with any overdue invoice; its line still shows its current amounts.
-		where = append(where, func(sel *sql.Selector) {
-			t := sql.Table(invoice.Table).As("due")
-			sel.Where(sql.In(sel.C(invoice.FieldCompanyID), sql.Select(t.C(invoice.FieldCompanyID)).From(t).
-				Where(sql.And(sql.EQ(t.C(invoice.FieldOpen), true), sql.LT(t.C(invoice.FieldDueAt), now)))))
-		})
+		where = append(where, s.db.InvoicesOfOverdueCompanies(now))
 	}
 	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, now, where...)
 	if err != nil {
@@ -315,14 +277,9 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 		}
 		q.Where(company.IDIn(slices.Sorted(maps.Keys(sums))...))
 	} else {
-		q.Where(func(sel *sql.Selector) {
-			// A balance that is not zero, or an open invoice (whose balance can still be zero
-			// when a credit balance meets it).
-			nonZero := s.db.MoneyIsNotZero(sel.C(company.FieldOutstanding))
-			t := sql.Table(invoice.Table).As("inv_open")
-			sel.Where(sql.Or(nonZero, sql.In(sel.C(company.FieldID),
-				sql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(sql.EQ(t.C(invoice.FieldOpen), true)))))
-		})
+		// A balance that is not zero, or an open invoice (whose balance can still be zero when
+		// a credit balance meets it).
+		q.Where(s.db.ReceivableCompanies())
 	}
 	companies, err := q.All(ctx)
 	if err != nil {

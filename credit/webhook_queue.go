@@ -7,10 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
-	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookdelivery"
 	"github.com/creditd/creditd/ent/webhookendpoint"
 	"github.com/creditd/creditd/ids"
@@ -42,20 +39,7 @@ func WebhookViewer(ctx context.Context, storeID string) context.Context {
 func (s *WebhookQueue) DueWebhookEndpoints(ctx context.Context) ([]WebhookTarget, error) {
 	now := s.clock.Now()
 	rows, err := s.db.Ent().WebhookEndpoint.Query().
-		Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled), func(sel *sql.Selector) {
-			st, d := sql.Table(store.Table).As("due_store"), sql.Table(webhookdelivery.Table).As("due_delivery")
-			sel.Where(sql.Or(
-				sql.Exists(sql.Select(st.C(store.FieldID)).From(st).Where(sql.And(
-					sql.ColumnsEQ(st.C(store.FieldID), sel.C(webhookendpoint.FieldStoreID)),
-					sql.ColumnsGT(st.C(store.FieldEventSeq), sel.C(webhookendpoint.FieldCursorSeq)),
-				))),
-				sql.Exists(sql.Select(d.C(webhookdelivery.FieldID)).From(d).Where(sql.And(
-					sql.ColumnsEQ(d.C(webhookdelivery.FieldEndpointID), sel.C(webhookendpoint.FieldID)),
-					sql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPending.String()),
-					sql.LTE(d.C(webhookdelivery.FieldNextAttemptAt), now),
-				))),
-			))
-		}).
+		Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled), s.db.WebhookEndpointsDue(now)).
 		Order(ent.Asc(webhookendpoint.FieldID)).
 		Select(webhookendpoint.FieldID, webhookendpoint.FieldStoreID).All(tenant.System(ctx))
 	if err != nil {
