@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -173,14 +172,14 @@ func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company
 		}
 		after = &c
 	}
-	position := companyKeyset(q, order, list, after)
+	position := companyKeyset(s.db, q, order, list, after)
 	columns := packedCompanyColumns
 	if companyOrderColumns[order.Field] != "" {
 		columns = packedKeyedCompanyColumns
 	}
 	q.Limit(n + 1)
 	var rows []*ent.Company
-	err = s.auth.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err = s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		rows, err = s.db.ReadCompanies(ctx, q.Clone().Where(confirm), columns)
 		return len(rows) > 0, err
@@ -204,7 +203,7 @@ func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 	}
 	client := s.db.Reader(ctx)
 	var rows []*ent.Company
-	err := s.auth.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err := s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		rows, err = s.db.ReadCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm), packedCompanyColumns)
 		return len(rows) > 0, err
@@ -230,7 +229,7 @@ func (s *companyStore) loadCompany(ctx context.Context, client *ent.Client, id s
 		return nil, errNotFound("company")
 	}
 	var c *ent.Company
-	err := s.auth.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err := s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		c, err = client.Company.Query().Where(company.ID(id), confirm).Only(ctx)
 		if ent.IsNotFound(err) {

@@ -27,6 +27,7 @@ type Storage interface {
 	MoneySums
 	PackedReads
 	SeqRanges
+	Keysets
 	ReceivableSums
 	Filters
 	Search

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
@@ -280,7 +278,7 @@ func (s *keyAuth) confirmKey(ctx context.Context) error {
 // without the condition, so a valid key never gets an empty answer that the count's move made.
 //
 // Errors: unauthenticated, and read's.
-func (s *keyAuth) confirmedRead(ctx context.Context, read func(confirm func(*sql.Selector)) (found bool, err error)) error {
+func (s *keyAuth) confirmedRead(ctx context.Context, read func(confirm condition) (found bool, err error)) error {
 	kc := pendingConfirmation(ctx)
 	if kc == nil {
 		_, err := read(noCondition)
@@ -299,8 +297,6 @@ func (s *keyAuth) confirmedRead(ctx context.Context, read func(confirm func(*sql
 	_, err = read(noCondition)
 	return err
 }
-
-func noCondition(*sql.Selector) {}
 
 // touchKey records a key's use: on its first use, then at most once a minute per process.
 // lastUsedAt is the key's last_used_at as last read. A failure to record is not the caller's

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
@@ -195,7 +193,7 @@ func (s *Inbox) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in P
 			SetID(id).SetStoreID(st.ID).SetWebhookID(in.WebhookID).SetTopic(in.Topic).SetNillableTriggeredAt(triggered).
 			SetBody(in.Body).SetNillableObjectKey(key).SetNillableOrderGid(ev.orderGID).SetStatus(status).
 			SetNillableReason(reason).SetNillableDuplicateOf(duplicateOf).SetReceivedAt(now).SetUpdatedAt(now).
-			OnConflict(sql.DoNothing()).Exec(ctx)
+			OnConflict(doNothingOnConflict()).Exec(ctx)
 	}
 	// Recorded as waiting until applyPlatformEvent settles it in this transaction.
 	if err := create(id, key, nil, platformdelivery.StatusWaiting, nil); err != nil && !s.db.InsertSkipped(err) {

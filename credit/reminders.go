@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/invoicereminder"
@@ -409,7 +407,7 @@ func (s *Maintenance) emitReminder(ctx context.Context, tx *ent.Tx, c *ent.Compa
 	id, eventID := ids.New("rem"), ids.New(eventIDPrefix)
 	err := tx.InvoiceReminder.Create().SetID(id).SetStoreID(c.StoreID).SetInvoiceID(r.ID).SetLevel(level).
 		SetOffsetDays(offset).SetDueAt(r.DueAt.Add(time.Duration(offset) * 24 * time.Hour)).SetEventID(eventID).
-		SetCreatedAt(s.clock.Now()).OnConflict(sql.DoNothing()).Exec(ctx)
+		SetCreatedAt(s.clock.Now()).OnConflict(doNothingOnConflict()).Exec(ctx)
 	if err != nil && !s.db.InsertSkipped(err) {
 		return false, err
 	}

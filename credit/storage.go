@@ -16,6 +16,17 @@ import (
 // database does it: no dialect is named here. Storage is all of them, the one thing New
 // takes; a part of the domain that needs less can take the capability it uses.
 
+// condition is what a query's Where takes: the type of ent's predicates, which the
+// capabilities below return for the domain to add to its queries.
+type condition = func(*sql.Selector)
+
+// noCondition is the condition that keeps every row.
+func noCondition(*sql.Selector) {}
+
+// doNothingOnConflict is the option of ent's OnConflict that makes a one-row insert an
+// INSERT … ON CONFLICT DO NOTHING, whose answer UniqueIndexes.InsertSkipped reads.
+func doNothingOnConflict() sql.ConflictOption { return sql.DoNothing() }
+
 // Transactions is the core: the ent client, write transactions, and the client a read uses.
 type Transactions interface {
 	// Ent returns the database's ent client.
@@ -120,6 +131,18 @@ type SeqRanges interface {
 	// FirstOfEach, given to a query's Where, keeps the first n rows by orderColumn of each
 	// value of keyColumn in keys, among the rows where holds (nil: all), in one statement.
 	FirstOfEach(keyColumn, orderColumn string, keys []string, n int, where func(*sql.Selector)) func(*sql.Selector)
+}
+
+// Keysets orders a list by a column and reads it from a cursor on, for the keys ent's
+// generated orders cannot state.
+type Keysets interface {
+	// AfterKey, given to a query's Where, keeps the rows after (key, id) in the order of
+	// column then idColumn, descending with desc; with emptyLast the empty key comes after
+	// all others.
+	AfterKey(column, key, idColumn, id string, desc, emptyLast bool) func(*sql.Selector)
+	// EmptyLast, given to a query's Order before the column's own order, puts the rows whose
+	// column is empty after all others.
+	EmptyLast(column string) func(*sql.Selector)
 }
 
 // ReceivableSums reads the receivables' figures, each in one statement whatever the number of

@@ -107,3 +107,31 @@ func (db *DB) RowsAfter(keyColumn, seqColumn, key string, seq int64) func(*entsq
 		s.Where(entsql.CompositeGT(s.Columns(keyColumn, seqColumn), key, seq))
 	}
 }
+
+// AfterKey, given to a query's Where, keeps the rows after (key, id) in the order of column
+// then idColumn, descending with desc; with emptyLast the empty key comes after all others
+// (the companies by ascending utilisation, where a zero credit limit has the empty key).
+func (db *DB) AfterKey(column, key, idColumn, id string, desc, emptyLast bool) func(*entsql.Selector) {
+	return func(s *entsql.Selector) {
+		col, idCol := s.C(column), s.C(idColumn)
+		beyond, idBeyond := entsql.GT(col, key), entsql.GT(idCol, id)
+		if desc {
+			beyond, idBeyond = entsql.LT(col, key), entsql.LT(idCol, id)
+		}
+		after := entsql.Or(beyond, entsql.And(entsql.EQ(col, key), idBeyond))
+		if emptyLast {
+			if key == "" {
+				after = entsql.And(entsql.EQ(col, ""), idBeyond)
+			} else {
+				after = entsql.Or(entsql.And(entsql.NEQ(col, ""), after), entsql.EQ(col, ""))
+			}
+		}
+		s.Where(after)
+	}
+}
+
+// EmptyLast, given to a query's Order before the column's own order, puts the rows whose
+// column is empty after all others: it orders by column = '' (false before true).
+func (db *DB) EmptyLast(column string) func(*entsql.Selector) {
+	return func(s *entsql.Selector) { s.OrderExpr(entsql.Expr(s.C(column) + " = ''")) }
+}
