@@ -131,7 +131,8 @@ func (db *DB) AfterKey(column, key, idColumn, id string, desc, emptyLast bool) f
 }
 
 // EmptyLast, given to a query's Order before the column's own order, puts the rows whose
-// column is empty after all others: it orders by column = '' (false before true).
+// column is empty after all others: it orders first by whether column is empty (false, the
+// non-empty keys, before true).
 func (db *DB) EmptyLast(column string) func(*entsql.Selector) {
 	return func(s *entsql.Selector) { s.OrderExpr(entsql.Expr(s.C(column) + " = ''")) }
 }
