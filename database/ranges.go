@@ -7,7 +7,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 )
 
-// Reads the domain names by what they select (credit.SeqRanges, credit.Search), each written
+// Reads the domain names by what they select (credit.SeqRanges, credit.Keysets, credit.Search), each written
 // here in the form each database plans well.
 
 // SeqAbove, given to a query's Where, keeps the rows whose keyColumn is keys[i] and whose
