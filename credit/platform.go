@@ -262,17 +262,6 @@ func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature strin
 	return tenant.Platform(ctx, c.StoreID), nil
 }
 
-// requirePlatform returns the store of a context made by Platform.Authenticate.
-//
-// Errors: unauthenticated.
-func (s *storeCache) requirePlatform(ctx context.Context) (*ent.Store, error) {
-	v, ok := tenant.FromContext(ctx)
-	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
-		return nil, errPlatformUnauthenticated
-	}
-	return s.viewerStore(ctx)
-}
-
 // lockStore locks a store's row until tx ends, where the database locks rows: the first lock
 // of every writer of the store (see lockCompany).
 func (s *Inbox) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {

@@ -231,18 +231,6 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	return out, nil
 }
 
-// viewerCompanies returns the viewer's store, the client to read with, and which of
-// companyIDs are companies of the store.
-func (s *storeCache) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
-	st, err := s.viewerStore(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	client := s.db.Reader(ctx)
-	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
-	return st, client, known, err
-}
-
 // ReceivablesByCompany returns one line per company of the store with open invoices or a
 // balance that is not zero (so that the lines add up to the store's totals), in name order;
 // overdueOnly keeps those with an amount past due. Two statements for any number of companies:

@@ -191,3 +191,26 @@ func (s *storeCache) storeByID(ctx context.Context, client *ent.Client, id strin
 	s.stores.Store(id, st)
 	return st, nil
 }
+
+// viewerCompanies returns the viewer's store, the client to read with, and which of
+// companyIDs are companies of the store.
+func (s *storeCache) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	client := s.db.Reader(ctx)
+	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	return st, client, known, err
+}
+
+// requirePlatform returns the store of a context made by Platform.Authenticate.
+//
+// Errors: unauthenticated.
+func (s *storeCache) requirePlatform(ctx context.Context) (*ent.Store, error) {
+	v, ok := tenant.FromContext(ctx)
+	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
+		return nil, errPlatformUnauthenticated
+	}
+	return s.viewerStore(ctx)
+}
