@@ -107,11 +107,11 @@ func (s *Applications) List(ctx context.Context, p ApplicationListParams) (Page[
 	if err != nil {
 		return Page[Application]{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Page[Application]{}, err
 	}
-	q := s.reader(ctx).Application.Query()
+	q := s.db.Reader(ctx).Application.Query()
 	if p.Status != "" {
 		if err := application.StatusValidator(application.Status(p.Status)); err != nil {
 			return Page[Application]{}, ParamErrorf(CodeInvalidParameter, "status", "status must be one of submitted, in_review, needs_info, approved, rejected")
@@ -146,7 +146,7 @@ func (s *Applications) Get(ctx context.Context, id string) (Application, error) 
 	if !ids.HasPrefix(id, "app") {
 		return Application{}, errNotFound("application")
 	}
-	a, err := s.reader(ctx).Application.Get(ctx, id)
+	a, err := s.db.Reader(ctx).Application.Get(ctx, id)
 	if err != nil {
 		return Application{}, notFoundOr(err, "application")
 	}
@@ -172,7 +172,7 @@ func (s *Applications) Create(ctx context.Context, in ApplicationInput) (Applica
 	if err != nil {
 		return Application{}, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return Application{}, err
 	}
 	if in.VATStatus == "" {
@@ -200,7 +200,7 @@ func (s *Applications) Create(ctx context.Context, in ApplicationInput) (Applica
 	if addr, err := mail.ParseAddress(in.ContactEmail); err != nil || addr.Address != in.ContactEmail || len(in.ContactEmail) > 254 {
 		return Application{}, ParamErrorf(CodeValidationFailed, "contact_email", "contact email must be a plain address such as buyer@example.com")
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	submitted := now
 	if in.SubmittedAt != nil {
 		submitted = in.SubmittedAt.Time
@@ -210,7 +210,7 @@ func (s *Applications) Create(ctx context.Context, in ApplicationInput) (Applica
 		checkedAt = &now
 	}
 	var out Application
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		a, err := tx.Application.Create().
 			SetStoreID(v.StoreID).
 			SetBusinessName(strings.TrimSpace(in.BusinessName)).
@@ -227,7 +227,7 @@ func (s *Applications) Create(ctx context.Context, in ApplicationInput) (Applica
 			return err
 		}
 		out = applicationView(a)
-		err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationCreated, applicationEventView(a), nil)
+		err = s.events.emit(ctx, tx, a.StoreID, EventTypeApplicationCreated, applicationEventView(a), nil)
 		return err
 	})
 	return out, err
@@ -255,7 +255,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 	}
 	var out Application
 	var created *Company
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		created = nil
 		if !ids.HasPrefix(in.ApplicationID, "app") {
 			return errNotFound("application")
@@ -283,7 +283,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 		if !approving && (in.CreditLimit != "" || in.PaymentTerms != "" || in.PlatformCompanyGID != "") {
 			return ParamErrorf(CodeValidationFailed, "status", "credit limit, payment terms and company GID are given only when approving")
 		}
-		update := tx.Application.UpdateOne(a).SetStatus(application.Status(in.Status)).SetUpdatedAt(s.Now())
+		update := tx.Application.UpdateOne(a).SetStatus(application.Status(in.Status)).SetUpdatedAt(s.clock.Now())
 		if approving {
 			if in.CreditLimit == "" || in.PaymentTerms == "" {
 				return ParamErrorf(CodeValidationFailed, "credit_limit", "approving needs the new company's credit limit and payment terms")
@@ -292,11 +292,11 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 			if in.PlatformCompanyGID != "" {
 				gid = &in.PlatformCompanyGID
 			}
-			st, err := s.storeByID(ctx, tx.Client(), a.StoreID)
+			st, err := s.stores.storeByID(ctx, tx.Client(), a.StoreID)
 			if err != nil {
 				return err
 			}
-			c, err := s.createCompany(ctx, tx, st, a.BusinessName, gid, in.PaymentTerms, in.CreditLimit)
+			c, err := s.companies.createCompany(ctx, tx, st, a.BusinessName, gid, in.PaymentTerms, in.CreditLimit)
 			if err != nil {
 				return err
 			}
@@ -304,7 +304,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 			created = &view
 			update.SetCompanyID(c.ID)
 			// The company's timeline starts with its approval, under the approver's name.
-			if err := s.recordEvent(ctx, tx, c, EventApplicationApproved, map[string]any{
+			if err := s.events.recordEvent(ctx, tx, c, EventApplicationApproved, map[string]any{
 				"application_id":       a.ID,
 				"credit_limit":         view.CreditLimit,
 				"payment_terms":        view.PaymentTerms,
@@ -326,7 +326,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 		actor := actorOf(ctx)
 		change := tx.ApplicationChange.Create().SetStoreID(a.StoreID).SetApplicationID(a.ID).SetSeq(seq + 1).
 			SetFromStatus(from).SetToStatus(in.Status).SetActorType(actor.Type).SetActorLabel(actor.Label).
-			SetOccurredAt(s.Now())
+			SetOccurredAt(s.clock.Now())
 		if created != nil {
 			change.SetCompanyID(created.ID)
 		}
@@ -336,14 +336,14 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 		out = applicationView(a)
 		// The events last: they lock the store's row until commit.
 		if created != nil {
-			if err := s.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
+			if err := s.events.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
 				return err
 			}
 		}
-		err = s.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
+		err = s.events.emit(ctx, tx, a.StoreID, EventTypeApplicationStatusChanged, applicationEventView(a), map[string]any{"status": from})
 		return err
 	})
-	return out, created, s.nameGIDHolder(ctx, err)
+	return out, created, s.companies.nameGIDHolder(ctx, err)
 }
 
 // ApplicationChange is one status change of an application and who made it.
@@ -361,7 +361,7 @@ func (s *Applications) History(ctx context.Context, id string) ([]ApplicationCha
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	if !ids.HasPrefix(id, "app") {
 		return nil, errNotFound("application")
 	}
@@ -431,8 +431,8 @@ func (s *Applications) OfCompany(ctx context.Context, companyID string) (string,
 	if _, err := requireStaff(ctx); err != nil {
 		return "", err
 	}
-	client := s.reader(ctx)
-	c, err := s.loadCompany(ctx, client, companyID)
+	client := s.db.Reader(ctx)
+	c, err := s.companies.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return "", err
 	}
@@ -453,7 +453,7 @@ func (s *Applications) ErasePerson(ctx context.Context, email string) (int, erro
 	if _, err := requireStaff(ctx); err != nil {
 		return 0, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return 0, err
 	}
 	email = strings.TrimSpace(email)
@@ -461,14 +461,14 @@ func (s *Applications) ErasePerson(ctx context.Context, email string) (int, erro
 		return 0, errs[0]
 	}
 	var n int
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		n, err = tx.Application.Update().
 			Where(application.ContactEmailEqualFold(email)).
 			ClearContactName().
 			ClearContactEmail().
 			SetContactRedacted(true).
-			SetUpdatedAt(s.Now()).
+			SetUpdatedAt(s.clock.Now()).
 			Save(ctx)
 		return err
 	})

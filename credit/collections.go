@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
@@ -67,23 +65,19 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Collections{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Collections{}, err
 	}
-	client := s.reader(ctx)
-	now := s.Now().UTC()
+	client := s.db.Reader(ctx)
+	now := s.clock.Now().UTC()
 	day := now.Truncate(24 * time.Hour)
 	out := Collections{AsOf: At(now), Day: day.Format(time.DateOnly)}
 
 	rems, err := client.InvoiceReminder.Query().
 		Where(invoicereminder.StoreID(st.ID), invoicereminder.CreatedAtGTE(day), invoicereminder.CreatedAtLT(day.Add(24*time.Hour)),
 			// Of invoices still open: one settled since needs no more work.
-			func(sel *sql.Selector) {
-				t := sql.Table(invoice.Table)
-				sel.Where(sql.In(sel.C(invoicereminder.FieldInvoiceID), sql.Select(t.C(invoice.FieldID)).From(t).
-					Where(sql.And(sql.EQ(t.C(invoice.FieldStoreID), st.ID), sql.EQ(t.C(invoice.FieldOpen), true)))))
-			}).
+			s.db.RemindersOfOpenInvoices(st.ID)).
 		Order(ent.Asc(invoicereminder.FieldLevel), ent.Asc(invoicereminder.FieldCreatedAt), ent.Asc(invoicereminder.FieldID)).
 		Limit(MaxCollectionRows + 1).All(ctx)
 	if err != nil {
@@ -127,7 +121,7 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 			}
 		}
 	}
-	views, err := s.invoiceViews(ctx, client, st, rows)
+	views, err := s.invoices.invoiceViews(ctx, client, st, rows)
 	if err != nil {
 		return Collections{}, err
 	}

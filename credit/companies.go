@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -137,11 +136,11 @@ func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company
 	if err := CheckCompanySearch(p.Search); err != nil {
 		return Page[Company]{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Page[Company]{}, err
 	}
-	q := s.reader(ctx).Company.Query()
+	q := s.db.Reader(ctx).Company.Query()
 	switch p.Status {
 	case "":
 	case StatusApproved:
@@ -173,14 +172,14 @@ func (s *Companies) List(ctx context.Context, p CompanyListParams) (Page[Company
 		}
 		after = &c
 	}
-	position := companyKeyset(q, order, list, after)
+	position := companyKeyset(s.db, q, order, list, after)
 	columns := packedCompanyColumns
 	if companyOrderColumns[order.Field] != "" {
 		columns = packedKeyedCompanyColumns
 	}
 	q.Limit(n + 1)
 	var rows []*ent.Company
-	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err = s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		rows, err = s.db.ReadCompanies(ctx, q.Clone().Where(confirm), columns)
 		return len(rows) > 0, err
@@ -202,9 +201,9 @@ func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return Company{}, errNotFound("company")
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	var rows []*ent.Company
-	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err := s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		rows, err = s.db.ReadCompanies(ctx, client.Company.Query().Where(company.ID(id), confirm), packedCompanyColumns)
 		return len(rows) > 0, err
@@ -215,7 +214,7 @@ func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 	if len(rows) == 0 {
 		return Company{}, errNotFound("company")
 	}
-	st, err := s.storeByID(ctx, client, rows[0].StoreID)
+	st, err := s.stores.storeByID(ctx, client, rows[0].StoreID)
 	if err != nil {
 		return Company{}, err
 	}
@@ -225,12 +224,12 @@ func (s *Companies) Get(ctx context.Context, id string) (Company, error) {
 // loadCompany reads a company with its store, scoped by the data layer to the viewer's store.
 //
 // Errors: not_found.
-func (s *core) loadCompany(ctx context.Context, client *ent.Client, id string) (*ent.Company, error) {
+func (s *companyStore) loadCompany(ctx context.Context, client *ent.Client, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
 	var c *ent.Company
-	err := s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err := s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		c, err = client.Company.Query().Where(company.ID(id), confirm).Only(ctx)
 		if ent.IsNotFound(err) {
@@ -244,7 +243,7 @@ func (s *core) loadCompany(ctx context.Context, client *ent.Client, id string) (
 	if c == nil {
 		return nil, errNotFound("company")
 	}
-	if c.Edges.Store, err = s.storeByID(ctx, client, c.StoreID); err != nil {
+	if c.Edges.Store, err = s.stores.storeByID(ctx, client, c.StoreID); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -266,25 +265,25 @@ func (s *Companies) Create(ctx context.Context, in CompanyInput) (Company, error
 	if _, err := requireStaff(ctx); err != nil {
 		return Company{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Company{}, err
 	}
 	var out Company
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		var gid *string
 		if in.PlatformCompanyGID != "" {
 			gid = &in.PlatformCompanyGID
 		}
-		c, err := s.createCompany(ctx, tx, st, in.Name, gid, in.PaymentTerms, in.CreditLimit)
+		c, err := s.companies.createCompany(ctx, tx, st, in.Name, gid, in.PaymentTerms, in.CreditLimit)
 		if err != nil {
 			return err
 		}
 		out = companyView(c, st)
-		err = s.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
+		err = s.events.emit(ctx, tx, st.ID, EventTypeCompanyCreated, out, nil)
 		return err
 	})
-	return out, s.nameGIDHolder(ctx, err)
+	return out, s.companies.nameGIDHolder(ctx, err)
 }
 
 // createCompany creates a company in st within tx. The caller emits its company.created
@@ -292,7 +291,7 @@ func (s *Companies) Create(ctx context.Context, in CompanyInput) (Company, error
 //
 // Errors: validation_failed (a platform company GID another company of the store has, too),
 // invalid_amount, limit_below_zero.
-func (s *core) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
+func (s *companyStore) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
 	name = strings.TrimSpace(name)
 	if err := checkField(name, "name", 500); err != nil {
 		return nil, err
@@ -301,7 +300,7 @@ func (s *core) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, nam
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	keys := OrderKeysOf(name, amount, decimal.Zero, st.BufferPercent, st.Currency)
 	c, err := tx.Company.Create().
 		SetStoreID(st.ID).
@@ -375,12 +374,12 @@ func (e *gidTakenError) Unwrap() error { return e.refusal }
 // company has it, so that whoever typed it can go and look: a GID is the platform's name of one
 // company, and a second company claiming it is most often the same buyer entered twice. It reads
 // after the transaction that was refused; any other error is returned as it is.
-func (s *core) nameGIDHolder(ctx context.Context, err error) error {
+func (s *companyStore) nameGIDHolder(ctx context.Context, err error) error {
 	var taken *gidTakenError
 	if !errors.As(err, &taken) {
 		return err
 	}
-	holder, qerr := s.client.Company.Query().Where(company.PlatformCompanyGid(taken.gid)).Only(ctx)
+	holder, qerr := s.db.Ent().Company.Query().Where(company.PlatformCompanyGid(taken.gid)).Only(ctx)
 	if qerr != nil {
 		return taken.refusal
 	}
@@ -410,7 +409,7 @@ type CreditLimitResult struct {
 // currency_mismatch, limit_below_zero.
 func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (CreditLimitResult, error) {
 	var out CreditLimitResult
-	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
+	err := s.companies.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
 		amount, errs := checkCreditLimit(in, cur)
 		if len(errs) > 0 {
@@ -423,12 +422,12 @@ func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cr
 		changed := !amount.Equal(previous)
 		if changed {
 			var err error
-			c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.Now()) })
+			c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetCreditLimit(amount).SetUpdatedAt(s.clock.Now()) })
 			if err != nil {
 				return err
 			}
 		}
-		if err := s.recordEvent(ctx, tx, c, EventCreditLimitChanged, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, EventCreditLimitChanged, map[string]any{
 			"previous_credit_limit": NewMoney(previous, cur),
 			"credit_limit":          NewMoney(amount, cur),
 			"reason":                in.Reason,
@@ -439,7 +438,7 @@ func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cr
 		if !changed {
 			return nil
 		}
-		if err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
+		if err := s.events.emit(ctx, tx, c.StoreID, EventTypeCompanyCreditLimitChanged, out.Company,
 			map[string]any{"credit_limit": out.PreviousCreditLimit}); err != nil {
 			return err
 		}

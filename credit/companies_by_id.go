@@ -3,8 +3,6 @@ package credit
 import (
 	"context"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ids"
@@ -31,13 +29,13 @@ func (s *Companies) GetMany(ctx context.Context, companyIDs []string) (map[strin
 	if len(want) == 0 {
 		return out, nil
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	var rows []*ent.Company
-	err = s.confirmedRead(ctx, func(confirm func(*sql.Selector)) (bool, error) {
+	err = s.auth.confirmedRead(ctx, func(confirm condition) (bool, error) {
 		var err error
 		rows, err = s.db.ReadCompanies(ctx, client.Company.Query().Where(company.IDIn(want...), confirm), packedCompanyColumns)
 		return len(rows) > 0, err

@@ -29,8 +29,8 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 		return Company{}, ParamErrorf(CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123")
 	}
 	var out Company
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, companyID)
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+		c, err := s.companies.lockCompany(ctx, tx, companyID)
 		if err != nil {
 			return err
 		}
@@ -39,7 +39,7 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 			out = companyView(c, c.Edges.Store)
 			return nil
 		}
-		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetPlatformCompanyGid(gid).SetUpdatedAt(s.Now()) })
+		c, err = saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) { u.SetPlatformCompanyGid(gid).SetUpdatedAt(s.clock.Now()) })
 		if s.db.ViolatedIndex(err) == companyGIDIndex {
 			return errCompanyGIDTaken(gid)
 		}
@@ -47,11 +47,11 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 			return err
 		}
 		out = companyView(c, c.Edges.Store)
-		if err := s.emit(ctx, tx, c.StoreID, EventTypeCompanyPlatformGIDChanged, out,
+		if err := s.events.emit(ctx, tx, c.StoreID, EventTypeCompanyPlatformGIDChanged, out,
 			map[string]any{"platform_company_gid": previous}); err != nil {
 			return err
 		}
-		if err := s.recordEvent(ctx, tx, c, EventPlatformCompanyGIDChanged, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, EventPlatformCompanyGIDChanged, map[string]any{
 			"previous_platform_company_gid": previous,
 			"platform_company_gid":          gid,
 		}); err != nil {
@@ -59,7 +59,7 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 		}
 		return nil
 	})
-	return out, s.nameGIDHolder(ctx, err)
+	return out, s.companies.nameGIDHolder(ctx, err)
 }
 
 // maxFailedForCompany bounds the failed deliveries Inbox.FailedFor reads.
@@ -74,8 +74,8 @@ func (s *Inbox) FailedFor(ctx context.Context, companyID string) ([]InboxDeliver
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
-	c, err := s.loadCompany(ctx, client, companyID)
+	client := s.db.Reader(ctx)
+	c, err := s.companies.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return nil, err
 	}

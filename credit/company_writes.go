@@ -28,7 +28,7 @@ import (
 // (RowLocks.ForUpdateStoreFirst).
 //
 // Errors: not_found.
-func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
+func (s *companyStore) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
@@ -38,7 +38,7 @@ func (s *core) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Com
 	if err != nil {
 		return nil, notFoundOr(err, "company")
 	}
-	if c.Edges.Store, err = s.storeByID(ctx, tx.Client(), c.StoreID); err != nil {
+	if c.Edges.Store, err = s.stores.storeByID(ctx, tx.Client(), c.StoreID); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -59,11 +59,11 @@ func storeLockedFirst(ctx context.Context, locks RowLocks, companyID string) pre
 // timeline event commit together and writes to one company take turns.
 //
 // Errors: insufficient_scope, not_found, and fn's.
-func (s *core) writeCompany(ctx context.Context, companyID string, fn func(tx *ent.Tx, c *ent.Company) error) error {
+func (s *companyStore) writeCompany(ctx context.Context, companyID string, fn func(tx *ent.Tx, c *ent.Company) error) error {
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
 		c, err := s.lockCompany(ctx, tx, companyID)
 		if err != nil {
 			return err

@@ -5,8 +5,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/predicate"
@@ -106,10 +104,10 @@ func CheckCompanySearch(q *string) error {
 
 // companyKeyset orders q by o and, for a cursor, keeps the companies after its position. It
 // returns the position of a company as a cursor's payload.
-func companyKeyset(q *ent.CompanyQuery, o CompanyOrder, list string, c *cursorPayload) func(*ent.Company) cursorPayload {
-	dir := sql.Asc
+func companyKeyset(keysets Keysets, q *ent.CompanyQuery, o CompanyOrder, list string, c *cursorPayload) func(*ent.Company) cursorPayload {
+	dir := ent.Asc
 	if o.Desc {
-		dir = sql.Desc
+		dir = ent.Desc
 	}
 	column := companyOrderColumns[o.Field]
 	if column == "" {
@@ -121,7 +119,7 @@ func companyKeyset(q *ent.CompanyQuery, o CompanyOrder, list string, c *cursorPa
 				q.Where(company.Or(company.UpdatedAtGT(t), company.And(company.UpdatedAtEQ(t), company.IDGT(c.ID))))
 			}
 		}
-		q.Order(orderBy(company.FieldUpdatedAt, dir), orderBy(company.FieldID, dir))
+		q.Order(dir(company.FieldUpdatedAt, company.FieldID))
 		return func(e *ent.Company) cursorPayload {
 			return cursorPayload{List: list, Time: e.UpdatedAt.UnixMicro(), ID: e.ID}
 		}
@@ -130,40 +128,14 @@ func companyKeyset(q *ent.CompanyQuery, o CompanyOrder, list string, c *cursorPa
 	// descending as it is, and put last first when ascending.
 	emptyLast := o.Field == OrderUtilization && !o.Desc
 	if c != nil {
-		q.Where(afterKey(column, c.Key, c.ID, o.Desc, emptyLast))
+		q.Where(keysets.AfterKey(column, c.Key, company.FieldID, c.ID, o.Desc, emptyLast))
 	}
 	if emptyLast {
-		q.Order(func(s *sql.Selector) { s.OrderExpr(sql.Expr(s.C(column) + " = ''")) })
+		q.Order(keysets.EmptyLast(column))
 	}
-	q.Order(orderBy(column, dir), orderBy(company.FieldID, dir))
+	q.Order(dir(column, company.FieldID))
 	return func(e *ent.Company) cursorPayload {
 		return cursorPayload{List: list, Key: companyKey(e, column), ID: e.ID}
-	}
-}
-
-// orderBy orders by a column in a direction.
-func orderBy(column string, dir func(string) string) func(*sql.Selector) {
-	return func(s *sql.Selector) { s.OrderBy(dir(s.C(column))) }
-}
-
-// afterKey keeps the companies after (key, id) in the order of column then ID, descending with
-// desc; with emptyLast the empty key comes after all others (ascending utilisation).
-func afterKey(column, key, id string, desc, emptyLast bool) func(*sql.Selector) {
-	return func(s *sql.Selector) {
-		col, idCol := s.C(column), s.C(company.FieldID)
-		beyond, idBeyond := sql.GT(col, key), sql.GT(idCol, id)
-		if desc {
-			beyond, idBeyond = sql.LT(col, key), sql.LT(idCol, id)
-		}
-		after := sql.Or(beyond, sql.And(sql.EQ(col, key), idBeyond))
-		if emptyLast {
-			if key == "" {
-				after = sql.And(sql.EQ(col, ""), idBeyond)
-			} else {
-				after = sql.Or(sql.And(sql.NEQ(col, ""), after), sql.EQ(col, ""))
-			}
-		}
-		s.Where(after)
 	}
 }
 

@@ -9,11 +9,9 @@
 package credit
 
 import (
-	"context"
 	"sync"
 	"time"
 
-	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/webhook"
 )
 
@@ -29,6 +27,9 @@ type Storage interface {
 	MoneySums
 	PackedReads
 	SeqRanges
+	Keysets
+	ReceivableSums
+	Filters
 	Search
 	Erasure
 	Snapshots
@@ -60,10 +61,12 @@ type Options struct {
 }
 
 // Service carries out every operation of the domain on one database. It is a set of small
-// services, one per kind of client, over one shared core (the database, the clock, the
-// caches): a transport or worker takes the one it needs, or an interface of its own over it.
+// services, one per kind of client, each holding as named fields the components it uses (the
+// database, the clock, the caches and the writers below): a transport or worker takes the
+// service it needs, or an interface of its own over it.
 type Service struct {
-	*core
+	clock  clock
+	stores *storeCache
 
 	// Companies: the companies on credit terms, their limits, holds and platform company GIDs.
 	Companies *Companies
@@ -101,83 +104,230 @@ type Service struct {
 	Exports *Exports
 }
 
-// The services. Each is the shared core seen through the methods of one kind of client.
+// The services. Each holds, by name, only the components its methods use, so a reader sees
+// from its fields what it may touch.
 type (
 	// Companies is the part of the domain about companies on credit terms (Service.Companies).
-	Companies struct{ *core }
+	Companies struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		auth      *keyAuth
+		companies *companyStore
+		events    *eventWriter
+		ledger    *ledgerWriter
+	}
 	// Ledger is the part of the domain about ledger entries (Service.Ledger).
-	Ledger struct{ *core }
+	Ledger struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		companies *companyStore
+		events    *eventWriter
+		ledger    *ledgerWriter
+	}
 	// Invoices is the part of the domain about invoices (Service.Invoices).
-	Invoices struct{ *core }
+	Invoices struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		companies *companyStore
+		events    *eventWriter
+		invoices  *invoiceReader
+	}
 	// Timeline is the part of the domain about companies' timelines (Service.Timeline).
-	Timeline struct{ *core }
+	Timeline struct {
+		db        Storage
+		companies *companyStore
+	}
 	// Applications is the part of the domain about wholesale applications (Service.Applications).
-	Applications struct{ *core }
+	Applications struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		companies *companyStore
+		events    *eventWriter
+	}
 	// Reports is the part of the domain that sums up a store (Service.Reports).
-	Reports struct{ *core }
+	Reports struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		companies *companyStore
+		invoices  *invoiceReader
+	}
 	// Keys is the part of the domain about API keys (Service.Keys).
-	Keys struct{ *core }
+	Keys struct {
+		db     Storage
+		clock  clock
+		stores *storeCache
+		auth   *keyAuth
+		events *eventWriter
+	}
 	// Staff is the part of the domain about the console's staff (Service.Staff).
-	Staff struct{ *core }
+	Staff struct {
+		db     Storage
+		clock  clock
+		stores *storeCache
+	}
 	// Stores is the part of the domain about stores (Service.Stores).
-	Stores struct{ *core }
+	Stores struct {
+		db     Storage
+		clock  clock
+		stores *storeCache
+	}
 	// Events is the part of the domain about the event feed (Service.Events).
-	Events struct{ *core }
+	Events struct {
+		db     Storage
+		clock  clock
+		stores *storeCache
+		auth   *keyAuth
+		// feed holds the process's live subscriptions to the event feed (see Subscribe).
+		feed *feedHub
+		// eventRetention is how long events are kept (Options.EventRetention): an older
+		// position is refused.
+		eventRetention time.Duration
+		// subscriptionRead bounds each database read of a subscription (Options.DBTimeout).
+		subscriptionRead time.Duration
+	}
 	// Platform is the part of the domain about the commerce platform's connection (Service.Platform).
-	Platform struct{ *core }
+	Platform struct {
+		db      Storage
+		clock   clock
+		stores  *storeCache
+		secrets *secretSealer
+	}
 	// Inbox is the part of the domain about the platform's deliveries (Service.Inbox).
-	Inbox struct{ *core }
+	Inbox struct {
+		db        Storage
+		clock     clock
+		stores    *storeCache
+		companies *companyStore
+		events    *eventWriter
+		ledger    *ledgerWriter
+	}
 	// Webhooks is the part of the domain about webhook endpoints, for staff (Service.Webhooks).
-	Webhooks struct{ *core }
+	Webhooks struct {
+		db      Storage
+		clock   clock
+		stores  *storeCache
+		secrets *secretSealer
+		// allowPrivateWebhooks accepts private endpoint URLs (Options.AllowPrivateWebhooks).
+		allowPrivateWebhooks bool
+	}
 	// WebhookQueue is the part of the domain the webhook delivery worker uses (Service.WebhookQueue).
-	WebhookQueue struct{ *core }
+	WebhookQueue struct {
+		db      Storage
+		clock   clock
+		secrets *secretSealer
+	}
 	// Idempotency is the part of the domain about Idempotency-Key records (Service.Idempotency).
-	Idempotency struct{ *core }
+	Idempotency struct {
+		db       Storage
+		recorder *idempotencyRecorder
+	}
 	// Maintenance is the part of the domain the periodic sweeps use (Service.Maintenance).
-	Maintenance struct{ *core }
+	Maintenance struct {
+		db        Storage
+		clock     clock
+		companies *companyStore
+		events    *eventWriter
+		invoices  *invoiceReader
+		ledger    *ledgerWriter
+		// eventRetention is how long events are kept before PurgeEvents deletes them.
+		eventRetention time.Duration
+	}
 	// Exports is the part of the domain about exports of a store's state (Service.Exports).
-	Exports struct{ *core }
+	Exports struct {
+		db       Storage
+		clock    clock
+		stores   *storeCache
+		auth     *keyAuth
+		invoices *invoiceReader
+		// exportBatch is how many rows each read of an export returns (Options.ExportBatch).
+		exportBatch int
+	}
 )
 
-// core is what every service shares: the database, the clock, the options and the caches.
-type core struct {
-	db     Storage
-	client *ent.Client
-	now    func() time.Time
+// The components. Each owns one piece of shared state or one kind of write, and is held by
+// name by the services that use it; New builds one of each.
+type (
+	// clock is the service's clock (Options.Now).
+	clock func() time.Time
 
-	idempotencyTTL time.Duration
-	eventRetention time.Duration
-	// subscriptionRead bounds each database read of a subscription (Options.DBTimeout).
-	subscriptionRead time.Duration
-	// exportBatch is how many rows each read of an export returns (Options.ExportBatch).
-	exportBatch int
+	// storeCache reads stores, and caches store rows by ID for the fields no operation changes
+	// once the store exists (name, currency, locale, buffer), so reads of a company need one
+	// statement instead of two (stores.go). The one field staff change, the reminder schedule
+	// (reminder_days), is always read from the database, never from here: other processes keep
+	// their own copies, so a field that an operation may change must never be read from here.
+	storeCache struct {
+		db     Storage
+		stores sync.Map // string -> *ent.Store
+	}
 
-	webhookSealer        func() (*webhook.Sealer, error)
-	allowPrivateWebhooks bool
+	// keyAuth authenticates requests by API key (keys.go): it remembers authentications
+	// until a key changes, and writes a key's last use at most once a minute.
+	keyAuth struct {
+		db    Storage
+		clock clock
+		// keys remembers authentications until a key changes (see Keys.Authenticate).
+		keys keyCache
+		// lastUsedWritten remembers when each key's last_used_at was last written by this
+		// process, so a busy key costs at most one write a minute.
+		lastUsedMu      sync.Mutex
+		lastUsedWritten map[string]time.Time
+	}
 
-	// stores caches store rows by ID, for the fields no operation changes once the store
-	// exists (name, currency, locale, buffer), so reads of a company need one statement instead
-	// of two. The one field staff change, the reminder schedule (reminder_days), is always read
-	// from the database, never from here: other processes keep their own copies, so a field
-	// that an operation may change must never be read from here.
-	stores sync.Map // string -> *ent.Store
+	// eventWriter appends what happened, in the transaction of the change it describes: the
+	// store's events (the feed and webhooks, events.go) and companies' timelines (timeline.go).
+	eventWriter struct {
+		db    Storage
+		clock clock
+	}
 
-	// lastUsedWritten remembers when each key's last_used_at was last written by this process,
-	// so a busy key costs at most one write a minute.
-	lastUsedMu      sync.Mutex
-	lastUsedWritten map[string]time.Time
+	// companyStore reads, creates and locks companies, each by way of its store (companies.go,
+	// company_writes.go).
+	companyStore struct {
+		db     Storage
+		clock  clock
+		stores *storeCache
+		auth   *keyAuth
+	}
 
-	// keys remembers authentications until a key changes (see Authenticate).
-	keys keyCache
+	// invoiceReader turns invoice rows into their views, with settlements and the state as of
+	// the clock (invoice_reads.go).
+	invoiceReader struct {
+		clock clock
+	}
 
-	// feed holds the process's live subscriptions to the event feed (see Events.Subscribe).
-	feed feedHub
-}
+	// ledgerWriter appends ledger entries and what follows from them: the allocation of
+	// payments to invoices and the overdue reconciliation (ledger.go, invoices.go).
+	ledgerWriter struct {
+		clock    clock
+		events   *eventWriter
+		invoices *invoiceReader
+	}
+
+	// idempotencyRecorder claims, records and releases Idempotency-Key records (idempotency.go).
+	idempotencyRecorder struct {
+		db    Storage
+		clock clock
+		// idempotencyTTL is how long a result is remembered (Options.IdempotencyTTL).
+		idempotencyTTL time.Duration
+	}
+
+	// secretSealer seals and opens webhook and platform secrets under the master key
+	// (webhooks.go, webhook_queue.go, platform.go).
+	secretSealer struct {
+		webhookSealer func() (*webhook.Sealer, error)
+	}
+)
 
 // New returns the Service over db. It is the one constructor: the server, the command line,
-// the tests and the benchmarks all build the service here.
+// the tests and the benchmarks all build the service here, and it is the one place that wires
+// the components into the services.
 func New(db Storage, opts Options) *Service {
-	now := opts.Now
+	now := clock(opts.Now)
 	if now == nil {
 		now = time.Now
 	}
@@ -194,29 +344,44 @@ func New(db Storage, opts Options) *Service {
 	if batch <= 0 {
 		batch = defaultExportBatch
 	}
-	c := &core{db: db, client: db.Ent(), now: now, idempotencyTTL: ttl, eventRetention: retention, subscriptionRead: read, exportBatch: batch, lastUsedWritten: map[string]time.Time{},
-		webhookSealer: opts.WebhookSealer, allowPrivateWebhooks: opts.AllowPrivateWebhooks}
-	return &Service{core: c,
-		Companies: &Companies{c}, Ledger: &Ledger{c}, Invoices: &Invoices{c}, Timeline: &Timeline{c},
-		Applications: &Applications{c}, Reports: &Reports{c}, Keys: &Keys{c}, Staff: &Staff{c},
-		Stores: &Stores{c}, Events: &Events{c}, Platform: &Platform{c}, Inbox: &Inbox{c},
-		Webhooks: &Webhooks{c}, WebhookQueue: &WebhookQueue{c}, Idempotency: &Idempotency{c},
-		Maintenance: &Maintenance{c}, Exports: &Exports{c}}
+	stores := &storeCache{db: db}
+	auth := &keyAuth{db: db, clock: now, lastUsedWritten: map[string]time.Time{}}
+	events := &eventWriter{db: db, clock: now}
+	companies := &companyStore{db: db, clock: now, stores: stores, auth: auth}
+	invoices := &invoiceReader{clock: now}
+	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices}
+	recorder := &idempotencyRecorder{db: db, clock: now, idempotencyTTL: ttl}
+	secrets := &secretSealer{webhookSealer: opts.WebhookSealer}
+	return &Service{clock: now, stores: stores,
+		Companies:    &Companies{db: db, clock: now, stores: stores, auth: auth, companies: companies, events: events, ledger: ledger},
+		Ledger:       &Ledger{db: db, clock: now, stores: stores, companies: companies, events: events, ledger: ledger},
+		Invoices:     &Invoices{db: db, clock: now, stores: stores, companies: companies, events: events, invoices: invoices},
+		Timeline:     &Timeline{db: db, companies: companies},
+		Applications: &Applications{db: db, clock: now, stores: stores, companies: companies, events: events},
+		Reports:      &Reports{db: db, clock: now, stores: stores, companies: companies, invoices: invoices},
+		Keys:         &Keys{db: db, clock: now, stores: stores, auth: auth, events: events},
+		Staff:        &Staff{db: db, clock: now, stores: stores},
+		Stores:       &Stores{db: db, clock: now, stores: stores},
+		Events: &Events{db: db, clock: now, stores: stores, auth: auth, feed: &feedHub{},
+			eventRetention: retention, subscriptionRead: read},
+		Platform:     &Platform{db: db, clock: now, stores: stores, secrets: secrets},
+		Inbox:        &Inbox{db: db, clock: now, stores: stores, companies: companies, events: events, ledger: ledger},
+		Webhooks:     &Webhooks{db: db, clock: now, stores: stores, secrets: secrets, allowPrivateWebhooks: opts.AllowPrivateWebhooks},
+		WebhookQueue: &WebhookQueue{db: db, clock: now, secrets: secrets},
+		Idempotency:  &Idempotency{db: db, recorder: recorder},
+		Maintenance: &Maintenance{db: db, clock: now, companies: companies, events: events, invoices: invoices, ledger: ledger,
+			eventRetention: retention},
+		Exports: &Exports{db: db, clock: now, stores: stores, auth: auth, invoices: invoices, exportBatch: batch},
+	}
 }
 
 // Now returns the service clock's current time in UTC with microsecond precision, the
 // precision every stored timestamp has.
-func (s *core) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *Service) Now() time.Time { return s.clock.Now() }
 
-// inTx runs fn in one write transaction; see Storage.InTx.
-func (s *core) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	return s.db.InTx(ctx, fn)
-}
-
-// reader is the client for a read: the transaction in ctx when there is one, so that what a
-// GraphQL mutation returns under an Idempotency-Key (which runs the whole request in one
-// transaction) includes its own writes, else the service's client.
-func (s *core) reader(ctx context.Context) *ent.Client { return s.db.Reader(ctx) }
+// Now returns the clock's current time in UTC with microsecond precision, the precision every
+// stored timestamp has.
+func (c clock) Now() time.Time { return c().UTC().Truncate(time.Microsecond) }
 
 func deref[T any](p *T) T {
 	var zero T

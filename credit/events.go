@@ -114,21 +114,21 @@ type eventData struct {
 // (see database.InsertNumbered), which locks the store's row until commit (see above); a
 // transaction that locks a company has locked that row already (lockCompany), so no other lock
 // may follow one taken here in a different order.
-func (s *core) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
+func (s *eventWriter) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
 	return s.emitData(ctx, tx, storeID, ids.New(eventIDPrefix), typ, eventData{Object: object, Previous: previous})
 }
 
 // emitData is emit with the event's ID chosen by the caller (a row written with the event names
 // it) and its whole data member, for events whose data has members beside object (an
 // invoice.reminder_due's level).
-func (s *core) emitData(ctx context.Context, tx *ent.Tx, storeID, id, typ string, data any) error {
+func (s *eventWriter) emitData(ctx context.Context, tx *ent.Tx, storeID, id, typ string, data any) error {
 	encoded, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
 		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
-		[]any{id, storeID, typ, s.Now(), string(encoded)})
+		[]any{id, storeID, typ, s.clock.Now(), string(encoded)})
 	return err
 }
 
@@ -237,11 +237,11 @@ func (s *Events) List(ctx context.Context, p EventListParams) (Page[Event], erro
 	if err != nil {
 		return Page[Event]{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Page[Event]{}, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	q := client.Event.Query()
 	if !all {
 		q.Where(event.TypeIn(types...))
@@ -297,7 +297,7 @@ func (s *Events) CheckListParams(p EventListParams) error {
 	return err
 }
 
-func (s *core) errEventAfter() error {
+func (s *Events) errEventAfter() error {
 	return ParamErrorf(CodeInvalidParameter, "after",
 		"after must be the ID of an event of this store you may read, not older than the retention (%s)", retentionText(s.eventRetention))
 }
@@ -314,7 +314,7 @@ func (s *Events) Get(ctx context.Context, id string) (Event, error) {
 	if !ids.HasPrefix(id, eventIDPrefix) {
 		return Event{}, errNotFound("event")
 	}
-	e, err := s.reader(ctx).Event.Query().Where(event.ID(id), event.TypeIn(types...)).Only(ctx)
+	e, err := s.db.Reader(ctx).Event.Query().Where(event.ID(id), event.TypeIn(types...)).Only(ctx)
 	if err != nil {
 		return Event{}, notFoundOr(err, "event")
 	}
@@ -330,9 +330,9 @@ func (s *Maintenance) EventRetention() time.Duration { return s.eventRetention }
 func (s *Maintenance) PurgeEvents(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
 	var n int
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
-		n, err = tx.Event.Delete().Where(event.OccurredAtLT(s.Now().Add(-s.eventRetention))).Exec(ctx)
+		n, err = tx.Event.Delete().Where(event.OccurredAtLT(s.clock.Now().Add(-s.eventRetention))).Exec(ctx)
 		return err
 	})
 	return n, err
@@ -349,7 +349,7 @@ func retentionText(d time.Duration) string {
 // emitHoldChange appends a company.hold_placed, company.hold_lifted or company.hold_changed
 // event: the company as it now is (c), and its status and hold as they were (before, with the
 // lifted or changed hold's kind).
-func (s *core) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
+func (s *eventWriter) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
 	prev := companyView(before, c.Edges.Store)
 	err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err

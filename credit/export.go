@@ -8,15 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/application"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/event"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
-	"github.com/creditd/creditd/ent/predicate"
 )
 
 // The export (contract §18): a store's companies, ledger entries, invoices and, when asked,
@@ -105,11 +102,11 @@ func (s *Exports) Export(ctx context.Context, p ExportParams, open func() (Expor
 			return ExportCounts{}, err
 		}
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return ExportCounts{}, err
 	}
-	if err := s.confirmKey(ctx); err != nil {
+	if err := s.auth.confirmKey(ctx); err != nil {
 		return ExportCounts{}, err
 	}
 	release, ok, err := s.db.TryLock(ctx, "creditd export "+st.ID)
@@ -142,7 +139,7 @@ func (s *Exports) Export(ctx context.Context, p ExportParams, open func() (Expor
 		w.buf = append(w.buf, `,"store_id":`...)
 		w.buf = appendJSONString(w.buf, st.ID)
 		w.buf = append(w.buf, `,"started_at":`...)
-		w.buf = At(s.Now()).AppendJSON(w.buf)
+		w.buf = At(s.clock.Now()).AppendJSON(w.buf)
 		w.buf = append(w.buf, "}\n"...)
 		if err := w.flush(); err != nil {
 			return err
@@ -182,7 +179,7 @@ func (s *Exports) exportPosition(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rows, err := s.reader(ctx).Event.Query().Where(event.TypeIn(readable...)).
+	rows, err := s.db.Reader(ctx).Event.Query().Where(event.TypeIn(readable...)).
 		Order(ent.Desc(event.FieldSeq)).Limit(1).Select(event.FieldID).All(ctx)
 	if err != nil || len(rows) == 0 {
 		return "", err
@@ -212,7 +209,7 @@ func (w *exportWriter) flush() error {
 func (s *Exports) exportCompanies(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
 	for {
-		rows, err := s.reader(ctx).Company.Query().Where(company.IDGT(last)).
+		rows, err := s.db.Reader(ctx).Company.Query().Where(company.IDGT(last)).
 			Order(ent.Asc(company.FieldID)).Limit(s.exportBatch).Select(companyViewColumns...).All(ctx)
 		if err != nil {
 			return n, err
@@ -238,8 +235,8 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 	var lastCompany string
 	var lastSeq int64
 	for {
-		rows, err := s.reader(ctx).LedgerEntry.Query().
-			Where(ledgerAfter(lastCompany, lastSeq)).
+		rows, err := s.db.Reader(ctx).LedgerEntry.Query().
+			Where(s.db.RowsAfter(ledgerentry.FieldCompanyID, ledgerentry.FieldSeq, lastCompany, lastSeq)).
 			Order(ent.Asc(ledgerentry.FieldCompanyID), ent.Asc(ledgerentry.FieldSeq)).
 			Limit(s.exportBatch).Select(ledgerViewColumns...).All(ctx)
 		if err != nil {
@@ -258,35 +255,22 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 	}
 }
 
-// ledgerAfter holds for the entries after (company, seq) in the (company_id, seq) index's
-// order, as one row-value comparison: both databases start the index's range scan there.
-// The same condition written as company_id > c OR (company_id = c AND seq > s) is not a range
-// to either planner: PostgreSQL scanned the index from its start and SQLite the company's
-// entries from its first, at every batch, so an export read the 1M-entry ledger of the
-// benchmark's store about 500 times over (quadratic; 83% of the SQLite export's CPU, and
-// PostgreSQL's batches past its statement_timeout).
-func ledgerAfter(company string, seq int64) predicate.LedgerEntry {
-	return func(s *sql.Selector) {
-		s.Where(sql.CompositeGT(s.Columns(ledgerentry.FieldCompanyID, ledgerentry.FieldSeq), company, seq))
-	}
-}
-
 // exportInvoices writes the store's invoices by ID.
 func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
-	now := s.Now()
+	now := s.clock.Now()
 	// invoiceDetails' statement names each settled invoice of the batch in one condition,
 	// which SQLite bounds (an expression tree at most 1,000 deep): read at most a page's
 	// worth of invoices at a time, as the invoice lists do.
 	batch := min(s.exportBatch, MaxPageSize)
 	for {
-		client := s.reader(ctx)
+		client := s.db.Reader(ctx)
 		rows, err := client.Invoice.Query().Where(invoice.IDGT(last)).
 			Order(ent.Asc(invoice.FieldID)).Limit(batch).All(ctx)
 		if err != nil {
 			return n, err
 		}
-		d, err := s.invoiceDetails(ctx, client, rows)
+		d, err := s.invoices.invoiceDetails(ctx, client, rows)
 		if err != nil {
 			return n, err
 		}
@@ -317,7 +301,7 @@ func appendInvoiceLine(b []byte, v Invoice) ([]byte, error) {
 func (s *Exports) exportApplications(ctx context.Context, w *exportWriter) (int, error) {
 	n, last := 0, ""
 	for {
-		rows, err := s.reader(ctx).Application.Query().Where(application.IDGT(last)).
+		rows, err := s.db.Reader(ctx).Application.Query().Where(application.IDGT(last)).
 			Order(ent.Asc(application.FieldID)).Limit(s.exportBatch).All(ctx)
 		if err != nil {
 			return n, err

@@ -57,7 +57,7 @@ func (f *storeFeed) next(ctx context.Context, sub *EventSubscription) (events []
 			return nil, false, false, nil
 		}
 		fresh := f.readGen == f.gen.Load() && !f.full && !f.readAt.IsZero() &&
-			sub.s.Now().Sub(f.readAt) < subscriptionRecheck
+			sub.s.clock.Now().Sub(f.readAt) < subscriptionRecheck
 		if read || fresh || sub.seq < f.head {
 			events, more = f.take(sub)
 			return events, more, true, nil
@@ -78,7 +78,7 @@ func (f *storeFeed) next(ctx context.Context, sub *EventSubscription) (events []
 		gen, head, r := f.gen.Load(), f.head, &feedRead{done: make(chan struct{})}
 		f.reading = r
 		f.mu.Unlock()
-		rows, err := sub.s.client.Event.Query().Where(event.SeqGT(head)).
+		rows, err := sub.s.db.Ent().Event.Query().Where(event.SeqGT(head)).
 			Order(ent.Asc(event.FieldSeq)).Limit(subscriptionPage).All(ctx)
 		f.mu.Lock()
 		f.reading, r.err = nil, err
@@ -93,7 +93,7 @@ func (f *storeFeed) next(ctx context.Context, sub *EventSubscription) (events []
 		if len(rows) > 0 {
 			f.head = rows[len(rows)-1].Seq
 		}
-		f.readGen, f.readAt, f.full = gen, sub.s.Now(), len(rows) == subscriptionPage
+		f.readGen, f.readAt, f.full = gen, sub.s.clock.Now(), len(rows) == subscriptionPage
 		if n := len(f.events) - windowEvents; n > 0 {
 			f.base = f.events[n-1].Seq
 			f.events = append(f.events[:0:0], f.events[n:]...)

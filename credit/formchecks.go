@@ -162,7 +162,7 @@ func (s *Webhooks) EndpointErrors(in WebhookEndpointInput) []error {
 }
 
 // checkWebhookEndpoint is Webhooks.EndpointErrors with the event types it read, without repeats.
-func (s *core) checkWebhookEndpoint(in WebhookEndpointInput) ([]string, []error) {
+func (s *Webhooks) checkWebhookEndpoint(in WebhookEndpointInput) ([]string, []error) {
 	var errs []error
 	if err := s.validateWebhookURL(strings.TrimSpace(in.URL)); err != nil {
 		errs = append(errs, err)

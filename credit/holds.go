@@ -59,7 +59,7 @@ type CompanyResult struct {
 // Errors: insufficient_scope, not_found, validation_failed (note), hold_exists.
 func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult, error) {
 	var out CompanyResult
-	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
+	err := s.companies.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		if in.Note != nil {
 			if err := checkText(*in.Note, "note"); err != nil {
 				return err
@@ -69,7 +69,7 @@ func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult,
 			return Errorf(CodeHoldExists, "company %s already has a %s hold", c.ID, *c.HoldKind)
 		}
 		v, _ := tenant.FromContext(ctx)
-		now := s.Now()
+		now := s.clock.Now()
 		before := c
 		c, err := saveCompany(ctx, c, func(u *ent.CompanyUpdateOne) {
 			u.SetHoldKind(company.HoldKindManual).
@@ -83,10 +83,10 @@ func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult,
 		if err != nil {
 			return err
 		}
-		if err := s.recordEvent(ctx, tx, c, EventHoldPlaced, map[string]any{"kind": HoldManual, "note": in.Note}); err != nil {
+		if err := s.events.recordEvent(ctx, tx, c, EventHoldPlaced, map[string]any{"kind": HoldManual, "note": in.Note}); err != nil {
 			return err
 		}
-		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
+		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
 			return err
 		}
 		out = CompanyResult{Company: companyView(c, c.Edges.Store)}
@@ -102,13 +102,13 @@ func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult,
 // Errors: insufficient_scope, not_found, hold_not_found, hold_not_liftable.
 func (s *Companies) LiftHold(ctx context.Context, companyID string) (CompanyResult, error) {
 	var out CompanyResult
-	err := s.writeCompany(ctx, companyID, func(tx *ent.Tx, c *ent.Company) error {
+	err := s.companies.writeCompany(ctx, companyID, func(tx *ent.Tx, c *ent.Company) error {
 		if c.HoldKind == nil {
 			return Errorf(CodeHoldNotFound, "company %s has no hold", c.ID)
 		}
 		kind := string(*c.HoldKind)
 		if kind == HoldOverdue {
-			overdue, err := s.oldestOverdueInvoice(ctx, tx, c)
+			overdue, err := s.ledger.oldestOverdueInvoice(ctx, tx, c)
 			if err != nil {
 				return err
 			}
@@ -117,17 +117,17 @@ func (s *Companies) LiftHold(ctx context.Context, companyID string) (CompanyResu
 			}
 		}
 		before := c
-		c, err := clearHold(ctx, c, s.Now())
+		c, err := clearHold(ctx, c, s.clock.Now())
 		if err != nil {
 			return err
 		}
-		if err := s.recordEvent(ctx, tx, c, EventHoldLifted, map[string]any{"kind": kind}); err != nil {
+		if err := s.events.recordEvent(ctx, tx, c, EventHoldLifted, map[string]any{"kind": kind}); err != nil {
 			return err
 		}
-		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
+		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
 			return err
 		}
-		if c, err = s.reconcileOverdue(ctx, tx, c); err != nil {
+		if c, err = s.ledger.reconcileOverdue(ctx, tx, c); err != nil {
 			return err
 		}
 		out = CompanyResult{Company: companyView(c, c.Edges.Store)}

@@ -66,13 +66,13 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 		return response, false, err
 	}
 	claim := ids.Random(22)
-	stored, err := s.claimKey(ctx, key, fingerprint, claim)
+	stored, err := s.recorder.claimKey(ctx, key, fingerprint, claim)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
 			// The database failed while claiming: the claim may have committed all the same
 			// (its answer lost with the connection), so give it up as a failed write does.
-			s.releaseKey(ctx, key, claim)
+			s.recorder.releaseKey(ctx, key, claim)
 		}
 		return nil, false, err
 	}
@@ -80,7 +80,7 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 		return stored, true, nil
 	}
 	errNotStored := errors.New("response not stored")
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		r, store, err := run(s.db.Join(ctx, tx))
 		if err != nil {
 			return err
@@ -103,7 +103,7 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 		return nil
 	})
 	if err != nil {
-		s.releaseKey(ctx, key, claim)
+		s.recorder.releaseKey(ctx, key, claim)
 		if errors.Is(err, errNotStored) {
 			return response, false, nil
 		}
@@ -114,19 +114,19 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 
 // claimKey claims key for this request, or returns the stored response of an earlier
 // identical request.
-func (s *core) claimKey(ctx context.Context, key, fingerprint, claim string) ([]byte, error) {
+func (s *idempotencyRecorder) claimKey(ctx context.Context, key, fingerprint, claim string) ([]byte, error) {
 	// Most keys are new: one INSERT claims them. When the key is taken (the unique index
 	// refuses the row), the transaction below decides what the earlier record means.
 	err := s.db.WriteOne(ctx, func(client *ent.Client) error {
-		return s.newClaim(ctx, client, key, fingerprint, claim, s.Now()).Exec(ctx)
+		return s.newClaim(ctx, client, key, fingerprint, claim, s.clock.Now()).Exec(ctx)
 	})
 	if !ent.IsConstraintError(err) {
 		return nil, err
 	}
 	var stored []byte
 	for attempt := 0; ; attempt++ {
-		err := s.inTx(ctx, func(tx *ent.Tx) error {
-			now := s.Now()
+		err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+			now := s.clock.Now()
 			rec, err := tx.IdempotencyRecord.Query().Where(idempotencyrecord.Key(key)).Only(ctx)
 			if err != nil && !ent.IsNotFound(err) {
 				return err
@@ -167,7 +167,7 @@ func (s *core) claimKey(ctx context.Context, key, fingerprint, claim string) ([]
 }
 
 // newClaim is the record of a new claim of key.
-func (s *core) newClaim(ctx context.Context, client *ent.Client, key, fingerprint, claim string, now time.Time) *ent.IdempotencyRecordCreate {
+func (s *idempotencyRecorder) newClaim(ctx context.Context, client *ent.Client, key, fingerprint, claim string, now time.Time) *ent.IdempotencyRecordCreate {
 	v, _ := tenant.FromContext(ctx)
 	return client.IdempotencyRecord.Create().
 		SetStoreID(v.StoreID).
@@ -189,7 +189,7 @@ func (s *core) newClaim(ctx context.Context, client *ent.Client, key, fingerprin
 // Giving a claim up is always safe: the write's transaction marks the record completed only
 // where the claim is still its own and not completed, so a write whose claim was released or
 // taken over never commits, and a completed record is never deleted.
-func (s *core) releaseKey(ctx context.Context, key, claim string) {
+func (s *idempotencyRecorder) releaseKey(ctx context.Context, key, claim string) {
 	attempt, cancel := detachedAttempt(ctx)
 	err := s.deleteClaim(attempt, key, claim)
 	cancel()
@@ -215,8 +215,8 @@ func (s *core) releaseKey(ctx context.Context, key, claim string) {
 }
 
 // deleteClaim deletes key's record while claim holds it unfinished.
-func (s *core) deleteClaim(ctx context.Context, key, claim string) error {
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+func (s *idempotencyRecorder) deleteClaim(ctx context.Context, key, claim string) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
 		_, err := tx.IdempotencyRecord.Delete().
 			Where(idempotencyrecord.Key(key), idempotencyrecord.Claim(claim), idempotencyrecord.Completed(false)).
 			Exec(ctx)
@@ -249,9 +249,9 @@ func abandoned(claim string) bool {
 func (s *Maintenance) PurgeIdempotencyRecords(ctx context.Context) (int, error) {
 	ctx = tenant.System(ctx)
 	var n int
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		var err error
-		n, err = tx.IdempotencyRecord.Delete().Where(idempotencyrecord.ExpiresAtLTE(s.Now())).Exec(ctx)
+		n, err = tx.IdempotencyRecord.Delete().Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
 		return err
 	})
 	return n, err

@@ -100,8 +100,8 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
-	client := s.reader(ctx)
-	c, err := s.loadCompany(ctx, client, companyID)
+	client := s.db.Reader(ctx)
+	c, err := s.companies.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
@@ -119,7 +119,7 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
-	pages, err := s.invoicePages(ctx, client, st, []string{c.ID}, p.Status, rows, n)
+	pages, err := s.invoices.invoicePages(ctx, client, st, []string{c.ID}, p.Status, rows, n)
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
@@ -147,44 +147,30 @@ func (s *Invoices) FirstPages(ctx context.Context, companyIDs []string, status s
 	if err != nil {
 		return nil, err
 	}
-	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	st, client, known, err := s.stores.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
 	var rows []*ent.Invoice
 	if len(known) > 0 {
-		rows, err = client.Invoice.Query().Where(func(sel *sql.Selector) {
-			// The first n+1 invoices of each company by sequence number. The outer query is
-			// the tenant's; the window only picks among the named companies' rows.
-			t := sql.Select().From(sql.Table(invoice.Table))
-			inner := t.Select(t.C(invoice.FieldID)).
-				AppendSelectExprAs(sql.RowNumber().PartitionBy(t.C(invoice.FieldCompanyID)).OrderBy(t.C(invoice.FieldSeq)), "rn").
-				Where(sql.In(t.C(invoice.FieldCompanyID), anySlice(known)...))
-			for _, w := range where {
-				w(inner)
-			}
-			inner.As("w")
-			sel.Where(sql.In(sel.C(invoice.FieldID), sql.Select(inner.C(invoice.FieldID)).From(inner).
-				Where(sql.LTE(inner.C("rn"), n+1))))
-		}).Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
+		// The first n+1 invoices of each company by sequence number. The outer query is the
+		// tenant's; the window only picks among the named companies' rows.
+		var holds predicate.Invoice
+		if len(where) > 0 {
+			holds = invoice.And(where...)
+		}
+		rows, err = client.Invoice.Query().Where(s.db.FirstOfEach(invoice.FieldCompanyID, invoice.FieldSeq, known, n+1, holds)).
+			Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
 		if err != nil {
 			return nil, err
 		}
 	}
-	return s.invoicePages(ctx, client, st, known, status, rows, n)
-}
-
-func anySlice(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
+	return s.invoices.invoicePages(ctx, client, st, known, status, rows, n)
 }
 
 // invoicePages turns invoice rows (up to n+1 per company, in order) into a page per company,
 // reading their issue dates and cancellations in one statement.
-func (s *core) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
+func (s *invoiceReader) invoicePages(ctx context.Context, client *ent.Client, st *ent.Store, companyIDs []string, status string, rows []*ent.Invoice, n int) (map[string]Page[Invoice], error) {
 	details, err := s.invoiceDetails(ctx, client, rows)
 	if err != nil {
 		return nil, err
@@ -193,7 +179,7 @@ func (s *core) invoicePages(ctx context.Context, client *ent.Client, st *ent.Sto
 	for _, r := range rows {
 		byCompany[r.CompanyID] = append(byCompany[r.CompanyID], r)
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	out := make(map[string]Page[Invoice], len(companyIDs))
 	for _, id := range companyIDs {
 		list := invoiceList(id, status)
@@ -219,7 +205,7 @@ type invoiceDetails struct {
 
 // invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
 // and the cancellations that reference the settled ones.
-func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
+func (s *invoiceReader) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
 	d := invoiceDetails{issued: map[string]time.Time{}, cancelled: map[string]bool{}}
 	if len(rows) == 0 {
 		return d, nil
@@ -254,7 +240,7 @@ func (s *core) invoiceDetails(ctx context.Context, client *ent.Client, rows []*e
 		}
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.Now(), BehaviourWindowDays); err != nil {
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
 		return d, err
 	}
 	d.reminders, err = invoiceReminders(ctx, client, rows)
@@ -307,12 +293,12 @@ func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
 	if !ids.HasPrefix(id, "inv") {
 		return Invoice{}, errNotFound("invoice")
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	r, err := client.Invoice.Query().Where(invoice.ID(id)).WithStore().Only(ctx)
 	if err != nil {
 		return Invoice{}, notFoundOr(err, "invoice")
 	}
-	views, err := s.invoiceViews(ctx, client, r.Edges.Store, []*ent.Invoice{r})
+	views, err := s.invoices.invoiceViews(ctx, client, r.Edges.Store, []*ent.Invoice{r})
 	if err != nil {
 		return Invoice{}, err
 	}
@@ -322,7 +308,7 @@ func (s *Invoices) Get(ctx context.Context, id string) (Invoice, error) {
 // invoiceViewsByID reads the invoices invoiceIDs of the store st through client (a
 // transaction's, for an event written with the change) and returns their views in the order
 // of their sequence numbers.
-func (s *core) invoiceViewsByID(ctx context.Context, client *ent.Client, st *ent.Store, invoiceIDs []string) ([]Invoice, error) {
+func (s *invoiceReader) invoiceViewsByID(ctx context.Context, client *ent.Client, st *ent.Store, invoiceIDs []string) ([]Invoice, error) {
 	rows, err := client.Invoice.Query().Where(invoice.IDIn(invoiceIDs...)).
 		Order(ent.Asc(invoice.FieldCompanyID), ent.Asc(invoice.FieldSeq)).All(ctx)
 	if err != nil {
@@ -333,12 +319,12 @@ func (s *core) invoiceViewsByID(ctx context.Context, client *ent.Client, st *ent
 
 // invoiceViews returns the views of rows (grouped by company), as GET /v1/invoices/{id}
 // shows each.
-func (s *core) invoiceViews(ctx context.Context, client *ent.Client, st *ent.Store, rows []*ent.Invoice) ([]Invoice, error) {
+func (s *invoiceReader) invoiceViews(ctx context.Context, client *ent.Client, st *ent.Store, rows []*ent.Invoice) ([]Invoice, error) {
 	d, err := s.invoiceDetails(ctx, client, rows)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	out := make([]Invoice, len(rows))
 	for i, r := range rows {
 		out[i] = invoiceView(r, d, st.Currency, now)

@@ -134,14 +134,14 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 	var day time.Time
 	check := func() error {
 		var errs []error
-		if day, errs = checkPromise(in, s.Now()); len(errs) > 0 {
+		if day, errs = checkPromise(in, s.clock.Now()); len(errs) > 0 {
 			return errs[0]
 		}
 		return nil
 	}
 	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		u := tx.Invoice.UpdateOne(r).SetPromisedFor(day).SetPromiseRecordedBy(actorOf(ctx).Label).
-			SetPromiseRecordedAt(s.Now()).ClearPromiseBrokenAt()
+			SetPromiseRecordedAt(s.clock.Now()).ClearPromiseBrokenAt()
 		if in.Note != nil {
 			u.SetPromiseNote(*in.Note)
 		} else {
@@ -155,7 +155,7 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 		if before.Promise != nil {
 			previous = map[string]any{"promise": before.Promise}
 		}
-		err = s.recordEvent(ctx, tx, c, EventPromiseRecorded, map[string]any{
+		err = s.events.recordEvent(ctx, tx, c, EventPromiseRecorded, map[string]any{
 			"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": in.PromisedFor, "note": in.Note,
 		})
 		return r, EventTypeInvoicePromiseRecorded, previous, err
@@ -174,7 +174,7 @@ func (s *Invoices) WithdrawPromise(ctx context.Context, invoiceID string) (Invoi
 	}
 	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_promise": before.Promise != nil}
-		if err := s.recordEvent(ctx, tx, c, EventPromiseWithdrawn, data); err != nil || before.Promise == nil {
+		if err := s.events.recordEvent(ctx, tx, c, EventPromiseWithdrawn, data); err != nil || before.Promise == nil {
 			return r, "", nil, err
 		}
 		r, err := tx.Invoice.UpdateOne(r).ClearPromisedFor().ClearPromiseNote().ClearPromiseRecordedBy().
@@ -196,7 +196,7 @@ func (s *Invoices) OpenDispute(ctx context.Context, in DisputeInput) (InvoiceRes
 	check := func() error { return checkText(in.Reason, "reason") }
 	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		r, err := tx.Invoice.UpdateOne(r).SetDisputeReason(in.Reason).SetDisputeOpenedBy(actorOf(ctx).Label).
-			SetDisputeOpenedAt(s.Now()).Save(ctx)
+			SetDisputeOpenedAt(s.clock.Now()).Save(ctx)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -204,7 +204,7 @@ func (s *Invoices) OpenDispute(ctx context.Context, in DisputeInput) (InvoiceRes
 		if before.Dispute != nil {
 			previous = map[string]any{"dispute": before.Dispute}
 		}
-		err = s.recordEvent(ctx, tx, c, EventInvoiceDisputed, map[string]any{
+		err = s.events.recordEvent(ctx, tx, c, EventInvoiceDisputed, map[string]any{
 			"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "reason": in.Reason,
 		})
 		return r, EventTypeInvoiceDisputed, previous, err
@@ -222,7 +222,7 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 	}
 	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_dispute": before.Dispute != nil}
-		if err := s.recordEvent(ctx, tx, c, EventDisputeResolved, data); err != nil || before.Dispute == nil {
+		if err := s.events.recordEvent(ctx, tx, c, EventDisputeResolved, data); err != nil || before.Dispute == nil {
 			return r, "", nil, err
 		}
 		r, err := tx.Invoice.UpdateOne(r).ClearDisputeReason().ClearDisputeOpenedBy().ClearDisputeOpenedAt().Save(ctx)
@@ -238,20 +238,20 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 // state; each rolls the transaction back, so nothing is written.
 //
 // Errors: not_found, check's, invoice_not_open, and fn's.
-func (s *core) writeInvoice(ctx context.Context, invoiceID string, check func() error,
+func (s *Invoices) writeInvoice(ctx context.Context, invoiceID string, check func() error,
 	fn func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error)) (InvoiceResult, error) {
 	if !ids.HasPrefix(invoiceID, "inv") {
 		return InvoiceResult{}, errNotFound("invoice")
 	}
 	var out InvoiceResult
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		// The company ID never changes, so reading it before the lock is safe; the rest of
 		// the invoice is read again once the company is locked.
 		companyID, err := tx.Invoice.Query().Where(invoice.ID(invoiceID)).Select(invoice.FieldCompanyID).String(ctx)
 		if err != nil {
 			return notFoundOr(err, "invoice")
 		}
-		c, err := s.lockCompany(ctx, tx, companyID)
+		c, err := s.companies.lockCompany(ctx, tx, companyID)
 		if err != nil {
 			return err
 		}
@@ -265,7 +265,7 @@ func (s *core) writeInvoice(ctx context.Context, invoiceID string, check func() 
 			}
 		}
 		st := c.Edges.Store
-		before, err := s.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
+		before, err := s.invoices.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
 		if err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func (s *core) writeInvoice(ctx context.Context, invoiceID string, check func() 
 		if err != nil {
 			return err
 		}
-		after, err := s.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
+		after, err := s.invoices.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (s *core) writeInvoice(ctx context.Context, invoiceID string, check func() 
 		if typ == "" {
 			return nil
 		}
-		if err := s.emit(ctx, tx, c.StoreID, typ, out.Invoice, previous); err != nil {
+		if err := s.events.emit(ctx, tx, c.StoreID, typ, out.Invoice, previous); err != nil {
 			return fmt.Errorf("%s: %w", typ, err)
 		}
 		return nil

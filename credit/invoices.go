@@ -28,8 +28,8 @@ import (
 // Each invoice whose open amount the entry brings to zero, and that is thereby paid (not
 // cancelled), gets its invoice.paid event in the same transaction, after the entry's
 // ledger_entry.created (contract §17).
-func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
-	c, settled, err := s.allocateEntry(ctx, tx, c, e, dueDays)
+func (s *ledgerWriter) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
+	c, settled, err := allocateEntry(ctx, tx, c, e, dueDays)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (s *core) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.
 
 // allocateEntry is allocate without the events: it returns the company and the IDs of the
 // invoices the entry settled (brought to zero), in the order it settled them.
-func (s *core) allocateEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, []string, error) {
+func allocateEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, []string, error) {
 	var settled []string
 	switch string(e.Kind) {
 	case KindOrderPlaced:
@@ -127,11 +127,11 @@ func (s *core) allocateEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, e 
 // same transaction's entry) that is paid: one that a cancellation settled is cancelled, and
 // no invoice.paid is said of it. The object is the invoice as GET /v1/invoices/{id} shows it,
 // read in tx.
-func (s *core) emitInvoicesPaid(ctx context.Context, tx *ent.Tx, c *ent.Company, invoiceIDs []string) error {
+func (s *ledgerWriter) emitInvoicesPaid(ctx context.Context, tx *ent.Tx, c *ent.Company, invoiceIDs []string) error {
 	if len(invoiceIDs) == 0 {
 		return nil
 	}
-	views, err := s.invoiceViewsByID(ctx, tx.Client(), c.Edges.Store, invoiceIDs)
+	views, err := s.invoices.invoiceViewsByID(ctx, tx.Client(), c.Edges.Store, invoiceIDs)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (s *core) emitInvoicesPaid(ctx context.Context, tx *ent.Tx, c *ent.Company,
 		if v.Status != InvoicePaid {
 			continue
 		}
-		if err := s.emit(ctx, tx, c.StoreID, EventTypeInvoicePaid, v, nil); err != nil {
+		if err := s.events.emit(ctx, tx, c.StoreID, EventTypeInvoicePaid, v, nil); err != nil {
 			return err
 		}
 	}
@@ -170,9 +170,9 @@ type overdueInvoice struct {
 
 // oldestOverdueInvoice returns the company's open invoice whose due date passed longest ago,
 // or nil when none is overdue.
-func (s *core) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
+func (s *ledgerWriter) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
 	inv, err := tx.Invoice.Query().
-		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.asOf(ctx))).
+		Where(invoice.CompanyID(c.ID), invoice.Open(true), invoice.DueAtLT(s.clock.asOf(ctx))).
 		Order(ent.Asc(invoice.FieldDueAt), ent.Asc(invoice.FieldSeq)).
 		First(ctx)
 	if ent.IsNotFound(err) {
@@ -190,7 +190,7 @@ func (s *core) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Comp
 // A manual hold is never replaced (contract §5: the overdue hold waits until it is lifted,
 // and lifting it reconciles), so under one nothing below can change, whatever the invoices:
 // they are not read.
-func (s *core) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
+func (s *ledgerWriter) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company) (*ent.Company, error) {
 	if c.HoldKind != nil && *c.HoldKind == company.HoldKindManual {
 		return c, nil
 	}
@@ -198,7 +198,7 @@ func (s *core) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	isOverdueHold := c.HoldKind != nil && *c.HoldKind == company.HoldKindOverdue
 	switch {
 	case overdue != nil && c.HoldKind == nil:
@@ -215,10 +215,10 @@ func (s *core) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
+		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
 			return nil, err
 		}
-		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{
+		return c, s.events.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{
 			"kind": HoldOverdue, "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
 		})
 	case overdue != nil && isOverdueHold && (deref(c.HoldOrderGid) != overdue.OrderGID || !deref(c.HoldDueAt).Equal(overdue.DueAt)):
@@ -231,16 +231,16 @@ func (s *core) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.Company)
 		}); err != nil {
 			return nil, err
 		}
-		return c, s.emitHoldChange(ctx, tx, EventTypeCompanyHoldChanged, c, before)
+		return c, s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldChanged, c, before)
 	case overdue == nil && isOverdueHold:
 		before := c
 		if c, err = clearHold(ctx, c, now); err != nil {
 			return nil, err
 		}
-		if err := s.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
+		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
 			return nil, err
 		}
-		return c, s.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
+		return c, s.events.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
 	}
 	return c, nil
 }
@@ -263,11 +263,11 @@ func (s *Maintenance) SweepHoldsAsOf(ctx context.Context, t time.Time) (SweepRes
 type asOfKey struct{}
 
 // asOf is the moment the overdue state is decided at: a sweep's --now, else the clock's now.
-func (s *core) asOf(ctx context.Context) time.Time {
+func (c clock) asOf(ctx context.Context) time.Time {
 	if t, ok := ctx.Value(asOfKey{}).(time.Time); ok {
 		return t
 	}
-	return s.Now()
+	return c.Now()
 }
 
 // SweepHolds finds companies whose overdue state changed with the passing of time (an invoice
@@ -276,9 +276,9 @@ func (s *core) asOf(ctx context.Context) time.Time {
 // lock, so the outcome is the same.
 func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 	ctx = tenant.System(ctx)
-	now := s.asOf(ctx)
+	now := s.clock.asOf(ctx)
 	var res SweepResult
-	dueIDs, err := s.client.Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
+	dueIDs, err := s.db.Ent().Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
 		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
 	if err != nil {
 		return res, err
@@ -286,7 +286,7 @@ func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 	candidates := map[string]bool{}
 	for start := 0; start < len(dueIDs); start += 500 {
 		batch := dueIDs[start:min(start+500, len(dueIDs))]
-		unheld, err := s.client.Company.Query().Where(company.IDIn(batch...), company.HoldKindIsNil()).IDs(ctx)
+		unheld, err := s.db.Ent().Company.Query().Where(company.IDIn(batch...), company.HoldKindIsNil()).IDs(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -294,7 +294,7 @@ func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 			candidates[id] = true
 		}
 	}
-	held, err := s.client.Company.Query().Where(company.HoldKindEQ(company.HoldKindOverdue)).IDs(ctx)
+	held, err := s.db.Ent().Company.Query().Where(company.HoldKindEQ(company.HoldKindOverdue)).IDs(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -302,13 +302,13 @@ func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 		candidates[id] = true
 	}
 	for id := range candidates {
-		err := s.inTx(ctx, func(tx *ent.Tx) error {
-			c, err := s.lockCompany(ctx, tx, id)
+		err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+			c, err := s.companies.lockCompany(ctx, tx, id)
 			if err != nil {
 				return err
 			}
 			before := c.HoldKind
-			c, err = s.reconcileOverdue(ctx, tx, c)
+			c, err = s.ledger.reconcileOverdue(ctx, tx, c)
 			if err != nil {
 				return err
 			}

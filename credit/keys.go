@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
@@ -148,7 +146,7 @@ func (s *Keys) Authenticate(ctx context.Context, secret string) (context.Context
 		return nil, errUnauthenticated
 	}
 	hash := hashSecret(secret)
-	k, err := s.authenticate(ctx, hash)
+	k, err := s.auth.authenticate(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -159,29 +157,20 @@ func (s *Keys) Authenticate(ctx context.Context, secret string) (context.Context
 
 // authenticate is Authenticate's check of a secret's hash: the count of key changes, then the
 // cache entry made under that count, else the key's lookup.
-func (s *core) authenticate(ctx context.Context, hash string) (*cachedKey, error) {
+func (s *keyAuth) authenticate(ctx context.Context, hash string) (*cachedKey, error) {
 	sys := tenant.System(ctx)
 	changes, err := s.db.KeyChanges(sys)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	if k := s.keys.get(hash, now, changes); k != nil {
 		s.touchKey(sys, k.keyID, k.lastUsedAt, now)
 		return k, nil
 	}
-	// One statement: the key that is not revoked and has this secret, unexpired. It is written
-	// as "id IN (subquery)" rather than ent's HasSecretsWith, an EXISTS that SQLite evaluates
-	// for every key of every store instead of looking the hash up once.
-	key, err := s.client.APIKey.Query().
-		Where(apikey.RevokedAtIsNil(), func(sel *sql.Selector) {
-			t := sql.Table(apikeysecret.Table)
-			secrets := sql.Select(t.C(apikeysecret.FieldKeyID)).From(t).Where(sql.And(
-				sql.EQ(t.C(apikeysecret.FieldHash), hash),
-				sql.Or(sql.IsNull(t.C(apikeysecret.FieldExpiresAt)), sql.GT(t.C(apikeysecret.FieldExpiresAt), now)),
-			))
-			sel.Where(sql.In(sel.C(apikey.FieldID), secrets))
-		}).
+	// One statement: the key that is not revoked and has this secret, unexpired.
+	key, err := s.db.Ent().APIKey.Query().
+		Where(apikey.RevokedAtIsNil(), s.db.KeysWithLiveSecret(hash, now)).
 		Only(sys)
 	if ent.IsNotFound(err) {
 		s.keys.drop(hash)
@@ -194,7 +183,7 @@ func (s *core) authenticate(ctx context.Context, hash string) (*cachedKey, error
 	// under the count read before the key was, so a change committed in between is seen by
 	// the next request.
 	k := &cachedKey{storeID: key.StoreID, keyID: key.ID, label: key.Label, scopes: key.Scopes, lastUsedAt: key.LastUsedAt, changes: changes}
-	if sec, err := s.client.APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err == nil {
+	if sec, err := s.db.Ent().APIKeySecret.Query().Where(apikeysecret.KeyID(key.ID), apikeysecret.Hash(hash)).Only(sys); err == nil {
 		if sec.ExpiresAt != nil {
 			k.until = *sec.ExpiresAt
 		}
@@ -244,12 +233,12 @@ func (s *Keys) AuthenticateRead(ctx context.Context, secret string) (context.Con
 		return nil, errUnauthenticated
 	}
 	hash := hashSecret(secret)
-	now := s.Now()
-	k := s.keys.lookup(hash, now)
+	now := s.clock.Now()
+	k := s.auth.keys.lookup(hash, now)
 	if k == nil {
 		return s.Authenticate(ctx, secret)
 	}
-	s.touchKey(tenant.System(ctx), k.keyID, k.lastUsedAt, now)
+	s.auth.touchKey(tenant.System(ctx), k.keyID, k.lastUsedAt, now)
 	ctx = context.WithValue(ctx, keyConfirmationKey{}, &keyConfirmation{hash: hash, keyID: k.keyID, changes: k.changes})
 	return tenant.APIKey(ctx, k.storeID, k.keyID, k.label, k.scopes), nil
 }
@@ -259,10 +248,10 @@ func (s *Keys) AuthenticateRead(ctx context.Context, secret string) (context.Con
 // nil for a context without such a key, and the same answer when called again.
 //
 // Errors: unauthenticated.
-func (s *Keys) Confirm(ctx context.Context) error { return s.confirmKey(ctx) }
+func (s *Keys) Confirm(ctx context.Context) error { return s.auth.confirmKey(ctx) }
 
-// confirmKey is Confirm, for the core's reads that confirm a cached key (confirmedRead).
-func (s *core) confirmKey(ctx context.Context) error {
+// confirmKey is Confirm, for the reads that confirm a cached key (confirmedRead).
+func (s *keyAuth) confirmKey(ctx context.Context) error {
 	kc, _ := ctx.Value(keyConfirmationKey{}).(*keyConfirmation)
 	if kc == nil || kc.done {
 		if kc != nil {
@@ -289,7 +278,7 @@ func (s *core) confirmKey(ctx context.Context) error {
 // without the condition, so a valid key never gets an empty answer that the count's move made.
 //
 // Errors: unauthenticated, and read's.
-func (s *core) confirmedRead(ctx context.Context, read func(confirm func(*sql.Selector)) (found bool, err error)) error {
+func (s *keyAuth) confirmedRead(ctx context.Context, read func(confirm condition) (found bool, err error)) error {
 	kc := pendingConfirmation(ctx)
 	if kc == nil {
 		_, err := read(noCondition)
@@ -309,12 +298,10 @@ func (s *core) confirmedRead(ctx context.Context, read func(confirm func(*sql.Se
 	return err
 }
 
-func noCondition(*sql.Selector) {}
-
 // touchKey records a key's use: on its first use, then at most once a minute per process.
 // lastUsedAt is the key's last_used_at as last read. A failure to record is not the caller's
 // problem and does not fail the request.
-func (s *core) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time, now time.Time) {
+func (s *keyAuth) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time, now time.Time) {
 	s.lastUsedMu.Lock()
 	last, seen := s.lastUsedWritten[keyID]
 	due := !seen || now.Sub(last) >= lastUsedInterval
@@ -328,7 +315,7 @@ func (s *core) touchKey(ctx context.Context, keyID string, lastUsedAt *time.Time
 	}
 	s.lastUsedMu.Unlock()
 	if due {
-		_ = s.inTx(ctx, func(tx *ent.Tx) error {
+		_ = s.db.InTx(ctx, func(tx *ent.Tx) error {
 			return tx.APIKey.UpdateOneID(keyID).SetLastUsedAt(now).Exec(ctx)
 		})
 	}
@@ -368,7 +355,7 @@ func (s *Keys) Create(ctx context.Context, label string, scopes []string) (Issue
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return IssuedKey{}, err
 	}
 	label = strings.TrimSpace(label)
@@ -377,8 +364,8 @@ func (s *Keys) Create(ctx context.Context, label string, scopes []string) (Issue
 		return IssuedKey{}, errs[0]
 	}
 	var out IssuedKey
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		now := s.Now()
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
+		now := s.clock.Now()
 		k, err := tx.APIKey.Create().SetStoreID(v.StoreID).SetLabel(label).SetScopes(scopes).SetCreatedAt(now).Save(ctx)
 		if err != nil {
 			return err
@@ -388,7 +375,7 @@ func (s *Keys) Create(ctx context.Context, label string, scopes []string) (Issue
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyCreated, keyEventView(k), nil)
+		err = s.events.emit(ctx, tx, k.StoreID, EventTypeKeyCreated, keyEventView(k), nil)
 		return err
 	})
 	return out, err
@@ -407,12 +394,12 @@ func (s *Keys) Rotate(ctx context.Context, keyID string, grace time.Duration) (I
 		return IssuedKey{}, err
 	}
 	var out IssuedKey
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		k, err := s.activeKey(ctx, tx, keyID)
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+		k, err := activeKey(ctx, tx, keyID)
 		if err != nil {
 			return err
 		}
-		now := s.Now()
+		now := s.clock.Now()
 		if err := tx.APIKeySecret.Update().
 			Where(apikeysecret.KeyID(k.ID), apikeysecret.ExpiresAtIsNil()).
 			SetExpiresAt(now.Add(grace)).Exec(ctx); err != nil {
@@ -423,7 +410,7 @@ func (s *Keys) Rotate(ctx context.Context, keyID string, grace time.Duration) (I
 			return err
 		}
 		out = IssuedKey{ID: k.ID, Secret: secret}
-		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
+		err = s.events.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
 		return err
 	})
 	// The old secrets' expiry bumps key_changes (a trigger): every process sees it.
@@ -438,16 +425,16 @@ func (s *Keys) Revoke(ctx context.Context, keyID string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		k, err := s.activeKey(ctx, tx, keyID)
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+		k, err := activeKey(ctx, tx, keyID)
 		if err != nil {
 			return err
 		}
-		revoked, err := tx.APIKey.UpdateOne(k).SetRevokedAt(s.Now()).Save(ctx)
+		revoked, err := tx.APIKey.UpdateOne(k).SetRevokedAt(s.clock.Now()).Save(ctx)
 		if err != nil {
 			return err
 		}
-		err = s.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
+		err = s.events.emit(ctx, tx, k.StoreID, EventTypeKeyRevoked, keyEventView(revoked), map[string]any{"revoked_at": nil})
 		return err
 	})
 	// Revoking bumps key_changes (a trigger) in the same transaction: every process's next
@@ -455,7 +442,7 @@ func (s *Keys) Revoke(ctx context.Context, keyID string) error {
 	return err
 }
 
-func (s *core) activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {
+func activeKey(ctx context.Context, tx *ent.Tx, keyID string) (*ent.APIKey, error) {
 	if !ids.HasPrefix(keyID, "key") {
 		return nil, errNotFound("key")
 	}
@@ -477,15 +464,15 @@ func (s *Keys) List(ctx context.Context, staleAfter time.Duration) ([]KeyInfo, e
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return nil, err
 	}
-	keys, err := s.client.APIKey.Query().
+	keys, err := s.db.Ent().APIKey.Query().
 		Order(ent.Asc(apikey.FieldCreatedAt), ent.Asc(apikey.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	out := make([]KeyInfo, 0, len(keys))
 	for _, k := range keys {
 		lastActivity := k.CreatedAt

@@ -93,17 +93,17 @@ func (s *Ledger) List(ctx context.Context, companyID string, p LedgerListParams)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
+	c, err := s.companies.loadCompany(ctx, s.db.Reader(ctx), companyID)
 	if err != nil {
 		return Page[LedgerEntry]{}, err
 	}
 	st := c.Edges.Store
-	q := s.reader(ctx).LedgerEntry.Query().Where(ledgerentry.CompanyID(c.ID))
+	q := s.db.Reader(ctx).LedgerEntry.Query().Where(ledgerentry.CompanyID(c.ID))
 	list := "ledger|" + c.ID
 	if p.After != "" {
 		var after *ent.LedgerEntry
 		if ids.HasPrefix(p.After, "le") {
-			after, err = s.reader(ctx).LedgerEntry.Query().
+			after, err = s.db.Reader(ctx).LedgerEntry.Query().
 				Where(ledgerentry.ID(p.After), ledgerentry.CompanyID(c.ID)).
 				Select(ledgerentry.FieldSeq).Only(ctx)
 			if err != nil && !ent.IsNotFound(err) {
@@ -159,7 +159,7 @@ func (s *Ledger) Get(ctx context.Context, id string) (LedgerEntry, error) {
 	if !ids.HasPrefix(id, "le") {
 		return LedgerEntry{}, errNotFound("ledger entry")
 	}
-	e, err := s.reader(ctx).LedgerEntry.Query().Where(ledgerentry.ID(id)).WithStore().Only(ctx)
+	e, err := s.db.Reader(ctx).LedgerEntry.Query().Where(ledgerentry.ID(id)).WithStore().Only(ctx)
 	if err != nil {
 		return LedgerEntry{}, notFoundOr(err, "ledger entry")
 	}
@@ -188,17 +188,17 @@ type AdjustmentResult struct {
 // currency_mismatch.
 func (s *Ledger) CreateAdjustment(ctx context.Context, in AdjustmentInput) (AdjustmentResult, error) {
 	var out AdjustmentResult
-	err := s.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
+	err := s.companies.writeCompany(ctx, in.CompanyID, func(tx *ent.Tx, c *ent.Company) error {
 		cur := c.Edges.Store.Currency
 		amount, errs := checkAdjustment(in, cur)
 		if len(errs) > 0 {
 			return errs[0]
 		}
-		e, c, err := s.appendEntry(ctx, tx, c, KindAdjustment, amount, nil, in.Note, s.Now())
+		e, c, err := s.ledger.appendEntry(ctx, tx, c, KindAdjustment, amount, nil, in.Note, s.clock.Now())
 		if err != nil {
 			return err
 		}
-		if err := s.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
 			"ledger_entry_id": e.ID,
 			"amount":          NewMoney(amount, cur),
 			"note":            *in.Note,
@@ -233,8 +233,8 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 	}
 	var entry LedgerEntry
 	var view Company
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		c, err := s.lockCompany(ctx, tx, in.CompanyID)
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+		c, err := s.companies.lockCompany(ctx, tx, in.CompanyID)
 		if err != nil {
 			return err
 		}
@@ -262,11 +262,11 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 				return ParamErrorf(CodeValidationFailed, "order", "order %s has no order_placed entry in this company's ledger", *gid)
 			}
 		}
-		occurred := s.Now()
+		occurred := s.clock.Now()
 		if in.OccurredAt != nil {
 			occurred = in.OccurredAt.Time
 		}
-		e, c, err := s.appendEntry(ctx, tx, c, in.Kind, amount, gid, note, occurred)
+		e, c, err := s.ledger.appendEntry(ctx, tx, c, in.Kind, amount, gid, note, occurred)
 		if err != nil {
 			return err
 		}
@@ -286,7 +286,7 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 				"note":            note,
 			}
 		}
-		if err := s.recordEvent(ctx, tx, c, typ, data); err != nil {
+		if err := s.events.recordEvent(ctx, tx, c, typ, data); err != nil {
 			return err
 		}
 		entry = ledgerEntryView(e, cur)
@@ -305,8 +305,8 @@ func (s *Ledger) Recorders(ctx context.Context, companyID string, entryIDs []str
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
-	c, err := s.loadCompany(ctx, client, companyID)
+	client := s.db.Reader(ctx)
+	c, err := s.companies.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -417,15 +417,15 @@ func checkLedgerOrder(kind string, gid *string) error {
 // invoices, and places or lifts the automatic overdue hold. It returns the entry and the
 // updated company (with its store edge). An order's invoice is due after the company's NET
 // days.
-func (s *core) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
+func (s *ledgerWriter) appendEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time) (*ent.LedgerEntry, *ent.Company, error) {
 	return s.appendEntryDue(ctx, tx, c, kind, amount, gid, note, occurred, c.PaymentTermsDays, actorOf(ctx))
 }
 
 // appendEntryDue is appendEntry with the days after which an order's invoice is due: the
 // platform's terms for that order win over the company's (contract §13), and the actor the
 // entry is recorded by (the platform's deliveries are the platform's, also when staff retry).
-func (s *core) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int, by Actor) (*ent.LedgerEntry, *ent.Company, error) {
-	now := s.Now()
+func (s *ledgerWriter) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, kind string, amount decimal.Decimal, gid, note *string, occurred time.Time, dueDays int, by Actor) (*ent.LedgerEntry, *ent.Company, error) {
+	now := s.clock.Now()
 	seq := c.LedgerSeq + 1
 	// The company is locked (lockCompany) and its entries are appended one at a time in
 	// sequence order, so its outstanding plus this amount is the balance right after it.
@@ -453,7 +453,7 @@ func (s *core) appendEntryDue(ctx context.Context, tx *ent.Tx, c *ent.Company, k
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
+	if err := s.events.emit(ctx, tx, c.StoreID, EventTypeLedgerEntryCreated, ledgerEntryView(e, c.Edges.Store.Currency), nil); err != nil {
 		return nil, nil, err
 	}
 	if updated, err = s.allocate(ctx, tx, updated, e, dueDays); err != nil {

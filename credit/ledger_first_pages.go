@@ -33,7 +33,7 @@ func (s *Ledger) FirstPages(ctx context.Context, companyIDs []string, limit *int
 	if err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	companies, err := client.Company.Query().
 		Where(company.IDIn(companyIDs...)).
 		Select(company.FieldID, company.FieldStoreID, company.FieldLedgerSeq).
@@ -51,7 +51,7 @@ func (s *Ledger) FirstPages(ctx context.Context, companyIDs []string, limit *int
 	}
 	out := make(map[string]Page[LedgerEntry], len(companies))
 	for storeID, seqs := range byStore {
-		st, err := s.storeByID(ctx, client, storeID)
+		st, err := s.stores.storeByID(ctx, client, storeID)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +81,7 @@ func (s *Ledger) FirstPagesOf(ctx context.Context, companies []*Company, limit *
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Ledger) FirstPagesOf(ctx context.Context, companies []*Company, limit *
 	for _, c := range companies {
 		seqs[c.ID] = c.ledgerSeq
 	}
-	return s.ledgerWindows(ctx, s.reader(ctx), st, seqs, n)
+	return s.ledgerWindows(ctx, s.db.Reader(ctx), st, seqs, n)
 }
 
 // ledgerWindows reads, in one statement, the newest n entries of each company whose last
@@ -98,7 +98,7 @@ func (s *Ledger) FirstPagesOf(ctx context.Context, companies []*Company, limit *
 // is numbered above 1: no extra entry is read to find out (a sixth of the rows for pages of
 // 5). An entry appended since seqs were read makes the read return more than n, and the
 // page is then the newest n, as Ledger.List's.
-func (s *core) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
+func (s *Ledger) ledgerWindows(ctx context.Context, client *ent.Client, st *ent.Store, seqs map[string]int64, n int) (map[string]Page[LedgerEntry], error) {
 	// In ID order, so the statement's text repeats and its prepared form is reused.
 	ids := slices.Sorted(maps.Keys(seqs))
 	var companies []string

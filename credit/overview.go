@@ -67,12 +67,12 @@ func (s *Reports) Overview(ctx context.Context) (Overview, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return Overview{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Overview{}, err
 	}
-	client := s.reader(ctx)
-	now := s.Now()
+	client := s.db.Reader(ctx)
+	now := s.clock.Now()
 	cur := st.Currency
 	out := Overview{AsOf: At(now)}
 

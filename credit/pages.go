@@ -93,7 +93,7 @@ func (s *Service) CheckListParams(ctx context.Context, kind string, p ListParams
 	if p.Cursor == "" {
 		return nil
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return err
 	}

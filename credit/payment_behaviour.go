@@ -153,11 +153,11 @@ func (s *Reports) PaymentBehaviour(ctx context.Context, companyIDs []string, win
 	if windowDays < 1 || windowDays > 1825 {
 		return nil, ParamErrorf(CodeInvalidParameter, "window_days", "window_days must be from 1 to 1825")
 	}
-	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	st, client, known, err := s.stores.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	from := now.Add(-time.Duration(windowDays) * 24 * time.Hour)
 	rows, err := behaviourRows(ctx, client, known, from, now)
 	if err != nil {

@@ -48,10 +48,10 @@ type PlatformConnection struct {
 	UpdatedAt               Timestamp  `json:"updated_at"`
 }
 
-func (s *core) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
+func (s *Platform) platformConnectionView(c *ent.PlatformConnection) PlatformConnection {
 	return PlatformConnection{
 		ID: c.ID, StoreID: c.StoreID, ShopDomain: c.ShopDomain, CreatedAt: At(c.CreatedAt), UpdatedAt: At(c.UpdatedAt),
-		PreviousSecretExpiresAt: platformSecret(c).previousExpiry(s.Now()),
+		PreviousSecretExpiresAt: platformSecret(c).previousExpiry(s.clock.Now()),
 	}
 }
 
@@ -67,7 +67,7 @@ func normalizeShopDomain(domain string) string { return strings.ToLower(strings.
 // sealPlatformSecret refuses a secret that cannot be the platform's and seals the others.
 //
 // Errors: validation_failed (param "secret"); ErrNoWebhookKey.
-func (s *core) sealPlatformSecret(secret string) (string, error) {
+func (s *secretSealer) sealPlatformSecret(secret string) (string, error) {
 	if err := checkPlatformSecret(secret); err != nil {
 		return "", err
 	}
@@ -89,20 +89,20 @@ func (s *Platform) Connect(ctx context.Context, shopDomain, secret string) (Plat
 	if err != nil {
 		return PlatformConnection{}, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
 	shopDomain = normalizeShopDomain(shopDomain)
 	if len(shopDomain) > 253 || !shopDomainPattern.MatchString(shopDomain) {
 		return PlatformConnection{}, ParamErrorf(CodeValidationFailed, "shop_domain", "shop_domain must be a domain such as example.myplatform.com")
 	}
-	sealed, err := s.sealPlatformSecret(secret)
+	sealed, err := s.secrets.sealPlatformSecret(secret)
 	if err != nil {
 		return PlatformConnection{}, err
 	}
 	var out PlatformConnection
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		now := s.Now()
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
+		now := s.clock.Now()
 		c, err := tx.PlatformConnection.Create().SetStoreID(v.StoreID).SetShopDomain(shopDomain).
 			SetSecretSealed(sealed).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
@@ -118,7 +118,7 @@ func (s *Platform) Connect(ctx context.Context, shopDomain, secret string) (Plat
 		return PlatformConnection{}, errPlatformConnected(v.StoreID)
 	case "platformconnection_shop_domain":
 		// The shop's connection committed first; whether it is this store's is read now.
-		owner, rerr := s.client.PlatformConnection.Query().Where(platformconnection.ShopDomain(shopDomain)).
+		owner, rerr := s.db.Ent().PlatformConnection.Query().Where(platformconnection.ShopDomain(shopDomain)).
 			Only(tenant.System(ctx)) // deliberately across stores: a shop names one store
 		if rerr == nil && owner.StoreID == v.StoreID {
 			return PlatformConnection{}, errPlatformConnected(v.StoreID)
@@ -141,7 +141,7 @@ func (s *Platform) Status(ctx context.Context) (PlatformConnection, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return PlatformConnection{}, err
 	}
-	c, err := s.reader(ctx).PlatformConnection.Query().Only(ctx)
+	c, err := s.db.Reader(ctx).PlatformConnection.Query().Only(ctx)
 	if err != nil {
 		return PlatformConnection{}, notFoundOr(err, "platform connection")
 	}
@@ -160,17 +160,17 @@ func (s *Platform) RotateSecret(ctx context.Context, secret string, grace time.D
 	if errs := PlatformSecretErrors(secret, grace); len(errs) > 0 {
 		return PlatformConnection{}, errs[0]
 	}
-	sealed, err := s.sealPlatformSecret(secret)
+	sealed, err := s.secrets.sealPlatformSecret(secret)
 	if err != nil {
 		return PlatformConnection{}, err
 	}
 	var out PlatformConnection
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		c, err := tx.PlatformConnection.Query().Where(s.db.ForUpdate).Only(ctx)
 		if err != nil {
 			return notFoundOr(err, "platform connection")
 		}
-		now := s.Now()
+		now := s.clock.Now()
 		upd := rotate(tx.PlatformConnection.UpdateOne(c), c.SecretSealed, sealed, now, grace)
 		if c, err = upd.SetUpdatedAt(now).Save(ctx); err != nil {
 			return err
@@ -189,11 +189,11 @@ func (s *Platform) Secret(ctx context.Context) (string, PlatformConnection, erro
 	if _, err := requireStaff(ctx); err != nil {
 		return "", PlatformConnection{}, err
 	}
-	c, err := s.reader(ctx).PlatformConnection.Query().Only(ctx)
+	c, err := s.db.Reader(ctx).PlatformConnection.Query().Only(ctx)
 	if err != nil {
 		return "", PlatformConnection{}, notFoundOr(err, "platform connection")
 	}
-	sealer, err := s.sealer()
+	sealer, err := s.secrets.sealer()
 	if err != nil {
 		return "", PlatformConnection{}, err
 	}
@@ -234,7 +234,7 @@ func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature strin
 		return nil, errPlatformUnauthenticated
 	}
 	// Deliberately across stores: the shop's domain is what names the store.
-	c, err := s.client.PlatformConnection.Query().
+	c, err := s.db.Ent().PlatformConnection.Query().
 		Where(platformconnection.ShopDomain(normalizeShopDomain(shopDomain))).
 		Only(tenant.System(ctx))
 	if ent.IsNotFound(err) {
@@ -243,12 +243,12 @@ func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature strin
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := s.sealer()
+	sealer, err := s.secrets.sealer()
 	if err != nil {
 		return nil, err
 	}
 	ok := false
-	for _, v := range platformSecret(c).valid(s.Now()) {
+	for _, v := range platformSecret(c).valid(s.clock.Now()) {
 		secret, err := sealer.Open(v)
 		if err != nil {
 			return nil, err
@@ -262,20 +262,9 @@ func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature strin
 	return tenant.Platform(ctx, c.StoreID), nil
 }
 
-// requirePlatform returns the store of a context made by Platform.Authenticate.
-//
-// Errors: unauthenticated.
-func (s *core) requirePlatform(ctx context.Context) (*ent.Store, error) {
-	v, ok := tenant.FromContext(ctx)
-	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
-		return nil, errPlatformUnauthenticated
-	}
-	return s.viewerStore(ctx)
-}
-
 // lockStore locks a store's row until tx ends, where the database locks rows: the first lock
 // of every writer of the store (see lockCompany).
-func (s *core) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
+func (s *Inbox) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
 	return s.db.LockStore(ctx, tx, storeID)
 }
 
@@ -313,7 +302,7 @@ type CreditCheck struct {
 // Errors: unauthenticated (ctx not from Platform.Authenticate), validation_failed
 // (company_id, amount not a Money object), invalid_amount.
 func (s *Platform) CheckCredit(ctx context.Context, in CreditCheckInput) (CreditCheck, error) {
-	st, err := s.requirePlatform(ctx)
+	st, err := s.stores.requirePlatform(ctx)
 	if err != nil {
 		return CreditCheck{}, err
 	}
@@ -328,7 +317,7 @@ func (s *Platform) CheckCredit(ctx context.Context, in CreditCheckInput) (Credit
 		return CreditCheck{}, ParamErrorf(CodeInvalidAmount, "amount", "amount must be a decimal string above zero with at most the currency's minor digits")
 	}
 	declined := func(why string) CreditCheck { return CreditCheck{Decision: DecisionDeclined, Reason: &why} }
-	c, err := s.reader(ctx).Company.Query().Where(company.PlatformCompanyGid(*in.CompanyGID)).
+	c, err := s.db.Reader(ctx).Company.Query().Where(company.PlatformCompanyGid(*in.CompanyGID)).
 		Select(company.FieldID, company.FieldCreditLimit, company.FieldOutstanding, company.FieldHoldKind).Only(ctx)
 	if ent.IsNotFound(err) {
 		return declined(CheckUnknownCompany), nil

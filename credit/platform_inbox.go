@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
@@ -135,7 +133,7 @@ type PlatformDeliveryInput struct {
 // Errors: unauthenticated (ctx not from Platform.Authenticate), validation_failed (webhook
 // id, topic).
 func (s *Inbox) Receive(ctx context.Context, in PlatformDeliveryInput) (InboxDelivery, error) {
-	st, err := s.requirePlatform(ctx)
+	st, err := s.stores.requirePlatform(ctx)
 	if err != nil {
 		return InboxDelivery{}, err
 	}
@@ -151,7 +149,7 @@ func (s *Inbox) Receive(ctx context.Context, in PlatformDeliveryInput) (InboxDel
 	}
 	ev := parsePlatformEvent(in.Topic, in.Body, st.Currency)
 	var out InboxDelivery
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		if err := s.lockStore(ctx, tx, st.ID); err != nil {
 			return err
 		}
@@ -183,8 +181,8 @@ func checkHeaderText(v, name string) error {
 // recordInbox inserts the delivery's row; fresh reports that it is new and must be applied.
 // The INSERT does nothing when it conflicts: with the webhook id (a retry: the first row is
 // returned), or with the platform object (recorded again as a duplicate naming the first).
-func (s *core) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in PlatformDeliveryInput, triggered *time.Time, ev platformEvent) (*ent.PlatformDelivery, bool, error) {
-	now := s.Now()
+func (s *Inbox) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in PlatformDeliveryInput, triggered *time.Time, ev platformEvent) (*ent.PlatformDelivery, bool, error) {
+	now := s.clock.Now()
 	id := ids.New("pd")
 	var key *string
 	if ev.objectKey != "" {
@@ -195,7 +193,7 @@ func (s *core) recordInbox(ctx context.Context, tx *ent.Tx, st *ent.Store, in Pl
 			SetID(id).SetStoreID(st.ID).SetWebhookID(in.WebhookID).SetTopic(in.Topic).SetNillableTriggeredAt(triggered).
 			SetBody(in.Body).SetNillableObjectKey(key).SetNillableOrderGid(ev.orderGID).SetStatus(status).
 			SetNillableReason(reason).SetNillableDuplicateOf(duplicateOf).SetReceivedAt(now).SetUpdatedAt(now).
-			OnConflict(sql.DoNothing()).Exec(ctx)
+			OnConflict(doNothingOnConflict()).Exec(ctx)
 	}
 	// Recorded as waiting until applyPlatformEvent settles it in this transaction.
 	if err := create(id, key, nil, platformdelivery.StatusWaiting, nil); err != nil && !s.db.InsertSkipped(err) {
@@ -236,12 +234,12 @@ type settlement struct {
 // applyPlatformEvent applies a recorded delivery and saves its outcome on its row: the one
 // write path of the ledger (appendEntryDue), so balances, invoices, events and overdue holds
 // move as for any other entry. An order releases the deliveries waiting for it.
-func (s *core) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store, row *ent.PlatformDelivery, ev platformEvent) (*ent.PlatformDelivery, error) {
+func (s *Inbox) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store, row *ent.PlatformDelivery, ev platformEvent) (*ent.PlatformDelivery, error) {
 	res, err := s.settle(ctx, tx, ev)
 	if err != nil {
 		return nil, err
 	}
-	upd := tx.PlatformDelivery.UpdateOne(row).SetStatus(platformdelivery.Status(res.status)).SetUpdatedAt(s.Now()).
+	upd := tx.PlatformDelivery.UpdateOne(row).SetStatus(platformdelivery.Status(res.status)).SetUpdatedAt(s.clock.Now()).
 		SetNillableCompanyID(res.companyID).SetNillableLedgerEntryID(res.entryID)
 	if res.reason != "" {
 		upd.SetReason(res.reason)
@@ -263,7 +261,7 @@ func (s *core) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Store
 }
 
 // settle applies ev to the ledger, or says why not.
-func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
+func (s *Inbox) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
 	if ev.outcome != "" {
 		return settlement{status: ev.outcome, reason: ev.reason}, nil
 	}
@@ -275,7 +273,7 @@ func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settle
 		return settlement{}, err
 	}
 	res := settlement{companyID: &id}
-	c, err := s.lockCompany(ctx, tx, id)
+	c, err := s.companies.lockCompany(ctx, tx, id)
 	if err != nil {
 		return settlement{}, err
 	}
@@ -289,7 +287,7 @@ func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settle
 			res.status, res.reason = InboxIgnored, ReasonOrderRecorded // typed in by hand before
 			return res, nil
 		case ev.kind != KindOrderPlaced && err != nil:
-			res.status, res.reason, err = s.orderMissing(ctx, tx, *ev.orderGID)
+			res.status, res.reason, err = orderMissing(ctx, tx, *ev.orderGID)
 			return res, err
 		case ev.kind == KindCancellation:
 			if !inv.OpenAmount.IsPositive() {
@@ -299,11 +297,11 @@ func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settle
 			amount = inv.OpenAmount.Neg()
 		}
 	}
-	e, c, err := s.appendEntryDue(ctx, tx, c, ev.kind, amount, ev.orderGID, nil, ev.occurred, ev.dueDays, platformActor)
+	e, c, err := s.ledger.appendEntryDue(ctx, tx, c, ev.kind, amount, ev.orderGID, nil, ev.occurred, ev.dueDays, platformActor)
 	if err != nil {
 		return settlement{}, err
 	}
-	if err := s.recordEventAs(ctx, tx, c, platformActor, EventPlatformEntryRecorded, map[string]any{
+	if err := s.events.recordEventAs(ctx, tx, c, platformActor, EventPlatformEntryRecorded, map[string]any{
 		"ledger_entry_id": e.ID, "kind": ev.kind, "amount": NewMoney(amount, c.Edges.Store.Currency), "platform_order_gid": ev.orderGID,
 	}); err != nil {
 		return settlement{}, err
@@ -315,7 +313,7 @@ func (s *core) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settle
 // orderMissing decides what a payment, refund or cancellation whose order is not in its
 // company's ledger comes to: it waits for the order, unless the order was ignored (so is
 // this) or recorded for another company (failed).
-func (s *core) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (string, string, error) {
+func orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (string, string, error) {
 	order, err := tx.PlatformDelivery.Query().Where(platformdelivery.ObjectKey("order:" + orderGID)).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
@@ -332,7 +330,7 @@ func (s *core) orderMissing(ctx context.Context, tx *ent.Tx, orderGID string) (s
 
 // releaseWaiting applies, in arrival order, the deliveries waiting for an order that has just
 // been recorded, or marks them ignored when the order was.
-func (s *core) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store, orderGID string, ignored bool) error {
+func (s *Inbox) releaseWaiting(ctx context.Context, tx *ent.Tx, st *ent.Store, orderGID string, ignored bool) error {
 	rows, err := tx.PlatformDelivery.Query().
 		Where(platformdelivery.OrderGid(orderGID), platformdelivery.StatusEQ(platformdelivery.StatusWaiting)).
 		Order(ent.Asc(platformdelivery.FieldReceivedAt), ent.Asc(platformdelivery.FieldID)).All(ctx)

@@ -24,7 +24,7 @@ func (s *Inbox) Retry(ctx context.Context, id string) (InboxDelivery, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return InboxDelivery{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return InboxDelivery{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Inbox) Retry(ctx context.Context, id string) (InboxDelivery, error) {
 		return InboxDelivery{}, errNotFound("platform delivery")
 	}
 	var out InboxDelivery
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		if err := s.lockStore(ctx, tx, st.ID); err != nil {
 			return err
 		}
@@ -71,11 +71,11 @@ func (s *Inbox) List(ctx context.Context, p InboxListParams) (Page[InboxDelivery
 	if err != nil {
 		return Page[InboxDelivery]{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Page[InboxDelivery]{}, err
 	}
-	q := s.reader(ctx).PlatformDelivery.Query()
+	q := s.db.Reader(ctx).PlatformDelivery.Query()
 	list := "inbox|" + p.Status
 	if p.Status != "" {
 		if err := platformdelivery.StatusValidator(platformdelivery.Status(p.Status)); err != nil {
@@ -102,7 +102,7 @@ func (s *Inbox) List(ctx context.Context, p InboxListParams) (Page[InboxDelivery
 			gids = append(gids, g)
 		}
 	}
-	named, err := companiesByGID(ctx, s.reader(ctx), gids)
+	named, err := companiesByGID(ctx, s.db.Reader(ctx), gids)
 	if err != nil {
 		return Page[InboxDelivery]{}, err
 	}
@@ -126,7 +126,7 @@ func (s *Inbox) Backlog(ctx context.Context) (waiting, failed int, err error) {
 		Status string `json:"status"`
 		Count  int    `json:"count"`
 	}
-	err = s.client.PlatformDelivery.Query().
+	err = s.db.Ent().PlatformDelivery.Query().
 		Where(platformdelivery.StatusIn(platformdelivery.StatusWaiting, platformdelivery.StatusFailed)).
 		GroupBy(platformdelivery.FieldStatus).Aggregate(ent.Count()).Scan(ctx, &counts)
 	if err != nil {

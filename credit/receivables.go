@@ -2,12 +2,10 @@ package credit
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -113,39 +111,11 @@ type agingRow struct {
 // agingSums reads, in one statement, the aging of the open invoices matched by where, grouped by
 // the invoice column groupBy (company_id, or store_id for the store's totals). It also counts,
 // per group, the companies with an overdue invoice and finds the oldest due date.
-func (s *core) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
-	bounds := agingBounds(now)
+func (s *Reports) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
 	var rows []agingRow
 	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
 		GroupBy(groupBy).
-		Aggregate(func(sel *sql.Selector) string {
-			// The expressions carry the bounds as arguments, which only expressions can:
-			// with a column selected, the group-by keeps this selection as it is.
-			due := sel.C(invoice.FieldDueAt)
-			amount := sel.C(invoice.FieldOpenAmount)
-			bucket := []func(b *sql.Builder){
-				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpGTE).Arg(bounds[0]) },
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[1])
-				},
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[1]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[2])
-				},
-				func(b *sql.Builder) {
-					b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[2]).WriteString(" AND ").Ident(due).WriteOp(sql.OpGTE).Arg(bounds[3])
-				},
-				func(b *sql.Builder) { b.Ident(due).WriteOp(sql.OpLT).Arg(bounds[3]) },
-			}
-			sel.AppendSelectAs(sel.C(groupBy), "k")
-			for i, cond := range bucket {
-				sel.AppendSelectExprAs(s.db.SumMoney(amount, cond), fmt.Sprintf("b%d", i))
-			}
-			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("COUNT(DISTINCT CASE WHEN ").Ident(due).WriteOp(sql.OpLT).Arg(bounds[0]).
-					WriteString(" THEN ").Ident(sel.C(invoice.FieldCompanyID)).WriteString(" END)")
-			}), "n")
-			return ""
-		}).
+		Aggregate(s.db.AgingSums(groupBy, agingBounds(now))).
 		Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
@@ -194,12 +164,12 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Receivables{}, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return Receivables{}, err
 	}
-	client := s.reader(ctx)
-	sums, err := s.agingSums(ctx, client, invoice.FieldStoreID, s.Now())
+	client := s.db.Reader(ctx)
+	sums, err := s.agingSums(ctx, client, invoice.FieldStoreID, s.clock.Now())
 	if err != nil {
 		return Receivables{}, err
 	}
@@ -213,11 +183,7 @@ func (s *Reports) Receivables(ctx context.Context) (Receivables, error) {
 		Sum string `json:"s"`
 	}
 	err = client.Company.Query().GroupBy(company.FieldStoreID).
-		Aggregate(func(sel *sql.Selector) string {
-			sel.AppendSelectAs(sel.C(company.FieldStoreID), "k")
-			sel.AppendSelectExprAs(s.db.SumMoney(sel.C(company.FieldOutstanding), func(b *sql.Builder) { b.WriteString("1 = 1") }), "s")
-			return ""
-		}).Scan(ctx, &balances)
+		Aggregate(s.db.OutstandingSums()).Scan(ctx, &balances)
 	if err != nil {
 		return Receivables{}, err
 	}
@@ -248,11 +214,11 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	st, client, known, err := s.viewerCompanies(ctx, companyIDs)
+	st, client, known, err := s.stores.viewerCompanies(ctx, companyIDs)
 	if err != nil {
 		return nil, err
 	}
-	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, s.Now(), invoice.CompanyIDIn(companyIDs...))
+	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, s.clock.Now(), invoice.CompanyIDIn(companyIDs...))
 	if err != nil {
 		return nil, err
 	}
@@ -265,18 +231,6 @@ func (s *Reports) CompanyAging(ctx context.Context, companyIDs []string) (map[st
 	return out, nil
 }
 
-// viewerCompanies returns the viewer's store, the client to read with, and which of
-// companyIDs are companies of the store.
-func (s *core) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
-	st, err := s.viewerStore(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	client := s.reader(ctx)
-	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
-	return st, client, known, err
-}
-
 // ReceivablesByCompany returns one line per company of the store with open invoices or a
 // balance that is not zero (so that the lines add up to the store's totals), in name order;
 // overdueOnly keeps those with an amount past due. Two statements for any number of companies:
@@ -287,20 +241,16 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
-	now := s.Now()
+	client := s.db.Reader(ctx)
+	now := s.clock.Now()
 	var where []predicate.Invoice
 	if overdueOnly {
 		// A company with any overdue invoice; its line still shows its current amounts.
-		where = append(where, func(sel *sql.Selector) {
-			t := sql.Table(invoice.Table).As("due")
-			sel.Where(sql.In(sel.C(invoice.FieldCompanyID), sql.Select(t.C(invoice.FieldCompanyID)).From(t).
-				Where(sql.And(sql.EQ(t.C(invoice.FieldOpen), true), sql.LT(t.C(invoice.FieldDueAt), now)))))
-		})
+		where = append(where, s.db.InvoicesOfOverdueCompanies(now))
 	}
 	sums, err := s.agingSums(ctx, client, invoice.FieldCompanyID, now, where...)
 	if err != nil {
@@ -315,14 +265,9 @@ func (s *Reports) ReceivablesByCompany(ctx context.Context, overdueOnly bool) ([
 		}
 		q.Where(company.IDIn(slices.Sorted(maps.Keys(sums))...))
 	} else {
-		q.Where(func(sel *sql.Selector) {
-			// A balance that is not zero, or an open invoice (whose balance can still be zero
-			// when a credit balance meets it).
-			nonZero := s.db.MoneyIsNotZero(sel.C(company.FieldOutstanding))
-			t := sql.Table(invoice.Table).As("inv_open")
-			sel.Where(sql.Or(nonZero, sql.In(sel.C(company.FieldID),
-				sql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(sql.EQ(t.C(invoice.FieldOpen), true)))))
-		})
+		// A balance that is not zero, or an open invoice (whose balance can still be zero when
+		// a credit balance meets it).
+		q.Where(s.db.ReceivableCompanies())
 	}
 	companies, err := q.All(ctx)
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/invoicereminder"
@@ -134,7 +132,7 @@ func (s *Stores) SetReminderSchedule(ctx context.Context, days []int) (ReminderS
 	if days == nil {
 		days = []int{}
 	}
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		if err := s.db.LockStore(ctx, tx, v.StoreID); err != nil {
 			return err
 		}
@@ -154,7 +152,7 @@ func (s *Stores) SetReminderSchedule(ctx context.Context, days []int) (ReminderS
 		actor := actorOf(ctx)
 		return tx.StoreChange.Create().SetStoreID(v.StoreID).SetSetting(settingReminderDays).
 			SetValue(string(value)).SetPrevious(string(prev)).SetActorType(actor.Type).SetActorLabel(actor.Label).
-			SetOccurredAt(s.Now()).Exec(ctx)
+			SetOccurredAt(s.clock.Now()).Exec(ctx)
 	})
 	if err != nil {
 		return ReminderSchedule{}, err
@@ -171,7 +169,7 @@ func (s *Stores) ReminderSchedule(ctx context.Context) (ReminderSchedule, error)
 	if err != nil {
 		return ReminderSchedule{}, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	st, err := client.Store.Query().Where(store.ID(v.StoreID)).Select(store.FieldReminderDays).Only(ctx)
 	if err != nil {
 		return ReminderSchedule{}, notFoundOr(err, "store")
@@ -238,12 +236,12 @@ func dueLevel(days []int, dueAt, t time.Time) (int, int) {
 // beside serve): each level of each invoice is emitted once, by whichever inserts its row.
 func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, error) {
 	ctx = tenant.System(ctx)
-	asOf := s.asOf(ctx)
+	asOf := s.clock.asOf(ctx)
 	var res ReminderSweepResult
 	companies := map[string]bool{}
 
 	// Promises whose day has passed with the invoice still open.
-	broken, err := s.client.Invoice.Query().
+	broken, err := s.db.Ent().Invoice.Query().
 		Where(invoice.Open(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(asOf.Add(-24*time.Hour))).
 		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
 	if err != nil {
@@ -255,7 +253,7 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 
 	// Reminders: per store with a schedule, the open undisputed invoices whose first level's
 	// moment has passed, less those whose highest due level was emitted already.
-	stores, err := s.client.Store.Query().Where(store.ReminderDaysNotNil()).Select(store.FieldID, store.FieldReminderDays).All(ctx)
+	stores, err := s.db.Ent().Store.Query().Where(store.ReminderDaysNotNil()).Select(store.FieldID, store.FieldReminderDays).All(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -266,13 +264,13 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 		}
 		schedules[st.ID] = st.ReminderDays
 		first := time.Duration(st.ReminderDays[0]) * 24 * time.Hour
-		rows, err := s.client.Invoice.Query().
+		rows, err := s.db.Ent().Invoice.Query().
 			Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.DisputeReasonIsNil(), invoice.DueAtLT(asOf.Add(-first))).
 			Select(invoice.FieldID, invoice.FieldCompanyID, invoice.FieldDueAt, invoice.FieldPromisedFor).All(ctx)
 		if err != nil {
 			return res, err
 		}
-		emitted, err := s.emittedLevels(ctx, s.client, rows)
+		emitted, err := emittedLevels(ctx, s.db.Ent(), rows)
 		if err != nil {
 			return res, err
 		}
@@ -292,8 +290,8 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 	}
 	sort.Strings(companyIDs)
 	for _, id := range companyIDs {
-		err := s.inTx(ctx, func(tx *ent.Tx) error {
-			c, err := s.lockCompany(ctx, tx, id)
+		err := s.db.InTx(ctx, func(tx *ent.Tx) error {
+			c, err := s.companies.lockCompany(ctx, tx, id)
 			if err != nil {
 				return err
 			}
@@ -307,7 +305,7 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 }
 
 // emittedLevels returns, by invoice ID, the highest level emitted for each of rows.
-func (s *core) emittedLevels(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (map[string]int, error) {
+func emittedLevels(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (map[string]int, error) {
 	out := map[string]int{}
 	for start := 0; start < len(rows); start += 500 {
 		batch := rows[start:min(start+500, len(rows))]
@@ -329,17 +327,17 @@ func (s *core) emittedLevels(ctx context.Context, client *ent.Client, rows []*en
 
 // remindCompany settles one locked company's broken promises and due reminders in tx, deciding
 // as of asOf with days as its store's schedule (nil: none).
-func (s *core) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Company, days []int, asOf time.Time, res *ReminderSweepResult) error {
+func (s *Maintenance) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Company, days []int, asOf time.Time, res *ReminderSweepResult) error {
 	rows, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.Open(true)).
 		Order(ent.Asc(invoice.FieldSeq)).All(ctx)
 	if err != nil {
 		return err
 	}
-	emitted, err := s.emittedLevels(ctx, tx.Client(), rows)
+	emitted, err := emittedLevels(ctx, tx.Client(), rows)
 	if err != nil {
 		return err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	st := c.Edges.Store
 	for _, r := range rows {
 		brokenDue := r.PromisedFor != nil && r.PromiseBrokenAt == nil && !promiseKept(r.PromisedFor, asOf)
@@ -362,14 +360,14 @@ func (s *core) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Company, da
 			}
 			if n == 1 {
 				r.PromiseBrokenAt = &now
-				views, err := s.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
+				views, err := s.invoices.invoiceViews(ctx, tx.Client(), st, []*ent.Invoice{r})
 				if err != nil {
 					return err
 				}
-				if err := s.emit(ctx, tx, c.StoreID, EventTypeInvoicePromiseBroken, views[0], nil); err != nil {
+				if err := s.events.emit(ctx, tx, c.StoreID, EventTypeInvoicePromiseBroken, views[0], nil); err != nil {
 					return err
 				}
-				if err := s.recordEventAs(ctx, tx, c, systemActor, EventPromiseBroken, map[string]any{
+				if err := s.events.recordEventAs(ctx, tx, c, systemActor, EventPromiseBroken, map[string]any{
 					"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": r.PromisedFor.UTC().Format(time.DateOnly),
 				}); err != nil {
 					return err
@@ -405,28 +403,28 @@ type reminderEventData struct {
 // one that inserted it (the unique index on invoice and level turned any other away), appends
 // its invoice.reminder_due event, whose ID the row names, and a timeline event by the system.
 // It reports whether it emitted.
-func (s *core) emitReminder(ctx context.Context, tx *ent.Tx, c *ent.Company, r *ent.Invoice, level, offset int, asOf time.Time) (bool, error) {
+func (s *Maintenance) emitReminder(ctx context.Context, tx *ent.Tx, c *ent.Company, r *ent.Invoice, level, offset int, asOf time.Time) (bool, error) {
 	id, eventID := ids.New("rem"), ids.New(eventIDPrefix)
 	err := tx.InvoiceReminder.Create().SetID(id).SetStoreID(c.StoreID).SetInvoiceID(r.ID).SetLevel(level).
 		SetOffsetDays(offset).SetDueAt(r.DueAt.Add(time.Duration(offset) * 24 * time.Hour)).SetEventID(eventID).
-		SetCreatedAt(s.Now()).OnConflict(sql.DoNothing()).Exec(ctx)
+		SetCreatedAt(s.clock.Now()).OnConflict(doNothingOnConflict()).Exec(ctx)
 	if err != nil && !s.db.InsertSkipped(err) {
 		return false, err
 	}
 	if n, err := tx.InvoiceReminder.Query().Where(invoicereminder.ID(id)).Count(ctx); err != nil || n == 0 {
 		return false, err
 	}
-	views, err := s.invoiceViews(ctx, tx.Client(), c.Edges.Store, []*ent.Invoice{r})
+	views, err := s.invoices.invoiceViews(ctx, tx.Client(), c.Edges.Store, []*ent.Invoice{r})
 	if err != nil {
 		return false, err
 	}
 	v := views[0]
 	data := reminderEventData{Object: v, Level: level, OffsetDays: offset, DaysOverdue: daysOverdue(r.DueAt, asOf),
 		OpenAmount: v.OpenAmount, CompanyID: c.ID}
-	if err := s.emitData(ctx, tx, c.StoreID, eventID, EventTypeInvoiceReminderDue, data); err != nil {
+	if err := s.events.emitData(ctx, tx, c.StoreID, eventID, EventTypeInvoiceReminderDue, data); err != nil {
 		return false, err
 	}
-	return true, s.recordEventAs(ctx, tx, c, systemActor, EventReminderDue, map[string]any{
+	return true, s.events.recordEventAs(ctx, tx, c, systemActor, EventReminderDue, map[string]any{
 		"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "level": level, "offset_days": offset, "event_id": eventID,
 	})
 }

@@ -82,7 +82,7 @@ func (s *Staff) Create(ctx context.Context, in StaffInput) (StaffMember, error) 
 	if err != nil {
 		return StaffMember{}, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return StaffMember{}, err
 	}
 	name := strings.TrimSpace(in.Name)
@@ -101,8 +101,8 @@ func (s *Staff) Create(ctx context.Context, in StaffInput) (StaffMember, error) 
 		return StaffMember{}, err
 	}
 	var out StaffMember
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		now := s.Now()
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
+		now := s.clock.Now()
 		m, err := tx.StaffMember.Create().
 			SetStoreID(v.StoreID).
 			SetName(name).
@@ -130,10 +130,10 @@ func (s *Staff) List(ctx context.Context) ([]StaffMember, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.reader(ctx).StaffMember.Query().
+	rows, err := s.db.Reader(ctx).StaffMember.Query().
 		Order(ent.Asc(staffmember.FieldCreatedAt), ent.Asc(staffmember.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (s *Staff) List(ctx context.Context) ([]StaffMember, error) {
 // lockStaffMember reads a staff member of the viewer's store for update.
 //
 // Errors: not_found.
-func (s *core) lockStaffMember(ctx context.Context, tx *ent.Tx, id string) (*ent.StaffMember, error) {
+func (s *Staff) lockStaffMember(ctx context.Context, tx *ent.Tx, id string) (*ent.StaffMember, error) {
 	if !ids.HasPrefix(id, "stf") {
 		return nil, errNotFound("staff member")
 	}
@@ -169,13 +169,13 @@ func (s *Staff) Disable(ctx context.Context, id string) (StaffMember, error) {
 		return StaffMember{}, err
 	}
 	var out StaffMember
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		m, err := s.lockStaffMember(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if m.DisabledAt == nil {
-			if m, err = tx.StaffMember.UpdateOne(m).SetDisabledAt(s.Now()).Save(ctx); err != nil {
+			if m, err = tx.StaffMember.UpdateOne(m).SetDisabledAt(s.clock.Now()).Save(ctx); err != nil {
 				return err
 			}
 		}
@@ -205,12 +205,12 @@ func (s *Staff) ResetPassword(ctx context.Context, id, password string) error {
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
 		m, err := s.lockStaffMember(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if err := tx.StaffMember.UpdateOne(m).SetPasswordHash(hash).SetPasswordChangedAt(s.Now()).Exec(ctx); err != nil {
+		if err := tx.StaffMember.UpdateOne(m).SetPasswordHash(hash).SetPasswordChangedAt(s.clock.Now()).Exec(ctx); err != nil {
 			return err
 		}
 		_, err = tx.StaffSession.Delete().Where(staffsession.StaffID(m.ID)).Exec(ctx)
@@ -277,7 +277,7 @@ func (s *Staff) SignIn(ctx context.Context, email, password string, policy Sessi
 		return "", StaffSession{}, errSignIn
 	}
 	sys := tenant.System(ctx)
-	m, err := s.client.StaffMember.Query().Where(staffmember.Email(normalEmail(email))).Only(sys)
+	m, err := s.db.Ent().StaffMember.Query().Where(staffmember.Email(normalEmail(email))).Only(sys)
 	if err != nil && !ent.IsNotFound(err) {
 		return "", StaffSession{}, err
 	}
@@ -295,8 +295,8 @@ func (s *Staff) SignIn(ctx context.Context, email, password string, policy Sessi
 	staff := tenant.Staff(ctx, m.StoreID, m.Name)
 	token := ids.Random(sessionTokenLen)
 	var out StaffSession
-	err = s.inTx(staff, func(tx *ent.Tx) error {
-		now := s.Now()
+	err = s.db.InTx(staff, func(tx *ent.Tx) error {
+		now := s.clock.Now()
 		if outdated {
 			rehashed, err := hashPassword(password)
 			if err != nil {
@@ -357,7 +357,7 @@ func (s *Staff) ResumeSession(ctx context.Context, token string, policy SessionP
 		return nil, StaffSession{}, errNoSession
 	}
 	sys := tenant.System(ctx)
-	row, err := s.client.StaffSession.Query().
+	row, err := s.db.Ent().StaffSession.Query().
 		Where(staffsession.TokenHash(hashSessionToken(token))).
 		WithStaff().
 		Only(sys)
@@ -368,9 +368,9 @@ func (s *Staff) ResumeSession(ctx context.Context, token string, policy SessionP
 		return nil, StaffSession{}, err
 	}
 	m := row.Edges.Staff
-	now := s.Now()
+	now := s.clock.Now()
 	if m == nil || m.DisabledAt != nil || !now.Before(row.ExpiresAt) || now.Sub(row.LastSeenAt) >= policy.IdleTimeout {
-		_ = s.inTx(sys, func(tx *ent.Tx) error {
+		_ = s.db.InTx(sys, func(tx *ent.Tx) error {
 			return tx.StaffSession.DeleteOneID(row.ID).Exec(sys)
 		})
 		return nil, StaffSession{}, errNoSession
@@ -378,7 +378,7 @@ func (s *Staff) ResumeSession(ctx context.Context, token string, policy SessionP
 	staff := tenant.Staff(ctx, m.StoreID, m.Name)
 	if now.Sub(row.LastSeenAt) >= sessionTouchInterval {
 		// A failure to record the use is not the request's problem; the next one retries.
-		_ = s.inTx(staff, func(tx *ent.Tx) error {
+		_ = s.db.InTx(staff, func(tx *ent.Tx) error {
 			return tx.StaffSession.UpdateOneID(row.ID).SetLastSeenAt(now).Exec(staff)
 		})
 	}
@@ -392,7 +392,7 @@ func (s *Staff) SignOut(ctx context.Context, token string) error {
 		return nil
 	}
 	sys := tenant.System(ctx)
-	return s.inTx(sys, func(tx *ent.Tx) error {
+	return s.db.InTx(sys, func(tx *ent.Tx) error {
 		_, err := tx.StaffSession.Delete().Where(staffsession.TokenHash(hashSessionToken(token))).Exec(sys)
 		return err
 	})
@@ -407,7 +407,7 @@ func (s *Staff) SetSessionNotice(ctx context.Context, sessionID, notice string) 
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
 		u := tx.StaffSession.Update().Where(staffsession.ID(sessionID))
 		if notice == "" {
 			u.ClearFlash()

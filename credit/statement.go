@@ -133,13 +133,13 @@ func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (St
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return Statement{}, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	f, t, err := ParseStatementPeriod(from, to, now)
 	if err != nil {
 		return Statement{}, err
 	}
-	client := s.reader(ctx)
-	c, err := s.loadCompany(ctx, client, companyID)
+	client := s.db.Reader(ctx)
+	c, err := s.companies.loadCompany(ctx, client, companyID)
 	if err != nil {
 		return Statement{}, err
 	}
@@ -183,7 +183,7 @@ func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (St
 		}
 	}
 	cur := st.Currency
-	open, aging, err := s.statementInvoices(ctx, client, c.ID, replay, StatementAsOf(t, now), cur)
+	open, aging, err := statementInvoices(ctx, client, c.ID, replay, StatementAsOf(t, now), cur)
 	if err != nil {
 		return Statement{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Reports) Statement(ctx context.Context, companyID, from, to string) (St
 // statementInvoices replays the allocation over entries (a company's, in sequence order, up to
 // a moment) and returns the invoices it leaves open, oldest first, with their aging as of asOf,
 // bucketed as agingSums buckets the live ones (agingBounds).
-func (s *core) statementInvoices(ctx context.Context, client *ent.Client, companyID string, entries []SettlementEntry, asOf time.Time, cur string) ([]StatementInvoice, Aging, error) {
+func statementInvoices(ctx context.Context, client *ent.Client, companyID string, entries []SettlementEntry, asOf time.Time, cur string) ([]StatementInvoice, Aging, error) {
 	open := map[string]decimal.Decimal{}
 	for _, v := range ReplayAllocation(entries).Invoices {
 		if v.Open.IsPositive() {

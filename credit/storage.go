@@ -2,6 +2,7 @@ package credit
 
 import (
 	"context"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
@@ -14,6 +15,17 @@ import (
 // of money, the rows above a sequence number per key) and package database says how each
 // database does it: no dialect is named here. Storage is all of them, the one thing New
 // takes; a part of the domain that needs less can take the capability it uses.
+
+// condition is what a query's Where takes: the type of ent's predicates, which the
+// capabilities below return for the domain to add to its queries.
+type condition = func(*sql.Selector)
+
+// noCondition is the condition that keeps every row.
+func noCondition(*sql.Selector) {}
+
+// doNothingOnConflict is the option of ent's OnConflict that makes a one-row insert an
+// INSERT … ON CONFLICT DO NOTHING, whose answer UniqueIndexes.InsertSkipped reads.
+func doNothingOnConflict() sql.ConflictOption { return sql.DoNothing() }
 
 // Transactions is the core: the ent client, write transactions, and the client a read uses.
 type Transactions interface {
@@ -112,6 +124,63 @@ type SeqRanges interface {
 	// seqColumn is above above[i], for some i, in a statement whose text is the same for any
 	// number of keys.
 	SeqAbove(keyColumn, seqColumn string, keys []string, above []int64) func(*sql.Selector)
+	// RowsAfter, given to a query's Where, keeps the rows after (key, seq) in the order of
+	// (keyColumn, seqColumn), in a form that starts an index's range scan there (an export
+	// reads the ledger in batches this way).
+	RowsAfter(keyColumn, seqColumn, key string, seq int64) func(*sql.Selector)
+	// FirstOfEach, given to a query's Where, keeps the first n rows by orderColumn of each
+	// value of keyColumn in keys, among the rows where holds (nil: all), in one statement.
+	FirstOfEach(keyColumn, orderColumn string, keys []string, n int, where func(*sql.Selector)) func(*sql.Selector)
+}
+
+// Keysets orders a list by a column and reads it from a cursor on, for the keys ent's
+// generated orders cannot state.
+type Keysets interface {
+	// AfterKey, given to a query's Where, keeps the rows after (key, id) in the order of
+	// column then idColumn, descending with desc; with emptyLast the empty key comes after
+	// all others.
+	AfterKey(column, key, idColumn, id string, desc, emptyLast bool) func(*sql.Selector)
+	// EmptyLast, given to a query's Order before the column's own order, puts the rows whose
+	// column is empty after all others.
+	EmptyLast(column string) func(*sql.Selector)
+}
+
+// ReceivableSums reads the receivables' figures, each in one statement whatever the number of
+// companies and invoices. Each is given to the Aggregate of a grouped query and selects
+// columns by the names given here, which the caller scans.
+type ReceivableSums interface {
+	// AgingSums, for a query of invoices grouped by the invoice column groupBy, selects per
+	// group: its key as "k"; as "b0" to "b4" the exact sums (SumMoney's text) of open_amount
+	// of the invoices due on or after bounds[0], before bounds[i-1] and on or after bounds[i]
+	// (i = 1, 2, 3), and before bounds[3]; and as "n" the number of distinct companies with an
+	// invoice due before bounds[0].
+	AgingSums(groupBy string, bounds [4]time.Time) func(*sql.Selector) string
+	// OutstandingSums, for a query of companies grouped by store_id, selects per store its
+	// ID as "k" and as "s" the exact sum (SumMoney's text) of the companies' outstanding
+	// balances.
+	OutstandingSums() func(*sql.Selector) string
+}
+
+// Filters are the conditions that read another table than the query's own (a subquery),
+// each given to a query's Where; the query's own conditions, the tenant's among them, still
+// apply.
+type Filters interface {
+	// KeysWithLiveSecret keeps the API keys with a secret of hash that has not expired by now,
+	// looking the hash up once.
+	KeysWithLiveSecret(hash string, now time.Time) func(*sql.Selector)
+	// WebhookEndpointsDue keeps the webhook endpoints that may have a delivery due: their
+	// store has events past their cursor, or they have a pending delivery whose time has come
+	// by now.
+	WebhookEndpointsDue(now time.Time) func(*sql.Selector)
+	// RemindersOfOpenInvoices keeps the invoice reminders of store storeID's invoices that are
+	// still open.
+	RemindersOfOpenInvoices(storeID string) func(*sql.Selector)
+	// InvoicesOfOverdueCompanies keeps the invoices of the companies with an open invoice due
+	// before now.
+	InvoicesOfOverdueCompanies(now time.Time) func(*sql.Selector)
+	// ReceivableCompanies keeps the companies with a balance that is not zero or an open
+	// invoice.
+	ReceivableCompanies() func(*sql.Selector)
 }
 
 // Search finds text inside a column through an index.

@@ -61,14 +61,14 @@ func (s *Stores) Create(ctx context.Context, name, currency string, bufferPercen
 		return StoreInfo{}, err
 	}
 	var out StoreInfo
-	err := s.inTx(tenant.System(ctx), func(tx *ent.Tx) error {
+	err := s.db.InTx(tenant.System(ctx), func(tx *ent.Tx) error {
 		st, err := tx.Store.Create().
 			SetName(name).
 			SetCurrency(currency).
 			SetBufferPercent(bufferPercent).
 			SetLocale(loc).
 			SetCursorSecret(secret).
-			SetCreatedAt(s.Now()).
+			SetCreatedAt(s.clock.Now()).
 			Save(tenant.System(ctx))
 		if err != nil {
 			return err
@@ -82,7 +82,7 @@ func (s *Stores) Create(ctx context.Context, name, currency string, bufferPercen
 // List lists every store, oldest first, for the operator of the service (the command
 // line's `store list`): system work across stores.
 func (s *Stores) List(ctx context.Context) ([]StoreInfo, error) {
-	rows, err := s.client.Store.Query().Order(ent.Asc(store.FieldCreatedAt), ent.Asc(store.FieldID)).All(tenant.System(ctx))
+	rows, err := s.db.Ent().Store.Query().Order(ent.Asc(store.FieldCreatedAt), ent.Asc(store.FieldID)).All(tenant.System(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -114,28 +114,28 @@ func (s *Stores) OwnerOf(ctx context.Context, id string) (string, error) {
 	switch {
 	case ids.HasPrefix(id, "st"):
 		what = "store"
-		storeID, err = s.client.Store.Query().Where(store.ID(id)).OnlyID(sys)
+		storeID, err = s.db.Ent().Store.Query().Where(store.ID(id)).OnlyID(sys)
 	case ids.HasPrefix(id, "co"):
 		what = "company"
-		storeID, err = s.client.Company.Query().Where(company.ID(id)).Select(company.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().Company.Query().Where(company.ID(id)).Select(company.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "le"):
 		what = "ledger entry"
-		storeID, err = s.client.LedgerEntry.Query().Where(ledgerentry.ID(id)).Select(ledgerentry.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().LedgerEntry.Query().Where(ledgerentry.ID(id)).Select(ledgerentry.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "app"):
 		what = "application"
-		storeID, err = s.client.Application.Query().Where(application.ID(id)).Select(application.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().Application.Query().Where(application.ID(id)).Select(application.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "key"):
 		what = "key"
-		storeID, err = s.client.APIKey.Query().Where(apikey.ID(id)).Select(apikey.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().APIKey.Query().Where(apikey.ID(id)).Select(apikey.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "stf"):
 		what = "staff member"
-		storeID, err = s.client.StaffMember.Query().Where(staffmember.ID(id)).Select(staffmember.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().StaffMember.Query().Where(staffmember.ID(id)).Select(staffmember.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "we"):
 		what = "webhook endpoint"
-		storeID, err = s.client.WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Select(webhookendpoint.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().WebhookEndpoint.Query().Where(webhookendpoint.ID(id)).Select(webhookendpoint.FieldStoreID).String(sys)
 	case ids.HasPrefix(id, "pd"):
 		what = "platform delivery"
-		storeID, err = s.client.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Select(platformdelivery.FieldStoreID).String(sys)
+		storeID, err = s.db.Ent().PlatformDelivery.Query().Where(platformdelivery.ID(id)).Select(platformdelivery.FieldStoreID).String(sys)
 	default:
 		return "", Errorf(CodeNotFound, "no record has the ID %q", id)
 	}
@@ -149,7 +149,7 @@ func (s *Stores) OwnerOf(ctx context.Context, id string) (string, error) {
 //
 // Errors: unauthenticated without a viewer of a store, not_found (store).
 func (s *Stores) Current(ctx context.Context) (StoreInfo, error) {
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return StoreInfo{}, err
 	}
@@ -160,12 +160,12 @@ func (s *Stores) Current(ctx context.Context) (StoreInfo, error) {
 //
 // Errors: unauthenticated without a viewer of a store, not_found when the store does not exist
 // (a staff viewer made up on the command line).
-func (s *core) viewerStore(ctx context.Context) (*ent.Store, error) {
+func (s *storeCache) viewerStore(ctx context.Context) (*ent.Store, error) {
 	v, ok := tenant.FromContext(ctx)
 	if !ok || v.StoreID == "" {
 		return nil, errNoViewer
 	}
-	st, err := s.storeByID(ctx, s.client, v.StoreID)
+	st, err := s.storeByID(ctx, s.db.Ent(), v.StoreID)
 	if err != nil {
 		return nil, fmt.Errorf("load viewer's store: %w", notFoundOr(err, "store"))
 	}
@@ -177,12 +177,12 @@ func (s *core) viewerStore(ctx context.Context) (*ent.Store, error) {
 // store only the transaction sees (it created it) is read through it and not cached, since the
 // transaction may yet roll back. Callers pass the ID of the viewer's store or of a row already
 // scoped to it, so the cache never crosses tenants.
-func (s *core) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
+func (s *storeCache) storeByID(ctx context.Context, client *ent.Client, id string) (*ent.Store, error) {
 	if st, ok := s.stores.Load(id); ok {
 		return st.(*ent.Store), nil
 	}
-	st, err := s.client.Store.Get(ctx, id)
-	if ent.IsNotFound(err) && client != s.client {
+	st, err := s.db.Ent().Store.Get(ctx, id)
+	if ent.IsNotFound(err) && client != s.db.Ent() {
 		return client.Store.Get(ctx, id)
 	}
 	if err != nil {
@@ -190,4 +190,27 @@ func (s *core) storeByID(ctx context.Context, client *ent.Client, id string) (*e
 	}
 	s.stores.Store(id, st)
 	return st, nil
+}
+
+// viewerCompanies returns the viewer's store, the client to read with, and which of
+// companyIDs are companies of the store.
+func (s *storeCache) viewerCompanies(ctx context.Context, companyIDs []string) (*ent.Store, *ent.Client, []string, error) {
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	client := s.db.Reader(ctx)
+	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(ctx)
+	return st, client, known, err
+}
+
+// requirePlatform returns the store of a context made by Platform.Authenticate.
+//
+// Errors: unauthenticated.
+func (s *storeCache) requirePlatform(ctx context.Context) (*ent.Store, error) {
+	v, ok := tenant.FromContext(ctx)
+	if !ok || v.ActorType != tenant.ActorPlatform || v.StoreID == "" {
+		return nil, errPlatformUnauthenticated
+	}
+	return s.viewerStore(ctx)
 }

@@ -81,7 +81,7 @@ type EventSubscriptionParams struct {
 // EventSubscription is one subscriber's position in its store's feed. Its methods are called
 // from one goroutine, the subscriber's.
 type EventSubscription struct {
-	s       *core
+	s       *Events
 	storeID string
 	key     streamKey
 	types   []string
@@ -140,9 +140,9 @@ func (s *Events) Subscribe(ctx context.Context, p EventSubscriptionParams) (*Eve
 	if err != nil {
 		return nil, err
 	}
-	sub := &EventSubscription{s: s.core, storeID: v.StoreID, key: key, types: types, all: all,
+	sub := &EventSubscription{s: s, storeID: v.StoreID, key: key, types: types, all: all,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := s.feed.add(s.core, sub); err != nil {
+	if err := s.feed.add(s.db, sub); err != nil {
 		return nil, err
 	}
 	// Registered first, positioned second: an event that commits after the position was read
@@ -158,7 +158,7 @@ func (s *Events) Subscribe(ctx context.Context, p EventSubscriptionParams) (*Eve
 
 // errResume refuses a connection's position (Resume) as errEventAfter refuses after, naming the
 // input the client sent it in.
-func (s *core) errResume(param string) error {
+func (s *Events) errResume(param string) error {
 	return ParamErrorf(CodeInvalidParameter, param,
 		"%s must be the ID of an event of this store you may read, not older than the retention (%s)", param, retentionText(s.eventRetention))
 }
@@ -168,7 +168,7 @@ func (s *core) errResume(param string) error {
 //
 // Errors: invalid_parameter naming after or resumeParam, for an event that is not of the
 // store, not readable by the key, or purged.
-func (s *core) subscriptionStart(ctx context.Context, storeID, after, resume, resumeParam string) (int64, error) {
+func (s *Events) subscriptionStart(ctx context.Context, storeID, after, resume, resumeParam string) (int64, error) {
 	if resume != "" {
 		from, err := s.subscriptionStart(ctx, storeID, resume, "", "")
 		if CodeOf(err) == CodeInvalidParameter {
@@ -187,7 +187,7 @@ func (s *core) subscriptionStart(ctx context.Context, storeID, after, resume, re
 		return max(seq, from), nil
 	}
 	if after == "" {
-		st, err := s.client.Store.Query().Where(store.ID(storeID)).Select(store.FieldEventSeq).Only(tenant.System(ctx))
+		st, err := s.db.Ent().Store.Query().Where(store.ID(storeID)).Select(store.FieldEventSeq).Only(tenant.System(ctx))
 		if err != nil {
 			return 0, err
 		}
@@ -200,7 +200,7 @@ func (s *core) subscriptionStart(ctx context.Context, storeID, after, resume, re
 	if !ids.HasPrefix(after, eventIDPrefix) {
 		return 0, s.errEventAfter()
 	}
-	e, err := s.client.Event.Query().Where(event.ID(after), event.TypeIn(readable...)).Select(event.FieldSeq).Only(ctx)
+	e, err := s.db.Ent().Event.Query().Where(event.ID(after), event.TypeIn(readable...)).Select(event.FieldSeq).Only(ctx)
 	if ent.IsNotFound(err) {
 		return 0, s.errEventAfter()
 	}
@@ -224,7 +224,7 @@ func (sub *EventSubscription) Next(ctx context.Context) (events []Event, more bo
 		}
 	}
 	sub.s.feed.reads.Add(1)
-	q := sub.s.client.Event.Query().Where(event.SeqGT(sub.seq))
+	q := sub.s.db.Ent().Event.Query().Where(event.SeqGT(sub.seq))
 	if !sub.all {
 		q.Where(event.TypeIn(sub.types...))
 	}
@@ -251,7 +251,7 @@ func (sub *EventSubscription) Next(ctx context.Context) (events []Event, more bo
 // Errors: unauthenticated, the database's (unavailable).
 func (sub *EventSubscription) Confirm(ctx context.Context) error {
 	s := sub.s
-	if !sub.key.until.IsZero() && !s.Now().Before(sub.key.until) {
+	if !sub.key.until.IsZero() && !s.clock.Now().Before(sub.key.until) {
 		return errUnauthenticated
 	}
 	ctx, cancel := context.WithTimeout(tenant.System(ctx), s.subscriptionRead)
@@ -263,7 +263,7 @@ func (sub *EventSubscription) Confirm(ctx context.Context) error {
 	if n == sub.key.changes {
 		return nil
 	}
-	k, err := s.authenticate(ctx, sub.key.hash)
+	k, err := s.auth.authenticate(ctx, sub.key.hash)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (s *Events) SubscriptionStats() SubscriptionStats {
 	return st
 }
 
-func (h *feedHub) add(s *core, sub *EventSubscription) error {
+func (h *feedHub) add(db Storage, sub *EventSubscription) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.byStore == nil {
@@ -360,7 +360,7 @@ func (h *feedHub) add(s *core, sub *EventSubscription) error {
 	sub.shared = h.shared[sub.storeID]
 	h.open++
 	if h.stop == nil {
-		if w, ok := s.db.(feedWatcher); ok {
+		if w, ok := db.(feedWatcher); ok {
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan struct{})
 			h.stop, h.stopped = cancel, stopped

@@ -68,7 +68,7 @@ func timelineEventView(e *ent.TimelineEvent) TimelineEvent {
 }
 
 // recordEvent appends a timeline event for a write, attributed to the viewer.
-func (s *core) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
+func (s *eventWriter) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
 	return s.recordEventAs(ctx, tx, c, actorOf(ctx), typ, data)
 }
 
@@ -86,7 +86,7 @@ func actorOf(ctx context.Context) Actor {
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the
 // company's previous event, in one statement where the database allows (see
 // database.InsertNumbered).
-func (s *core) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
+func (s *eventWriter) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
 	if err := timelineevent.ActorTypeValidator(timelineevent.ActorType(actor.Type)); err != nil {
 		return fmt.Errorf("timeline event: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *core) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, ac
 	_, err = s.db.InsertNumbered(ctx, tx, timelineevent.Table,
 		[]string{timelineevent.FieldID, timelineevent.FieldStoreID, timelineevent.FieldCompanyID, timelineevent.FieldType,
 			timelineevent.FieldActorType, timelineevent.FieldActorLabel, timelineevent.FieldOccurredAt, timelineevent.FieldData},
-		[]any{ids.New(eventIDPrefix), c.StoreID, c.ID, typ, actor.Type, actor.Label, s.Now(), json.RawMessage(encoded)})
+		[]any{ids.New(eventIDPrefix), c.StoreID, c.ID, typ, actor.Type, actor.Label, s.clock.Now(), json.RawMessage(encoded)})
 	return err
 }
 
@@ -112,13 +112,13 @@ func (s *Timeline) List(ctx context.Context, companyID string, p ListParams) (Pa
 	if err != nil {
 		return Page[TimelineEvent]{}, err
 	}
-	c, err := s.loadCompany(ctx, s.reader(ctx), companyID)
+	c, err := s.companies.loadCompany(ctx, s.db.Reader(ctx), companyID)
 	if err != nil {
 		return Page[TimelineEvent]{}, err
 	}
 	secret := c.Edges.Store.CursorSecret
 	list := "timeline|" + c.ID
-	q := s.reader(ctx).TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
+	q := s.db.Reader(ctx).TimelineEvent.Query().Where(timelineevent.CompanyID(c.ID))
 	if p.Cursor != "" {
 		cur, err := decodeCursor(secret, list, p.Cursor)
 		if err != nil {
@@ -146,7 +146,7 @@ func (s *Timeline) Get(ctx context.Context, id string) (TimelineEvent, error) {
 	if !ids.HasPrefix(id, "ev") {
 		return TimelineEvent{}, errNotFound("timeline event")
 	}
-	e, err := s.reader(ctx).TimelineEvent.Query().Where(timelineevent.ID(id)).Only(ctx)
+	e, err := s.db.Reader(ctx).TimelineEvent.Query().Where(timelineevent.ID(id)).Only(ctx)
 	if err != nil {
 		return TimelineEvent{}, notFoundOr(err, "timeline event")
 	}
@@ -166,7 +166,7 @@ func (s *Timeline) FirstPages(ctx context.Context, companyIDs []string, limit *i
 	if err != nil {
 		return nil, err
 	}
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	companies, err := client.Company.Query().
 		Where(company.IDIn(companyIDs...)).
 		Select(company.FieldID, company.FieldStoreID, company.FieldTimelineSeq).

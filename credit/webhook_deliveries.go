@@ -78,7 +78,7 @@ func (s *Webhooks) Deliveries(ctx context.Context, id string, limit int) (Webhoo
 	// Three reads, newest history first: an attempt and the state it led to commit together,
 	// so reading the attempts before the pending deliveries and the endpoint never shows an
 	// attempt without its consequences (the state may be newer than the list, not older).
-	client := s.reader(ctx)
+	client := s.db.Reader(ctx)
 	attempts, err := client.WebhookAttempt.Query().Where(webhookattempt.EndpointID(id)).
 		Order(ent.Desc(webhookattempt.FieldAttemptedAt), ent.Desc(webhookattempt.FieldID)).Limit(limit).All(ctx)
 	if err != nil {
@@ -140,22 +140,22 @@ func (s *Webhooks) RedeliverNow(ctx context.Context, eventID, endpointID string)
 	return s.redeliverWebhookEvent(ctx, eventID, endpointID, true)
 }
 
-func (s *core) redeliverWebhookEvent(ctx context.Context, eventID, endpointID string, now bool) (WebhookDelivery, *WebhookDue, error) {
+func (s *Webhooks) redeliverWebhookEvent(ctx context.Context, eventID, endpointID string, now bool) (WebhookDelivery, *WebhookDue, error) {
 	if _, err := requireStaff(ctx); err != nil {
 		return WebhookDelivery{}, nil, err
 	}
 	var out WebhookDelivery
 	var due *WebhookDue
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, endpointID)
 		if err != nil {
 			return err
 		}
-		ev, err := s.webhookEventByID(ctx, tx.Client(), eventID)
+		ev, err := webhookEventByID(ctx, tx.Client(), eventID)
 		if err != nil {
 			return err
 		}
-		at := s.Now()
+		at := s.clock.Now()
 		next := at
 		if now {
 			if due, err = s.redeliveryDue(ctx, tx, e, ev, at); err != nil {
@@ -191,7 +191,7 @@ func (s *core) redeliverWebhookEvent(ctx context.Context, eventID, endpointID st
 
 // redeliveryDue is the attempt of a redelivery of ev that may be made now, or nil: the
 // endpoint is disabled, or ev is ahead of the cursor behind an earlier event still to go.
-func (s *core) redeliveryDue(ctx context.Context, tx *ent.Tx, e *ent.WebhookEndpoint, ev *webhookEvent, now time.Time) (*WebhookDue, error) {
+func (s *Webhooks) redeliveryDue(ctx context.Context, tx *ent.Tx, e *ent.WebhookEndpoint, ev *webhookEvent, now time.Time) (*WebhookDue, error) {
 	if e.Status != webhookendpoint.StatusEnabled {
 		return nil, nil
 	}
@@ -208,7 +208,7 @@ func (s *core) redeliveryDue(ctx context.Context, tx *ent.Tx, e *ent.WebhookEndp
 			return nil, err
 		}
 	}
-	secrets, err := s.webhookSecrets(e, now)
+	secrets, err := s.secrets.webhookSecrets(e, now)
 	if err != nil {
 		return nil, err
 	}
@@ -236,12 +236,12 @@ func (s *Webhooks) Ping(ctx context.Context, endpointID string) (*WebhookDue, er
 	if !ids.HasPrefix(endpointID, "we") {
 		return nil, errNotFound("webhook endpoint")
 	}
-	e, err := s.reader(ctx).WebhookEndpoint.Get(ctx, endpointID)
+	e, err := s.db.Reader(ctx).WebhookEndpoint.Get(ctx, endpointID)
 	if err != nil {
 		return nil, notFoundOr(err, "webhook endpoint")
 	}
-	now := s.Now()
-	secrets, err := s.webhookSecrets(e, now)
+	now := s.clock.Now()
+	secrets, err := s.secrets.webhookSecrets(e, now)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func webhookEventOf(e *ent.Event) *webhookEvent {
 // latestEventSeq is the seq of the store's latest committed event (0 before the first): every
 // event up to it is visible, since seqs are taken under the store row's lock held to commit.
 // It is read from the database, never from the store cache, whose rows do not follow it.
-func (s *core) latestEventSeq(ctx context.Context, client *ent.Client, storeID string) (int64, error) {
+func latestEventSeq(ctx context.Context, client *ent.Client, storeID string) (int64, error) {
 	st, err := client.Store.Query().Where(store.ID(storeID)).Select(store.FieldEventSeq).Only(ctx)
 	if err != nil {
 		return 0, notFoundOr(err, "store")
@@ -43,7 +43,7 @@ func (s *core) latestEventSeq(ctx context.Context, client *ent.Client, storeID s
 // webhookEventByID reads an event of the viewer's store.
 //
 // Errors: not_found.
-func (s *core) webhookEventByID(ctx context.Context, client *ent.Client, id string) (*webhookEvent, error) {
+func webhookEventByID(ctx context.Context, client *ent.Client, id string) (*webhookEvent, error) {
 	if !ids.HasPrefix(id, eventIDPrefix) {
 		return nil, errNotFound("event")
 	}
@@ -57,8 +57,8 @@ func (s *core) webhookEventByID(ctx context.Context, client *ent.Client, id stri
 // nextWebhookEvents returns up to max of the events past the endpoint's cursor that its
 // filter wants, in feed order. When none up to the store's latest event matches, the cursor
 // moves to it, so the events the endpoint does not want are not read again on every poll.
-func (s *core) nextWebhookEvents(ctx context.Context, client *ent.Client, e *ent.WebhookEndpoint, max int) ([]*webhookEvent, error) {
-	latest, err := s.latestEventSeq(ctx, client, e.StoreID)
+func (s *WebhookQueue) nextWebhookEvents(ctx context.Context, client *ent.Client, e *ent.WebhookEndpoint, max int) ([]*webhookEvent, error) {
+	latest, err := latestEventSeq(ctx, client, e.StoreID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (s *core) nextWebhookEvents(ctx context.Context, client *ent.Client, e *ent
 	}
 	if len(evs) == 0 {
 		// Nothing wanted up to latest (or the events were purged): skip them.
-		return nil, s.inTx(ctx, func(tx *ent.Tx) error {
+		return nil, s.db.InTx(ctx, func(tx *ent.Tx) error {
 			return tx.WebhookEndpoint.Update().
 				Where(webhookendpoint.ID(e.ID), webhookendpoint.CursorSeqLT(latest)).
 				SetCursorSeq(latest).Exec(ctx)
@@ -85,8 +85,8 @@ func (s *core) nextWebhookEvents(ctx context.Context, client *ent.Client, e *ent
 }
 
 // oldestEventFor returns when the endpoint's next wanted event past its cursor occurred.
-func (s *core) oldestEventFor(ctx context.Context, e *ent.WebhookEndpoint) (time.Time, bool, error) {
-	ev, err := wantedEvents(s.client, e).Order(ent.Asc(event.FieldSeq)).Select(event.FieldOccurredAt).First(ctx)
+func (s *WebhookQueue) oldestEventFor(ctx context.Context, e *ent.WebhookEndpoint) (time.Time, bool, error) {
+	ev, err := wantedEvents(s.db.Ent(), e).Order(ent.Asc(event.FieldSeq)).Select(event.FieldOccurredAt).First(ctx)
 	if ent.IsNotFound(err) {
 		return time.Time{}, false, nil
 	}

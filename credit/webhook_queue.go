@@ -7,10 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/creditd/creditd/ent"
-	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookdelivery"
 	"github.com/creditd/creditd/ent/webhookendpoint"
 	"github.com/creditd/creditd/ids"
@@ -40,22 +37,9 @@ func WebhookViewer(ctx context.Context, storeID string) context.Context {
 // come. It is one statement however many endpoints there are, so an idle worker costs one
 // query a poll. Deliberate cross-store system work, for the delivery worker only.
 func (s *WebhookQueue) DueWebhookEndpoints(ctx context.Context) ([]WebhookTarget, error) {
-	now := s.Now()
-	rows, err := s.client.WebhookEndpoint.Query().
-		Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled), func(sel *sql.Selector) {
-			st, d := sql.Table(store.Table).As("due_store"), sql.Table(webhookdelivery.Table).As("due_delivery")
-			sel.Where(sql.Or(
-				sql.Exists(sql.Select(st.C(store.FieldID)).From(st).Where(sql.And(
-					sql.ColumnsEQ(st.C(store.FieldID), sel.C(webhookendpoint.FieldStoreID)),
-					sql.ColumnsGT(st.C(store.FieldEventSeq), sel.C(webhookendpoint.FieldCursorSeq)),
-				))),
-				sql.Exists(sql.Select(d.C(webhookdelivery.FieldID)).From(d).Where(sql.And(
-					sql.ColumnsEQ(d.C(webhookdelivery.FieldEndpointID), sel.C(webhookendpoint.FieldID)),
-					sql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPending.String()),
-					sql.LTE(d.C(webhookdelivery.FieldNextAttemptAt), now),
-				))),
-			))
-		}).
+	now := s.clock.Now()
+	rows, err := s.db.Ent().WebhookEndpoint.Query().
+		Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled), s.db.WebhookEndpointsDue(now)).
 		Order(ent.Asc(webhookendpoint.FieldID)).
 		Select(webhookendpoint.FieldID, webhookendpoint.FieldStoreID).All(tenant.System(ctx))
 	if err != nil {
@@ -93,7 +77,7 @@ type WebhookDue struct {
 
 // Errors: ErrNoWebhookKey, ErrSealedValueInvalid and the database's.
 func (s *WebhookQueue) NextWebhookDeliveries(ctx context.Context, endpointID string, max int) ([]*WebhookDue, error) {
-	client := s.client
+	client := s.db.Ent()
 	e, err := client.WebhookEndpoint.Get(ctx, endpointID)
 	if ent.IsNotFound(err) {
 		return nil, nil
@@ -104,8 +88,8 @@ func (s *WebhookQueue) NextWebhookDeliveries(ctx context.Context, endpointID str
 	if e.Status != webhookendpoint.StatusEnabled {
 		return nil, nil
 	}
-	now := s.Now()
-	secrets, err := s.webhookSecrets(e, now)
+	now := s.clock.Now()
+	secrets, err := s.secrets.webhookSecrets(e, now)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +147,8 @@ func (s *WebhookQueue) NextWebhookDeliveries(ctx context.Context, endpointID str
 
 // pendingDue is the attempt of a pending delivery, or nil when its event is no longer kept
 // (the delivery is then given up).
-func (s *core) pendingDue(ctx context.Context, client *ent.Client, e *ent.WebhookEndpoint, d *ent.WebhookDelivery, base WebhookDue, inOrder bool) (*WebhookDue, error) {
-	ev, err := s.webhookEventByID(ctx, client, d.EventID)
+func (s *WebhookQueue) pendingDue(ctx context.Context, client *ent.Client, e *ent.WebhookEndpoint, d *ent.WebhookDelivery, base WebhookDue, inOrder bool) (*WebhookDue, error) {
+	ev, err := webhookEventByID(ctx, client, d.EventID)
 	if IsNotFound(err) {
 		return nil, s.giveUpWebhookDelivery(ctx, e, d, inOrder)
 	}
@@ -177,7 +161,7 @@ func (s *core) pendingDue(ctx context.Context, client *ent.Client, e *ent.Webhoo
 }
 
 // webhookSecrets opens an endpoint's signing secrets, newest first.
-func (s *core) webhookSecrets(e *ent.WebhookEndpoint, now time.Time) ([]string, error) {
+func (s *secretSealer) webhookSecrets(e *ent.WebhookEndpoint, now time.Time) ([]string, error) {
 	sealer, err := s.sealer()
 	if err != nil {
 		return nil, err
@@ -194,9 +178,9 @@ func (s *core) webhookSecrets(e *ent.WebhookEndpoint, now time.Time) ([]string, 
 
 // giveUpWebhookDelivery marks a delivery whose event is gone as failed and, for the next
 // event in order, moves the cursor past it.
-func (s *core) giveUpWebhookDelivery(ctx context.Context, e *ent.WebhookEndpoint, d *ent.WebhookDelivery, inOrder bool) error {
-	return s.inTx(ctx, func(tx *ent.Tx) error {
-		now := s.Now()
+func (s *WebhookQueue) giveUpWebhookDelivery(ctx context.Context, e *ent.WebhookEndpoint, d *ent.WebhookDelivery, inOrder bool) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
+		now := s.clock.Now()
 		if err := tx.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusFailed).ClearNextAttemptAt().SetUpdatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
@@ -258,9 +242,9 @@ func (s *WebhookQueue) RecordWebhookAttempts(ctx context.Context, made []Webhook
 		return nil, nil
 	}
 	var recs []WebhookAttemptRecord
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
 		recs = make([]WebhookAttemptRecord, len(made))
-		now := s.Now()
+		now := s.clock.Now()
 		e, err := tx.WebhookEndpoint.Query().Where(webhookendpoint.ID(made[0].Due.EndpointID), s.db.ForUpdate).Only(ctx)
 		if ent.IsNotFound(err) {
 			return nil // deleted while the attempts were under way
@@ -427,7 +411,7 @@ func truncateRunes(s string, n int) string {
 // date: the queue's age, for a metric.
 func (s *WebhookQueue) OldestPendingWebhookEvent(ctx context.Context) (time.Time, bool, error) {
 	sys := tenant.System(ctx)
-	rows, err := s.client.WebhookEndpoint.Query().Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled)).All(sys)
+	rows, err := s.db.Ent().WebhookEndpoint.Query().Where(webhookendpoint.StatusEQ(webhookendpoint.StatusEnabled)).All(sys)
 	if err != nil {
 		return time.Time{}, false, err
 	}

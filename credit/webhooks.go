@@ -84,7 +84,7 @@ func webhookEndpointView(e *ent.WebhookEndpoint) WebhookEndpoint {
 }
 
 // sealer returns the Sealer for webhook secrets, or ErrNoWebhookKey.
-func (s *core) sealer() (*webhook.Sealer, error) {
+func (s *secretSealer) sealer() (*webhook.Sealer, error) {
 	if s.webhookSealer == nil {
 		return nil, ErrNoWebhookKey
 	}
@@ -107,7 +107,7 @@ func ParseEventTypes(list string) []string {
 // contract's terms.
 //
 // Errors: validation_failed (param "url").
-func (s *core) validateWebhookURL(raw string) error {
+func (s *Webhooks) validateWebhookURL(raw string) error {
 	if err := checkField(raw, "url", maxWebhookURLLength); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (s *Webhooks) CreateEndpoint(ctx context.Context, in WebhookEndpointInput) 
 	if err != nil {
 		return IssuedWebhookSecret{}, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return IssuedWebhookSecret{}, err
 	}
 	in.URL = strings.TrimSpace(in.URL)
@@ -151,20 +151,20 @@ func (s *Webhooks) CreateEndpoint(ctx context.Context, in WebhookEndpointInput) 
 	if len(errs) > 0 {
 		return IssuedWebhookSecret{}, errs[0]
 	}
-	sealer, err := s.sealer()
+	sealer, err := s.secrets.sealer()
 	if err != nil {
 		return IssuedWebhookSecret{}, err
 	}
 	secret := webhook.NewSecret()
 	var out IssuedWebhookSecret
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		cursor, err := s.latestEventSeq(ctx, tx.Client(), v.StoreID)
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
+		cursor, err := latestEventSeq(ctx, tx.Client(), v.StoreID)
 		if err != nil {
 			return err
 		}
 		e, err := tx.WebhookEndpoint.Create().
 			SetStoreID(v.StoreID).SetURL(in.URL).SetDescription(in.Description).SetEventTypes(types).
-			SetSecretSealed(sealer.Seal(secret)).SetCreatedAt(s.Now()).SetCursorSeq(cursor).
+			SetSecretSealed(sealer.Seal(secret)).SetCreatedAt(s.clock.Now()).SetCursorSeq(cursor).
 			Save(ctx)
 		if err != nil {
 			return err
@@ -182,10 +182,10 @@ func (s *Webhooks) ListEndpoints(ctx context.Context) ([]WebhookEndpoint, error)
 	if _, err := requireStaff(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := s.viewerStore(ctx); err != nil {
+	if _, err := s.stores.viewerStore(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.reader(ctx).WebhookEndpoint.Query().
+	rows, err := s.db.Reader(ctx).WebhookEndpoint.Query().
 		Order(ent.Asc(webhookendpoint.FieldCreatedAt), ent.Asc(webhookendpoint.FieldID)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (s *Webhooks) ListEndpoints(ctx context.Context) ([]WebhookEndpoint, error)
 // endpointForStaff loads an endpoint of the viewer's store inside tx.
 //
 // Errors: not_found.
-func (s *core) endpointForStaff(ctx context.Context, tx *ent.Tx, id string) (*ent.WebhookEndpoint, error) {
+func (s *Webhooks) endpointForStaff(ctx context.Context, tx *ent.Tx, id string) (*ent.WebhookEndpoint, error) {
 	if !ids.HasPrefix(id, "we") {
 		return nil, errNotFound("webhook endpoint")
 	}
@@ -222,12 +222,12 @@ func (s *Webhooks) SetEndpointEnabled(ctx context.Context, id string, enabled bo
 		return WebhookEndpoint{}, err
 	}
 	var out WebhookEndpoint
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		now := s.Now()
+		now := s.clock.Now()
 		upd := tx.WebhookEndpoint.UpdateOne(e)
 		if enabled {
 			upd.SetStatus(webhookendpoint.StatusEnabled).ClearDisabledAt().ClearDisabledReason().ClearFailingSince()
@@ -262,18 +262,18 @@ func (s *Webhooks) RotateSecret(ctx context.Context, id string, grace time.Durat
 	if err := checkGrace(grace); err != nil {
 		return IssuedWebhookSecret{}, err
 	}
-	sealer, err := s.sealer()
+	sealer, err := s.secrets.sealer()
 	if err != nil {
 		return IssuedWebhookSecret{}, err
 	}
 	secret := webhook.NewSecret()
 	var out IssuedWebhookSecret
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		upd := rotate(tx.WebhookEndpoint.UpdateOne(e), e.SecretSealed, sealer.Seal(secret), s.Now(), grace)
+		upd := rotate(tx.WebhookEndpoint.UpdateOne(e), e.SecretSealed, sealer.Seal(secret), s.clock.Now(), grace)
 		if err := upd.Exec(ctx); err != nil {
 			return err
 		}
@@ -291,7 +291,7 @@ func (s *Webhooks) DeleteEndpoint(ctx context.Context, id string) error {
 	if _, err := requireStaff(ctx); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *ent.Tx) error {
+	return s.db.InTx(ctx, func(tx *ent.Tx) error {
 		e, err := s.endpointForStaff(ctx, tx, id)
 		if err != nil {
 			return err

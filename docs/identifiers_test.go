@@ -158,7 +158,7 @@ func goReferences(md string) []goReference {
 }
 
 // goType is what the index knows of a declared type: its methods and fields, and the types it
-// embeds (whose members it promotes), as written ("core", "credit.Storage").
+// embeds (whose members it promotes), as written ("storeCache", "credit.Storage").
 type goType struct {
 	members  map[string]bool
 	embedded []string
@@ -266,7 +266,7 @@ func (p *goPackage) add(f *ast.File) {
 	}
 }
 
-// typeName is a type expression's name without pointers and type arguments: "core",
+// typeName is a type expression's name without pointers and type arguments: "storeCache",
 // "credit.Storage".
 func typeName(e ast.Expr) string {
 	switch t := e.(type) {
