@@ -42,7 +42,7 @@ func (c *Console) showWebhooks(w http.ResponseWriter, r *http.Request, v *visit,
 	}
 	p := pageFor(v, "Webhooks", "webhooks")
 	p.Notice = notice
-	p.Body = webhooksBody{Endpoints: endpoints, EventTypes: credit.EventTypes, Graces: rotationGraces, Create: create, Rotate: rotate}
+	p.Body = webhooksBody{Endpoints: endpoints, EventTypes: credit.EventTypeNames(), Graces: rotationGraces, Create: create, Rotate: rotate}
 	c.render(w, r, status, "webhooks.html", p)
 }
 

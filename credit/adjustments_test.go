@@ -108,7 +108,7 @@ func TestCreateAdjustment(t *testing.T) {
 				if got := env.ledger(t, co.ID); len(got) != entries+1 || asJSON(got[0]) != asJSON(e) {
 					t.Errorf("%s: the ledger's newest entry %s, want %s", tc.name, asJSON(got[0]), asJSON(e))
 				}
-				if got := env.feedTypes(t, events); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated}) {
+				if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeLedgerEntryCreated)}) {
 					t.Errorf("%s: events %v", tc.name, got)
 				}
 				tl := env.timeline(t, co.ID)[timeline:]

@@ -238,7 +238,7 @@ func TestApprovalCreatesTheCompany(t *testing.T) {
 	if id, err := env.Service.Applications.OfCompany(env.staff, taken.ID); err != nil || id != "" {
 		t.Errorf("a company created otherwise: application %q %v", id, err)
 	}
-	if got := env.feedTypes(t, events); !slices.Equal(got, []string{credit.EventTypeCompanyCreated, credit.EventTypeApplicationStatusChanged}) {
+	if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeCompanyCreated), string(credit.EventTypeApplicationStatusChanged)}) {
 		t.Errorf("events %v", got)
 	}
 	tl := env.timeline(t, c.ID)

@@ -26,30 +26,34 @@ import (
 // reader that sees event n+1 sees event n, and reading "seq > n" in seq order never skips an
 // event that commits late. SQLite has one writer at a time, which gives the same.
 
+// EventType is the type of an event of the feed (contract §11), such as "company.hold_placed":
+// what happened, named by the resource of its data.object.
+type EventType string
+
 // Event types (contract §11). Each names the resource of its data.object.
 const (
-	EventTypeLedgerEntryCreated        = "ledger_entry.created"
-	EventTypeCompanyCreated            = "company.created"
-	EventTypeCompanyCreditLimitChanged = "company.credit_limit_changed"
-	EventTypeCompanyHoldPlaced         = "company.hold_placed"
-	EventTypeCompanyHoldLifted         = "company.hold_lifted"
-	EventTypeCompanyHoldChanged        = "company.hold_changed"
+	EventTypeLedgerEntryCreated        EventType = "ledger_entry.created"
+	EventTypeCompanyCreated            EventType = "company.created"
+	EventTypeCompanyCreditLimitChanged EventType = "company.credit_limit_changed"
+	EventTypeCompanyHoldPlaced         EventType = "company.hold_placed"
+	EventTypeCompanyHoldLifted         EventType = "company.hold_lifted"
+	EventTypeCompanyHoldChanged        EventType = "company.hold_changed"
 	// EventTypeCompanyPlatformGIDChanged: staff set or corrected the company's platform
 	// company GID (contract §11: every change of a company's representation has its event).
-	EventTypeCompanyPlatformGIDChanged = "company.platform_company_gid_changed"
+	EventTypeCompanyPlatformGIDChanged EventType = "company.platform_company_gid_changed"
 	// EventTypeInvoicePaid: an invoice's open amount reached zero by a payment, a refund or
 	// credit (contract §17); an invoice a cancellation settles is cancelled and has none.
-	EventTypeInvoicePaid              = "invoice.paid"
-	EventTypeApplicationCreated       = "application.created"
-	EventTypeApplicationStatusChanged = "application.status_changed"
-	EventTypeKeyCreated               = "key.created"
-	EventTypeKeyRotated               = "key.rotated"
-	EventTypeKeyRevoked               = "key.revoked"
+	EventTypeInvoicePaid              EventType = "invoice.paid"
+	EventTypeApplicationCreated       EventType = "application.created"
+	EventTypeApplicationStatusChanged EventType = "application.status_changed"
+	EventTypeKeyCreated               EventType = "key.created"
+	EventTypeKeyRotated               EventType = "key.rotated"
+	EventTypeKeyRevoked               EventType = "key.revoked"
 )
 
 // EventTypes lists every event type in the order they are documented: what a type= filter
 // or a webhook endpoint's subscription may name.
-var EventTypes = []string{
+var EventTypes = []EventType{
 	EventTypeLedgerEntryCreated,
 	EventTypeCompanyCreated,
 	EventTypeCompanyCreditLimitChanged,
@@ -74,11 +78,11 @@ var EventTypes = []string{
 // EventTypeScope returns the scope an API key needs to read events of type t:
 // read_applications for application events, read_credit for the others. It returns "" for
 // an unknown type.
-func EventTypeScope(t string) string {
+func EventTypeScope(t EventType) string {
 	switch {
 	case !slices.Contains(EventTypes, t):
 		return ""
-	case strings.HasPrefix(t, "application."):
+	case strings.HasPrefix(string(t), "application."):
 		return ScopeReadApplications
 	default:
 		return ScopeReadCredit
@@ -88,7 +92,7 @@ func EventTypeScope(t string) string {
 // Event is one event as GET /v1/events and webhook deliveries show it.
 type Event struct {
 	ID         string    `json:"id"`
-	Type       string    `json:"type"`
+	Type       EventType `json:"type"`
 	OccurredAt Timestamp `json:"occurred_at"`
 	// Data is {"object": {...}, "previous": {...}}: the resource as the REST API shows it
 	// (applications without contact) and, where something changed, the values before.
@@ -99,7 +103,7 @@ type Event struct {
 
 // EventOf is the view of a stored event, for the feed and the webhook deliveries.
 func EventOf(e *ent.Event) Event {
-	return Event{ID: e.ID, Type: e.Type, OccurredAt: At(e.OccurredAt), Data: json.RawMessage(e.Data), Seq: e.Seq}
+	return Event{ID: e.ID, Type: EventType(e.Type), OccurredAt: At(e.OccurredAt), Data: json.RawMessage(e.Data), Seq: e.Seq}
 }
 
 // eventData is the stored "data" member of an event.
@@ -114,21 +118,21 @@ type eventData struct {
 // (see database.InsertNumbered), which locks the store's row until commit (see above); a
 // transaction that locks a company has locked that row already (lockCompany), so no other lock
 // may follow one taken here in a different order.
-func (s *eventWriter) emit(ctx context.Context, tx *ent.Tx, storeID, typ string, object any, previous map[string]any) error {
+func (s *eventWriter) emit(ctx context.Context, tx *ent.Tx, storeID string, typ EventType, object any, previous map[string]any) error {
 	return s.emitData(ctx, tx, storeID, ids.New(eventIDPrefix), typ, eventData{Object: object, Previous: previous})
 }
 
 // emitData is emit with the event's ID chosen by the caller (a row written with the event names
 // it) and its whole data member, for events whose data has members beside object (an
 // invoice.reminder_due's level).
-func (s *eventWriter) emitData(ctx context.Context, tx *ent.Tx, storeID, id, typ string, data any) error {
+func (s *eventWriter) emitData(ctx context.Context, tx *ent.Tx, storeID, id string, typ EventType, data any) error {
 	encoded, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
 		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
-		[]any{id, storeID, typ, s.clock.Now(), string(encoded)})
+		[]any{id, storeID, string(typ), s.clock.Now(), string(encoded)})
 	return err
 }
 
@@ -142,7 +146,7 @@ func readableEventTypes(ctx context.Context) ([]string, error) {
 	var out []string
 	for _, t := range EventTypes {
 		if v.HasScope(EventTypeScope(t)) {
-			out = append(out, t)
+			out = append(out, string(t))
 		}
 	}
 	if len(out) == 0 {
@@ -160,14 +164,23 @@ func readableEventTypes(ctx context.Context) ([]string, error) {
 func knownEventTypes(types []string, code Code, param string) ([]string, error) {
 	out := make([]string, 0, len(types))
 	for _, t := range types {
-		if !slices.Contains(EventTypes, t) {
-			return nil, ParamErrorf(code, param, "unknown event type %q; the types are %s", t, strings.Join(EventTypes, ", "))
+		if !slices.Contains(EventTypes, EventType(t)) {
+			return nil, ParamErrorf(code, param, "unknown event type %q; the types are %s", t, strings.Join(EventTypeNames(), ", "))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	return out, nil
+}
+
+// EventTypeNames is EventTypes as strings, for forms and messages that list them.
+func EventTypeNames() []string {
+	names := make([]string, len(EventTypes))
+	for i, t := range EventTypes {
+		names[i] = string(t)
+	}
+	return names
 }
 
 // DefaultEventRetention is how long events are kept by default, and the least that may be
@@ -210,7 +223,7 @@ func eventFilter(ctx context.Context, types []string) ([]string, bool, error) {
 	var missing string
 	for _, t := range types {
 		if !slices.Contains(readable, t) {
-			missing = EventTypeScope(t)
+			missing = EventTypeScope(EventType(t))
 			continue
 		}
 		out = append(out, t)
@@ -218,7 +231,9 @@ func eventFilter(ctx context.Context, types []string) ([]string, bool, error) {
 	if len(out) == 0 {
 		return nil, false, Errorf(CodeInsufficientScope, "this call needs scope %s", missing)
 	}
-	slices.SortFunc(out, func(a, b string) int { return slices.Index(EventTypes, a) - slices.Index(EventTypes, b) })
+	slices.SortFunc(out, func(a, b string) int {
+		return slices.Index(EventTypes, EventType(a)) - slices.Index(EventTypes, EventType(b))
+	})
 	return out, len(out) == len(EventTypes), nil
 }
 
@@ -349,7 +364,7 @@ func retentionText(d time.Duration) string {
 // emitHoldChange appends a company.hold_placed, company.hold_lifted or company.hold_changed
 // event: the company as it now is (c), and its status and hold as they were (before, with the
 // lifted or changed hold's kind).
-func (s *eventWriter) emitHoldChange(ctx context.Context, tx *ent.Tx, typ string, c, before *ent.Company) error {
+func (s *eventWriter) emitHoldChange(ctx context.Context, tx *ent.Tx, typ EventType, c, before *ent.Company) error {
 	prev := companyView(before, c.Edges.Store)
 	err := s.emit(ctx, tx, c.StoreID, typ, companyView(c, c.Edges.Store), map[string]any{"status": prev.Status, "hold": prev.Hold})
 	return err
@@ -370,7 +385,7 @@ func (e Event) Object() (any, error) {
 	if err := json.Unmarshal(e.Data, &data); err != nil {
 		return nil, fmt.Errorf("event %s data: %w", e.ID, err)
 	}
-	resource, _, _ := strings.Cut(e.Type, ".")
+	resource, _, _ := strings.Cut(string(e.Type), ".")
 	var obj any
 	switch resource {
 	case "ledger_entry":
@@ -398,7 +413,7 @@ func (e Event) Object() (any, error) {
 //
 // Errors: an internal error when a company or ledger event's data does not decode (a defect).
 func (e Event) CompanyID() (string, error) {
-	resource, _, _ := strings.Cut(e.Type, ".")
+	resource, _, _ := strings.Cut(string(e.Type), ".")
 	if resource != "company" && resource != "ledger_entry" && resource != "invoice" {
 		return "", nil
 	}

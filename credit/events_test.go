@@ -19,8 +19,8 @@ func TestEventsAreNumberedPerStoreWithoutGaps(t *testing.T) {
 	env.MustCompany(t, b, "cb", "100")
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: coA.ID, Kind: credit.KindOpeningBalance, Amount: "10"})
 	for store, want := range map[string][]string{
-		a: {credit.EventTypeCompanyCreated, credit.EventTypeLedgerEntryCreated},
-		b: {credit.EventTypeCompanyCreated},
+		a: {string(credit.EventTypeCompanyCreated), string(credit.EventTypeLedgerEntryCreated)},
+		b: {string(credit.EventTypeCompanyCreated)},
 	} {
 		rows, err := env.DB.Client.Event.Query().Where(event.StoreID(store)).Order(ent.Asc(event.FieldSeq)).All(credittest.Admin())
 		if err != nil {

@@ -111,7 +111,7 @@ func (f *storeFeed) take(sub *EventSubscription) (events []Event, more bool) {
 	}
 	i := sort.Search(len(f.events), func(i int) bool { return f.events[i].Seq > sub.seq })
 	for ; i < len(f.events) && len(events) < subscriptionPage; i++ {
-		if e := f.events[i]; sub.admits(e.Type) {
+		if e := f.events[i]; sub.admits(string(e.Type)) {
 			events = append(events, e)
 		}
 	}

@@ -65,9 +65,9 @@ func TestSubscribersShareFeedReads(t *testing.T) {
 		subs = append(subs,
 			&subscriber{key: "credit"},
 			&subscriber{key: "all"},
-			&subscriber{key: "all", params: credit.EventSubscriptionParams{Types: []string{credit.EventTypeApplicationCreated}}},
+			&subscriber{key: "all", params: credit.EventSubscriptionParams{Types: []string{string(credit.EventTypeApplicationCreated)}}},
 			&subscriber{key: "credit", params: credit.EventSubscriptionParams{After: early[0]}},
-			&subscriber{key: "all", params: credit.EventSubscriptionParams{After: early[2], Types: []string{credit.EventTypeLedgerEntryCreated}}},
+			&subscriber{key: "all", params: credit.EventSubscriptionParams{After: early[2], Types: []string{string(credit.EventTypeLedgerEntryCreated)}}},
 		)
 	}
 	before := env.Service.Events.SubscriptionStats().FeedReads

@@ -242,7 +242,7 @@ func TestWebhookEndpointErrors(t *testing.T) {
 	store := env.MustStore(t, "Hooks", "EUR")
 	staff := credittest.Staff(store)
 	httpOnly := refusal{credit.CodeValidationFailed, "url", "only HTTPS is allowed (an operator can allow http:// for development and tests)"}
-	unknownType := refusal{credit.CodeValidationFailed, "events", `unknown event type "order.paid"; the types are ` + strings.Join(credit.EventTypes, ", ")}
+	unknownType := refusal{credit.CodeValidationFailed, "events", `unknown event type "order.paid"; the types are ` + strings.Join(credit.EventTypeNames(), ", ")}
 	for _, tc := range []struct {
 		name string
 		in   credit.WebhookEndpointInput
@@ -252,9 +252,9 @@ func TestWebhookEndpointErrors(t *testing.T) {
 			[]refusal{httpOnly, textRefusal("description", msgMaxText), unknownType}},
 		{"no URL, bad description", credit.WebhookEndpointInput{URL: "  ", Description: "a\x00"},
 			[]refusal{textRefusal("url", "%s must not be empty"), textRefusal("description", msgControlChar)}},
-		{"a private address, unknown type", credit.WebhookEndpointInput{URL: "https://127.0.0.1/hooks", EventTypes: []string{credit.EventTypes[0], "order.paid"}},
+		{"a private address, unknown type", credit.WebhookEndpointInput{URL: "https://127.0.0.1/hooks", EventTypes: []string{string(credit.EventTypes[0]), "order.paid"}},
 			[]refusal{{credit.CodeValidationFailed, "url", "the URL's host is not a public internet address (loopback, private, link-local and localhost are refused, in any spelling; an operator can allow them for development)"}, unknownType}},
-		{"good, spaces around the URL", credit.WebhookEndpointInput{URL: " https://erp.example.com/hooks ", Description: "ERP", EventTypes: []string{credit.EventTypes[0]}}, nil},
+		{"good, spaces around the URL", credit.WebhookEndpointInput{URL: " https://erp.example.com/hooks ", Description: "ERP", EventTypes: []string{string(credit.EventTypes[0])}}, nil},
 	} {
 		errs := env.Service.Webhooks.EndpointErrors(tc.in)
 		_, opErr := env.Service.Webhooks.CreateEndpoint(staff, tc.in)

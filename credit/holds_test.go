@@ -197,14 +197,14 @@ func TestSettlingTheOverdueInvoice(t *testing.T) {
 			if c.Outstanding.Amount != tc.outstanding || e.BalanceAfter.Amount != tc.outstanding {
 				t.Errorf("outstanding %s, balance_after %s, want %s", c.Outstanding.Amount, e.BalanceAfter.Amount, tc.outstanding)
 			}
-			wantFeed := []string{credit.EventTypeLedgerEntryCreated}
+			wantFeed := []string{string(credit.EventTypeLedgerEntryCreated)}
 			if tc.lifted && tc.entry.Kind != credit.KindCancellation {
 				// Settled, and not by a cancellation: paid (contract §17).
-				wantFeed = append(wantFeed, credit.EventTypeInvoicePaid)
+				wantFeed = append(wantFeed, string(credit.EventTypeInvoicePaid))
 			}
 			wantTimeline := []string{tc.recorded + " by test staff"}
 			if tc.lifted {
-				wantFeed = append(wantFeed, credit.EventTypeCompanyHoldLifted)
+				wantFeed = append(wantFeed, string(credit.EventTypeCompanyHoldLifted))
 				wantTimeline = append(wantTimeline, credit.EventOverdueHoldLifted+" by system")
 				if c.Hold != nil || c.Status != credit.StatusApproved {
 					t.Errorf("after %s: %+v, want no hold", tc.name, c)
@@ -257,7 +257,7 @@ func TestOverdueHoldMovesToTheInvoiceStillUnpaid(t *testing.T) {
 	if c.Hold == nil || c.Hold.Kind != credit.HoldOverdue || *c.Hold.PlatformOrderGID != orderGID(2) || !c.Hold.DueAt.Equal(now.Add(-10*day)) {
 		t.Fatalf("hold after paying order 1: %+v, want it naming order 2", c.Hold)
 	}
-	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid, credit.EventTypeCompanyHoldChanged}) {
+	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeInvoicePaid), string(credit.EventTypeCompanyHoldChanged)}) {
 		t.Fatalf("events %v", got)
 	}
 	feed := env.feed(t)
@@ -291,7 +291,7 @@ func TestManualHoldAndOverdueHold(t *testing.T) {
 	in.OccurredAt = &placed
 	feedBefore := len(env.feed(t))
 	env.MustRecord(t, in)
-	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated}) {
+	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{string(credit.EventTypeLedgerEntryCreated)}) {
 		t.Errorf("an overdue order under a manual hold appended %v", got)
 	}
 	if res := env.sweep(t); res != (credit.SweepResult{}) {
@@ -314,7 +314,7 @@ func TestManualHoldAndOverdueHold(t *testing.T) {
 	if h := res.Company.Hold; h == nil || h.Kind != credit.HoldOverdue || h.PlacedBy != "system" || *h.PlatformOrderGID != orderGID(1) || !h.PlacedAt.Equal(env.Clock.Now()) {
 		t.Fatalf("after lifting the manual hold: %+v, want the overdue hold", h)
 	}
-	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeCompanyHoldLifted, credit.EventTypeCompanyHoldPlaced}) {
+	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{string(credit.EventTypeCompanyHoldLifted), string(credit.EventTypeCompanyHoldPlaced)}) {
 		t.Errorf("events %v", got)
 	}
 	feed := env.feed(t)
@@ -418,7 +418,7 @@ func TestManualHoldPlaceAndLift(t *testing.T) {
 		_, err = env.Service.Companies.LiftHold(key, co.ID)
 		wantError(t, tc.name+", lifted again", err, credit.CodeHoldNotFound, "")
 
-		if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{credit.EventTypeCompanyHoldPlaced, credit.EventTypeCompanyHoldLifted}) {
+		if got := env.feedTypes(t, feedBefore); !slices.Equal(got, []string{string(credit.EventTypeCompanyHoldPlaced), string(credit.EventTypeCompanyHoldLifted)}) {
 			t.Errorf("%s: events %v", tc.name, got)
 		}
 		tl := env.timeline(t, co.ID)

@@ -26,14 +26,14 @@ func (e *ruleEnv) invoiceEvents(t testing.TB, skip int) ([]string, []credit.Invo
 		if err := json.Unmarshal(ev.Data, &data); err != nil {
 			t.Fatalf("event %s: %v", ev.ID, err)
 		}
-		types = append(types, ev.Type)
+		types = append(types, string(ev.Type))
 		objects = append(objects, data.Object)
 	}
 	return types, objects
 }
 
 // invoiceEventTypes are the invoice.* types of the feed.
-var invoiceEventTypes = []string{credit.EventTypeInvoicePaid}
+var invoiceEventTypes = []credit.EventType{credit.EventTypeInvoicePaid}
 
 // TestInvoicePaidEvent: a payment that settles invoices appends invoice.paid for each, after its
 // ledger_entry.created, with the invoice as Invoices.Get shows it then; a partial payment, and
@@ -50,7 +50,7 @@ func TestInvoicePaidEvent(t *testing.T) {
 	// 120 without an order: the first invoice is paid, 30 of the second stays open.
 	env.Clock.Advance(day)
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindPayment, Amount: "-120.00"})
-	if got, want := env.feedTypes(t, start), []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid}; !slices.Equal(got, want) {
+	if got, want := env.feedTypes(t, start), []string{string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeInvoicePaid)}; !slices.Equal(got, want) {
 		t.Fatalf("feed after the payment = %v, want %v", got, want)
 	}
 	invoices := env.invoices(t, co)
@@ -63,7 +63,7 @@ func TestInvoicePaidEvent(t *testing.T) {
 	// The rest of the second: paid by an entry naming its order.
 	next := len(env.feed(t))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindPayment, Amount: "-30.00", OrderGID: orderGID(2)})
-	if got, want := env.feedTypes(t, next), []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid}; !slices.Equal(got, want) {
+	if got, want := env.feedTypes(t, next), []string{string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeInvoicePaid)}; !slices.Equal(got, want) {
 		t.Fatalf("feed after the second payment = %v, want %v", got, want)
 	}
 	_, objects = env.invoiceEvents(t, next)
@@ -81,7 +81,7 @@ func TestInvoicePaidEvent(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: credit.KindPayment, Amount: "-25.00"})
 	next = len(env.feed(t))
 	env.MustRecord(t, orderEntry(co, 4, "25.00"))
-	if got, want := env.feedTypes(t, next), []string{credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid}; !slices.Equal(got, want) {
+	if got, want := env.feedTypes(t, next), []string{string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeInvoicePaid)}; !slices.Equal(got, want) {
 		t.Fatalf("feed after an order covered by credit = %v, want %v", got, want)
 	}
 	_, objects = env.invoiceEvents(t, next)

@@ -18,13 +18,13 @@ import (
 // Invoice event types (contract §17). Each one's object is the invoice.
 const (
 	// EventTypeInvoicePromiseRecorded: a promise to pay was recorded (or replaced one).
-	EventTypeInvoicePromiseRecorded = "invoice.promise_recorded"
+	EventTypeInvoicePromiseRecorded EventType = "invoice.promise_recorded"
 	// EventTypeInvoicePromiseWithdrawn: the promise was withdrawn (DELETE .../promise).
-	EventTypeInvoicePromiseWithdrawn = "invoice.promise_withdrawn"
+	EventTypeInvoicePromiseWithdrawn EventType = "invoice.promise_withdrawn"
 	// EventTypeInvoiceDisputed: a dispute was opened (or its reason replaced).
-	EventTypeInvoiceDisputed = "invoice.disputed"
+	EventTypeInvoiceDisputed EventType = "invoice.disputed"
 	// EventTypeInvoiceDisputeResolved: the dispute was resolved (DELETE .../dispute).
-	EventTypeInvoiceDisputeResolved = "invoice.dispute_resolved"
+	EventTypeInvoiceDisputeResolved EventType = "invoice.dispute_resolved"
 )
 
 // Timeline event types of the invoice writes.
@@ -139,7 +139,7 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 		}
 		return nil
 	}
-	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		u := tx.Invoice.UpdateOne(r).SetPromisedFor(day).SetPromiseRecordedBy(actorOf(ctx).Label).
 			SetPromiseRecordedAt(s.clock.Now()).ClearPromiseBrokenAt()
 		if in.Note != nil {
@@ -172,7 +172,7 @@ func (s *Invoices) WithdrawPromise(ctx context.Context, invoiceID string) (Invoi
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_promise": before.Promise != nil}
 		if err := s.events.recordEvent(ctx, tx, c, EventPromiseWithdrawn, data); err != nil || before.Promise == nil {
 			return r, "", nil, err
@@ -194,7 +194,7 @@ func (s *Invoices) OpenDispute(ctx context.Context, in DisputeInput) (InvoiceRes
 		return InvoiceResult{}, err
 	}
 	check := func() error { return checkText(in.Reason, "reason") }
-	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, in.InvoiceID, check, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		r, err := tx.Invoice.UpdateOne(r).SetDisputeReason(in.Reason).SetDisputeOpenedBy(actorOf(ctx).Label).
 			SetDisputeOpenedAt(s.clock.Now()).Save(ctx)
 		if err != nil {
@@ -220,7 +220,7 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 	if err := requireScope(ctx, ScopeWriteCredit); err != nil {
 		return InvoiceResult{}, err
 	}
-	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error) {
+	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_dispute": before.Dispute != nil}
 		if err := s.events.recordEvent(ctx, tx, c, EventDisputeResolved, data); err != nil || before.Dispute == nil {
 			return r, "", nil, err
@@ -239,7 +239,7 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 //
 // Errors: not_found, check's, invoice_not_open, and fn's.
 func (s *Invoices) writeInvoice(ctx context.Context, invoiceID string, check func() error,
-	fn func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, string, map[string]any, error)) (InvoiceResult, error) {
+	fn func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error)) (InvoiceResult, error) {
 	if !ids.HasPrefix(invoiceID, "inv") {
 		return InvoiceResult{}, errNotFound("invoice")
 	}

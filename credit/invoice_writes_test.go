@@ -77,7 +77,7 @@ func TestPromiseToPay(t *testing.T) {
 		t.Fatalf("withdrawing no promise: %v", err)
 	}
 
-	want := []string{credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseWithdrawn}
+	want := []string{string(credit.EventTypeInvoicePromiseRecorded), string(credit.EventTypeInvoicePromiseRecorded), string(credit.EventTypeInvoicePromiseWithdrawn)}
 	if got := env.feedTypes(t, feedBefore); !slices.Equal(got, want) {
 		t.Fatalf("feed %v, want %v", got, want)
 	}
@@ -134,11 +134,11 @@ func TestDispute(t *testing.T) {
 	if _, err := env.Service.Invoices.ResolveDispute(key, inv); err != nil {
 		t.Fatalf("resolving no dispute: %v", err)
 	}
-	want := []string{credit.EventTypeInvoiceDisputed, credit.EventTypeInvoiceDisputed}
+	want := []string{string(credit.EventTypeInvoiceDisputed), string(credit.EventTypeInvoiceDisputed)}
 	if got := env.feedTypes(t, feedBefore)[:2]; !slices.Equal(got, want) {
 		t.Fatalf("feed %v, want %v first", got, want)
 	}
-	if got := env.feedTypes(t, feedMid); !slices.Equal(got, []string{credit.EventTypeInvoiceDisputeResolved}) {
+	if got := env.feedTypes(t, feedMid); !slices.Equal(got, []string{string(credit.EventTypeInvoiceDisputeResolved)}) {
 		t.Fatalf("feed after resolving %v", got)
 	}
 	feed := env.feed(t)

@@ -102,7 +102,7 @@ func (e Event) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, e.ID)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, e.Type)
+	b = appendJSONString(b, string(e.Type))
 	b = append(b, `,"occurred_at":`...)
 	b = e.OccurredAt.AppendJSON(b)
 	b = append(b, `,"data":`...)

@@ -124,7 +124,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		check(page, page.AppendJSON(nil))
 		entries := credit.Page[credit.LedgerEntry]{Data: []credit.LedgerEntry{randomEntry(r), randomEntry(r)}, NextCursor: randomPtr(r)}
 		check(entries, entries.AppendJSON(nil))
-		ev := credit.Event{ID: randomString(r), Type: randomString(r), OccurredAt: randomTime(r), Data: randomEventData(r)}
+		ev := credit.Event{ID: randomString(r), Type: credit.EventType(randomString(r)), OccurredAt: randomTime(r), Data: randomEventData(r)}
 		check(ev, ev.AppendJSON(nil))
 		events := credit.Page[credit.Event]{Data: []credit.Event{ev}, NextCursor: randomPtr(r)}
 		check(events, events.AppendJSON(nil))
@@ -149,7 +149,7 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("entry, valid UTF-8 %v/%v:\n got %s\nwant %s", utf8.ValidString(a), utf8.ValidString(b), got, want)
 		}
 		data, _ := json.Marshal(map[string]string{a: b})
-		ev := credit.Event{ID: a, Type: b, Data: data}
+		ev := credit.Event{ID: a, Type: credit.EventType(b), Data: data}
 		if got, want := ev.AppendJSON(nil), encodingJSON(t, ev); !bytes.Equal(got, want) {
 			t.Fatalf("event, valid UTF-8 %v/%v:\n got %s\nwant %s", utf8.ValidString(a), utf8.ValidString(b), got, want)
 		}

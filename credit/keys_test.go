@@ -174,7 +174,7 @@ func TestKeyRotationGrace(t *testing.T) {
 			if err != nil || next.ID != k.ID || next.Secret == k.Secret || !strings.HasPrefix(next.Secret, "ck_") {
 				t.Fatalf("rotate: %+v %v", next, err)
 			}
-			if got := env.feedTypes(t, events); !slices.Equal(got, []string{credit.EventTypeKeyRotated}) {
+			if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeKeyRotated)}) {
 				t.Errorf("events %v", got)
 			}
 			authenticates(t, env, "the new secret", next.Secret, k.ID, "ERP sync", scopes)

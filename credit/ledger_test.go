@@ -91,7 +91,7 @@ func TestRecordRulesPerKind(t *testing.T) {
 		if got := env.ledger(t, co.ID); len(got) != len(entries)+1 || asJSON(got[0]) != asJSON(e) {
 			t.Errorf("%s: the ledger's newest entry %s, want %s", name, asJSON(got[0]), asJSON(e))
 		}
-		if got := env.feedTypes(t, events); !slices.Equal(got, []string{credit.EventTypeLedgerEntryCreated}) {
+		if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeLedgerEntryCreated)}) {
 			t.Errorf("%s: events %v", name, got)
 		}
 		want := credit.EventLedgerEntryRecorded

@@ -172,7 +172,7 @@ func TestSetPlatformCompanyGIDAppendsItsEvent(t *testing.T) {
 	ctx := credittest.Staff(store)
 	events := func() []credit.Event {
 		t.Helper()
-		page, err := env.Service.Events.List(ctx, credit.EventListParams{Types: []string{credit.EventTypeCompanyPlatformGIDChanged}})
+		page, err := env.Service.Events.List(ctx, credit.EventListParams{Types: []string{string(credit.EventTypeCompanyPlatformGIDChanged)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,9 +32,9 @@ import (
 // Invoice event types of the sweep.
 const (
 	// EventTypeInvoiceReminderDue: a level of the store's schedule fell due for the invoice.
-	EventTypeInvoiceReminderDue = "invoice.reminder_due"
+	EventTypeInvoiceReminderDue EventType = "invoice.reminder_due"
 	// EventTypeInvoicePromiseBroken: the day after promised_for, the invoice is still open.
-	EventTypeInvoicePromiseBroken = "invoice.promise_broken"
+	EventTypeInvoicePromiseBroken EventType = "invoice.promise_broken"
 )
 
 // Timeline event types of the sweep, by the system.

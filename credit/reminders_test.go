@@ -238,7 +238,7 @@ func TestRemindersPauseForDisputesAndPromises(t *testing.T) {
 	if res := env.sweepReminders(t); res.PromisesBroken != 0 || res.Reminders != 0 {
 		t.Fatalf("the sweep after: %+v", res)
 	}
-	if got, want := env.feedTypes(t, start), []string{credit.EventTypeInvoicePromiseBroken, credit.EventTypeInvoiceReminderDue}; !slices.Equal(got, want) {
+	if got, want := env.feedTypes(t, start), []string{string(credit.EventTypeInvoicePromiseBroken), string(credit.EventTypeInvoiceReminderDue)}; !slices.Equal(got, want) {
 		t.Errorf("feed %v, want %v", got, want)
 	}
 	got, err := env.Service.Invoices.Get(env.staff, inv)

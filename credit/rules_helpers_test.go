@@ -91,7 +91,7 @@ func (e *ruleEnv) feedTypes(t testing.TB, skip int) []string {
 	t.Helper()
 	var out []string
 	for _, ev := range e.feed(t)[skip:] {
-		out = append(out, ev.Type)
+		out = append(out, string(ev.Type))
 	}
 	return out
 }

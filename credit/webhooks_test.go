@@ -127,10 +127,10 @@ func TestWebhookEndpointInput(t *testing.T) {
 	}{
 		{"every type", "", nil, "", []string{}},
 		{"a description of 500 characters", strings.Repeat("d", 500), nil, "", []string{}},
-		{"two types, one twice", "", []string{credit.EventTypeCompanyHoldPlaced, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced}, "", []string{credit.EventTypeCompanyHoldPlaced, credit.EventTypeLedgerEntryCreated}},
+		{"two types, one twice", "", []string{string(credit.EventTypeCompanyHoldPlaced), string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeCompanyHoldPlaced)}, "", []string{string(credit.EventTypeCompanyHoldPlaced), string(credit.EventTypeLedgerEntryCreated)}},
 		{"a description of 501 characters", strings.Repeat("d", 501), nil, "description", nil},
 		{"a blank description", "  ", nil, "description", nil},
-		{"an unknown type", "", []string{credit.EventTypeCompanyCreated, "company.deleted"}, "events", nil},
+		{"an unknown type", "", []string{string(credit.EventTypeCompanyCreated), "company.deleted"}, "events", nil},
 		{"a timeline event's type", "", []string{credit.EventHoldPlaced}, "events", nil},
 	} {
 		before, _ := env.Service.Webhooks.ListEndpoints(env.staff)

@@ -75,7 +75,7 @@ func TestCollectionsMailerRuns(t *testing.T) {
 	}
 	// The endpoint is created first, on a free port, so that its secret can be handed to the mailer.
 	we := func(url string) credit.IssuedWebhookSecret {
-		w, err := env.Service.Webhooks.CreateEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: url, EventTypes: []string{credit.EventTypeInvoiceReminderDue}})
+		w, err := env.Service.Webhooks.CreateEndpoint(credittest.Staff(st), credit.WebhookEndpointInput{URL: url, EventTypes: []string{string(credit.EventTypeInvoiceReminderDue)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,10 +76,10 @@ func TestEventObjectIsTyped(t *testing.T) {
 		if _, has := rest["contact"]; has {
 			t.Errorf("%s carries a contact: %v", typ, rest)
 		}
-		if typ == credit.EventTypeCompanyHoldPlaced && at(t, obj, "hold", "kind") != "MANUAL" {
+		if typ == string(credit.EventTypeCompanyHoldPlaced) && at(t, obj, "hold", "kind") != "MANUAL" {
 			t.Errorf("hold_placed object: %v", obj)
 		}
-		if typ == credit.EventTypeInvoiceDisputed && (at(t, obj, "dispute", "reason") != "wrong price" || obj["companyId"] != f.brau.ID) {
+		if typ == string(credit.EventTypeInvoiceDisputed) && (at(t, obj, "dispute", "reason") != "wrong price" || obj["companyId"] != f.brau.ID) {
 			t.Errorf("invoice.disputed object: %v", obj)
 		}
 	}

@@ -5069,7 +5069,7 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Event_type(ctx context.Context, field graphql.CollectedField, obj *credit.Event) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Type) // rewrite: plain leaf, see graph/internal/rewrite
+	return ec.marshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEventType(ctx, field.Selections, obj.Type) // rewrite: plain leaf, see graph/internal/rewrite
 }
 
 func (ec *executionContext) fieldContext_Event_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -15836,6 +15836,23 @@ func (ec *executionContext) marshalNStatementStore2githubᚗcomᚋcreditdᚋcred
 
 func (ec *executionContext) marshalNStatementTotals2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐStatementTotals(ctx context.Context, sel ast.SelectionSet, v credit.StatementTotals) graphql.Marshaler {
 	return ec._StatementTotals(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEventType(ctx context.Context, v any) (credit.EventType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := credit.EventType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEventType(ctx context.Context, sel ast.SelectionSet, v credit.EventType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -92,7 +92,7 @@ func TestEventCompanyIsLive(t *testing.T) {
 				if got := at(t, company, "outstanding", "amount"); got != alpen.Outstanding.Amount {
 					t.Errorf("%s: live company's outstanding %v, want %s", typ, got, alpen.Outstanding.Amount)
 				}
-				if typ == credit.EventTypeCompanyCreated && at(t, obj, "creditLimit", "amount") != "25000.00" {
+				if typ == string(credit.EventTypeCompanyCreated) && at(t, obj, "creditLimit", "amount") != "25000.00" {
 					t.Errorf("company.created's snapshot: %v, want the limit then", obj)
 				}
 			}

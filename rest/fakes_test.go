@@ -115,7 +115,7 @@ func TestTransportOverFakes(t *testing.T) {
 		status int
 		code   string
 	}{
-		"a body that is not JSON": {write, `{"amount": 12`, http.StatusBadRequest, "invalid_request"},
+		"a body that is not JSON":  {write, `{"amount": 12`, http.StatusBadRequest, "invalid_request"},
 		"a key that may only read": {read, `{"amount": "12.00", "reason": "x"}`, http.StatusForbidden, "insufficient_scope"},
 	} {
 		rec := serveFake(t, s, tc.scopes, http.MethodPut, "/v1/companies/co_fake/credit-limit", tc.body)

@@ -163,7 +163,7 @@ func TestCreditLimitSetToItsValueChangesNothing(t *testing.T) {
 	if res.Company.UpdatedAt == co.UpdatedAt {
 		t.Errorf("a real change kept updated_at %s", co.UpdatedAt)
 	}
-	if after := feedTypes(); !slices.Equal(after, append(before, credit.EventTypeCompanyCreditLimitChanged)) {
+	if after := feedTypes(); !slices.Equal(after, append(before, string(credit.EventTypeCompanyCreditLimitChanged))) {
 		t.Errorf("after a real change the feed is %v", after)
 	}
 }

@@ -68,10 +68,10 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	staff := credittest.Staff(st)
 	full := env.MustIssuedKey(t, st, "erp", credit.AllScopes...)
 	var want []string
-	want = append(want, credit.EventTypeKeyCreated)
+	want = append(want, string(credit.EventTypeKeyCreated))
 
 	co := env.MustCompany(t, st, "Hotel Adler", "1000.00")
-	want = append(want, credit.EventTypeCompanyCreated)
+	want = append(want, string(credit.EventTypeCompanyCreated))
 	path := "/v1/companies/" + co.ID
 
 	// REST writes.
@@ -80,7 +80,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	limit := env.Do(t, credittest.Request{Method: "PUT", Path: path + "/credit-limit", Key: full.Secret, Body: map[string]string{"amount": "2000.00", "reason": "good payer"}}).WantStatus(t, 200)
 	placed := env.Do(t, credittest.Request{Method: "POST", Path: path + "/hold", Key: full.Secret, Body: map[string]string{"note": "dispute"}}).WantStatus(t, 200)
 	lifted := env.Do(t, credittest.Request{Method: "DELETE", Path: path + "/hold", Key: full.Secret}).WantStatus(t, 200)
-	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyCreditLimitChanged, credit.EventTypeCompanyHoldPlaced, credit.EventTypeCompanyHoldLifted)
+	want = append(want, string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeCompanyCreditLimitChanged), string(credit.EventTypeCompanyHoldPlaced), string(credit.EventTypeCompanyHoldLifted))
 
 	// GraphQL write.
 	gql := env.Do(t, credittest.Request{Method: "POST", Path: "/graphql", Key: full.Secret, Body: map[string]any{
@@ -89,7 +89,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if strings.Contains(string(gql.Body), "errors") {
 		t.Fatalf("graphql mutation: %s", gql.Body)
 	}
-	want = append(want, credit.EventTypeLedgerEntryCreated)
+	want = append(want, string(credit.EventTypeLedgerEntryCreated))
 
 	// Admin side: an adjustment and an order already past due (its overdue hold), then the
 	// payment that lifts that hold.
@@ -97,9 +97,9 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	back := credit.At(env.Clock.Now().Add(-60 * 24 * time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "100.00", OrderGID: "gid://platform/Order/1", OccurredAt: &back})
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindPayment, Amount: "-100.00", OrderGID: "gid://platform/Order/1"})
-	want = append(want, credit.EventTypeLedgerEntryCreated,
-		credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced,
-		credit.EventTypeLedgerEntryCreated, credit.EventTypeInvoicePaid, credit.EventTypeCompanyHoldLifted)
+	want = append(want, string(credit.EventTypeLedgerEntryCreated),
+		string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeCompanyHoldPlaced),
+		string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeInvoicePaid), string(credit.EventTypeCompanyHoldLifted))
 
 	// The sweep: an order falls due while nothing is written.
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "50.00", OrderGID: "gid://platform/Order/2"})
@@ -107,11 +107,11 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if res, err := env.Service.Maintenance.SweepHolds(credittest.Admin()); err != nil || res.Placed != 1 {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
-	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldPlaced)
+	want = append(want, string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeCompanyHoldPlaced))
 	// An older order, recorded late, becomes the overdue invoice the hold names.
 	older := credit.At(env.Clock.Now().Add(-90 * 24 * time.Hour))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co.ID, Kind: credit.KindOrderPlaced, Amount: "10.00", OrderGID: "gid://platform/Order/3", OccurredAt: &older})
-	want = append(want, credit.EventTypeLedgerEntryCreated, credit.EventTypeCompanyHoldChanged)
+	want = append(want, string(credit.EventTypeLedgerEntryCreated), string(credit.EventTypeCompanyHoldChanged))
 	// Invoice writes over REST on order 2's invoice: a promise recorded and withdrawn, a dispute
 	// opened and resolved.
 	open, err := env.Service.Invoices.List(staff, co.ID, credit.InvoiceListParams{Status: credit.InvoiceOpen})
@@ -123,8 +123,8 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/promise", Key: full.Secret}).WantStatus(t, 200)
 	env.Do(t, credittest.Request{Method: "POST", Path: inv + "/dispute", Key: full.Secret, Body: map[string]string{"reason": "wrong price"}}).WantStatus(t, 200)
 	env.Do(t, credittest.Request{Method: "DELETE", Path: inv + "/dispute", Key: full.Secret}).WantStatus(t, 200)
-	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseWithdrawn,
-		credit.EventTypeInvoiceDisputed, credit.EventTypeInvoiceDisputeResolved)
+	want = append(want, string(credit.EventTypeInvoicePromiseRecorded), string(credit.EventTypeInvoicePromiseWithdrawn),
+		string(credit.EventTypeInvoiceDisputed), string(credit.EventTypeInvoiceDisputeResolved))
 	// The reminder sweep: a promise for today, broken tomorrow; a schedule whose one level is
 	// due for both open invoices (order 2's, then order 3's).
 	if _, err := env.Service.Stores.SetReminderSchedule(staff, []int{1}); err != nil {
@@ -135,13 +135,13 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if res, err := env.Service.Maintenance.SweepReminders(credittest.Admin()); err != nil || res.PromisesBroken != 1 || res.Reminders != 2 {
 		t.Fatalf("reminder sweep: %+v %v", res, err)
 	}
-	want = append(want, credit.EventTypeInvoicePromiseRecorded, credit.EventTypeInvoicePromiseBroken,
-		credit.EventTypeInvoiceReminderDue, credit.EventTypeInvoiceReminderDue)
+	want = append(want, string(credit.EventTypeInvoicePromiseRecorded), string(credit.EventTypeInvoicePromiseBroken),
+		string(credit.EventTypeInvoiceReminderDue), string(credit.EventTypeInvoiceReminderDue))
 	// Staff correct the company's platform company GID (its representation changes).
 	if _, err := env.Service.Companies.SetPlatformCompanyGID(staff, co.ID, "gid://platform/Company/4242"); err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, credit.EventTypeCompanyPlatformGIDChanged)
+	want = append(want, string(credit.EventTypeCompanyPlatformGIDChanged))
 
 	// Applications: created, reviewed, approved (which creates a company first).
 	app := env.MustApplication(t, st, credit.ApplicationInput{BusinessName: "Gasthof Linde", ContactName: "Maria Huber", ContactEmail: "maria.huber@example.com"})
@@ -152,8 +152,8 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, credit.EventTypeApplicationCreated, credit.EventTypeApplicationStatusChanged,
-		credit.EventTypeCompanyCreated, credit.EventTypeApplicationStatusChanged)
+	want = append(want, string(credit.EventTypeApplicationCreated), string(credit.EventTypeApplicationStatusChanged),
+		string(credit.EventTypeCompanyCreated), string(credit.EventTypeApplicationStatusChanged))
 
 	// Keys: rotated, revoked.
 	other := env.MustIssuedKey(t, st, "old integration", credit.ScopeReadCredit)
@@ -163,7 +163,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	if err := env.Service.Keys.Revoke(staff, other.ID); err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, credit.EventTypeKeyCreated, credit.EventTypeKeyRotated, credit.EventTypeKeyRevoked)
+	want = append(want, string(credit.EventTypeKeyCreated), string(credit.EventTypeKeyRotated), string(credit.EventTypeKeyRevoked))
 
 	events, raw := mustFeed(t, env, full.Secret, "", 4)
 	if got := eventTypes(events); !slices.Equal(got, want) {
@@ -171,7 +171,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 	}
 	// Every event type was produced.
 	for _, typ := range credit.EventTypes {
-		if !slices.Contains(want, typ) {
+		if !slices.Contains(want, string(typ)) {
 			t.Errorf("no write produced %s", typ)
 		}
 	}
@@ -213,7 +213,7 @@ func TestEveryWriteAppendsItsEvent(t *testing.T) {
 		}
 		_ = json.Unmarshal(events[i].Data.Object, &obj)
 		_ = json.Unmarshal([]byte(mustMarshal(t, events[i].Data.Previous)), &prev)
-		switch events[i].Type {
+		switch credit.EventType(events[i].Type) {
 		case credit.EventTypeCompanyHoldPlaced:
 			if obj.Hold == nil || obj.Hold.Kind != credit.HoldOverdue || obj.Hold.PlacedBy != "system" {
 				t.Errorf("event %d: overdue hold placed: %s", i, events[i].Data.Object)
@@ -275,7 +275,7 @@ func TestEventScopes(t *testing.T) {
 	all, _ := mustFeed(t, env, env.MustKey(t, st, "all", credit.AllScopes...), "", 50)
 	var appEvent string
 	for _, e := range all {
-		if e.Type == credit.EventTypeApplicationCreated {
+		if e.Type == string(credit.EventTypeApplicationCreated) {
 			appEvent = e.ID
 		}
 	}
@@ -295,17 +295,17 @@ func TestEventScopes(t *testing.T) {
 	env.Get(t, creditKey, "/v1/events?type=application.created").WantError(t, 403, "insufficient_scope", "")
 	env.Get(t, creditKey, "/v1/events?after="+appEvent).WantError(t, 400, "invalid_parameter", "after")
 	mixed, _ := mustFeed(t, env, creditKey, "?type=application.created,company.created", 50)
-	if got := eventTypes(mixed); !slices.Equal(got, []string{credit.EventTypeCompanyCreated}) {
+	if got := eventTypes(mixed); !slices.Equal(got, []string{string(credit.EventTypeCompanyCreated)}) {
 		t.Errorf("read_credit key, both types asked: %v", got)
 	}
 	// after= is a position in the feed: an event of a type the filter leaves out is fine.
 	keys, _ := mustFeed(t, env, creditKey, "?type=key.created&after="+mixed[0].ID, 50)
-	if got := eventTypes(keys); len(got) != 4 || got[0] != credit.EventTypeKeyCreated {
+	if got := eventTypes(keys); len(got) != 4 || got[0] != string(credit.EventTypeKeyCreated) {
 		t.Errorf("key.created after company.created: %v", got)
 	}
 
 	appEvents, _ := mustFeed(t, env, appKey, "", 50)
-	if got := eventTypes(appEvents); !slices.Equal(got, []string{credit.EventTypeApplicationCreated}) {
+	if got := eventTypes(appEvents); !slices.Equal(got, []string{string(credit.EventTypeApplicationCreated)}) {
 		t.Errorf("a read_applications key sees %v", got)
 	}
 	env.Get(t, appKey, "/v1/events/"+appEvent).WantStatus(t, 200)

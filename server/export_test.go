@@ -546,7 +546,7 @@ func (m *exportMirror) add(t *testing.T, e credit.LedgerEntry) {
 func (m *exportMirror) apply(t *testing.T, e feedEvent) {
 	t.Helper()
 	m.feed.apply(t, e)
-	if e.Type == credit.EventTypeLedgerEntryCreated {
+	if e.Type == string(credit.EventTypeLedgerEntryCreated) {
 		var entry credit.LedgerEntry
 		mustUnmarshal(t, e.Data.Object, &entry)
 		m.add(t, entry)

@@ -42,7 +42,7 @@ func (m *feedMirror) follow(t *testing.T) {
 func (m *feedMirror) apply(t *testing.T, e feedEvent) {
 	t.Helper()
 	m.after = e.ID
-	switch e.Type {
+	switch credit.EventType(e.Type) {
 	case credit.EventTypeCompanyCreated, credit.EventTypeCompanyCreditLimitChanged, credit.EventTypeCompanyHoldPlaced,
 		credit.EventTypeCompanyHoldLifted, credit.EventTypeCompanyHoldChanged:
 		var c map[string]any

@@ -121,12 +121,12 @@ func TestSubscriptionFromNow(t *testing.T) {
 	f := newSubsFixture(t)
 	f.adjust(t, f.env.Server.URL, "old")
 	c := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
-	c.Subscribe(t, "1", credittest.EventsSubscription, map[string]any{"types": []string{credit.EventTypeLedgerEntryCreated}})
+	c.Subscribe(t, "1", credittest.EventsSubscription, map[string]any{"types": []string{string(credit.EventTypeLedgerEntryCreated)}})
 	time.Sleep(200 * time.Millisecond) // the subscription has started
 	f.adjust(t, f.env.Server.URL, "new")
 	ev := credittest.NextEvent(t, c.Read(t, 2*time.Second))
 	feed := f.feedIDs(t)
-	if ev.ID != feed[len(feed)-1] || ev.Type != credit.EventTypeLedgerEntryCreated {
+	if ev.ID != feed[len(feed)-1] || ev.Type != string(credit.EventTypeLedgerEntryCreated) {
 		t.Fatalf("got %+v, feed %v", ev, feed)
 	}
 }
@@ -364,7 +364,7 @@ func TestSubscriptionEndsAtGraceEnd(t *testing.T) {
 	if _, err := f.env.Service.Keys.Rotate(f.env.StaffOf(t, f.keyID), f.keyID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if ev := credittest.NextEvent(t, c.Read(t, 5*time.Second)); ev.Type != credit.EventTypeKeyRotated {
+	if ev := credittest.NextEvent(t, c.Read(t, 5*time.Second)); ev.Type != string(credit.EventTypeKeyRotated) {
 		t.Fatalf("during the grace: %+v", ev)
 	}
 	f.env.Clock.Advance(time.Hour + time.Second)

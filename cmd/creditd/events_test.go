@@ -37,13 +37,13 @@ func TestCLIWritesAppendEvents(t *testing.T) {
 	}
 	var got []string
 	for _, e := range page.Data {
-		got = append(got, e.Type)
+		got = append(got, string(e.Type))
 	}
 	want := []string{
-		credit.EventTypeKeyCreated, credit.EventTypeCompanyCreated, credit.EventTypeLedgerEntryCreated,
-		credit.EventTypeCompanyHoldPlaced, credit.EventTypeCompanyHoldLifted,
-		credit.EventTypeApplicationCreated, credit.EventTypeApplicationStatusChanged,
-		credit.EventTypeKeyRotated, credit.EventTypeKeyRevoked,
+		string(credit.EventTypeKeyCreated), string(credit.EventTypeCompanyCreated), string(credit.EventTypeLedgerEntryCreated),
+		string(credit.EventTypeCompanyHoldPlaced), string(credit.EventTypeCompanyHoldLifted),
+		string(credit.EventTypeApplicationCreated), string(credit.EventTypeApplicationStatusChanged),
+		string(credit.EventTypeKeyRotated), string(credit.EventTypeKeyRevoked),
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events of the command lines\n got %v\nwant %v", got, want)

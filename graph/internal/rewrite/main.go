@@ -194,9 +194,10 @@ var (
 	fieldCall  = regexp.MustCompile(`ec\.(_[^\s(]+)\(ctx, field, obj\)`)
 	// marshalFunc is the start of a marshal function; its body ends at the first "\n}\n".
 	marshalFunc = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) (marshal[^\s(]+)\(ctx context\.Context, sel ast\.SelectionSet, v [^\s)]+\) graphql\.Marshaler \{\n`)
-	// Bodies of the marshal functions of a scalar, non-null and nullable, and of an object.
+	// Bodies of the marshal functions of a scalar, non-null and nullable (of a named string type
+	// too, such as credit.EventType, cast to string), and of an object.
 	scalarN = regexp.MustCompile(`^\t_ = sel
-	res := ([A-Za-z.]+)\(v\)
+	res := ([A-Za-z.]+)\((?:v|string\(v\))\)
 	if res == graphql\.Null \{
 		if !graphql\.HasFieldError\(ctx, graphql\.GetFieldContext\(ctx\)\) \{
 			ec\.Errorf\(ctx, "the requested element is null which the schema does not allow"\)
@@ -209,7 +210,7 @@ $`)
 	\}
 	_ = sel
 (?:	_ = ctx
-)?	res := ([A-Za-z.]+)\(\*v\)
+)?	res := ([A-Za-z.]+)\((?:\*v|string\(\*v\))\)
 	return (?:res|scalar\.Plain\(ctx, res\))
 $`)
 	objectN = regexp.MustCompile(`^\treturn ec\.(_[^\s(]+)\(ctx, sel, &v\)\n$`)
