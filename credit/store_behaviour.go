@@ -134,11 +134,12 @@ func (s *Reports) storeDSO(ctx context.Context, storeID string, now time.Time) (
 		Aggregate(func(sel *sql.Selector) string {
 			le := sql.Table(ledgerentry.Table).As("issued")
 			sel.Join(le).On(sel.C(invoice.FieldLedgerEntryID), le.C(ledgerentry.FieldID))
-			// From the day the store's oldest open invoice was issued.
+			// From the day the store's oldest open invoice was issued: a subquery on the
+			// store's ID, not correlated with the row, which the database runs once.
 			oi, ol := sql.Table(invoice.Table).As("oldest_open"), sql.Table(ledgerentry.Table).As("oldest_issued")
 			oldest := sql.Select(sql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
 				Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-				Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.ColumnsEQ(oi.C(invoice.FieldStoreID), sel.C(invoice.FieldStoreID))))
+				Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.EQ(oi.C(invoice.FieldStoreID), storeID)))
 			sel.Where(sql.GTE(le.C(ledgerentry.FieldOccurredAt), oldest))
 			issued := s.db.Micros(le.C(ledgerentry.FieldOccurredAt))
 			sel.AppendSelectAs(sel.C(invoice.FieldStoreID), "k")

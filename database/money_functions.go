@@ -124,27 +124,67 @@ func (w *weightedSum) Step(amount, later, earlier any) {
 		w.err = err
 		return
 	}
-	d, err := decimal.NewFromString(text)
-	if err != nil {
-		w.err = fmt.Errorf("%s: amount %q: %w", sqliteWeightedSumFunc, text, err)
-		return
-	}
 	micros := lt.Sub(et).Microseconds()
-	s := w.sums[d.Exponent()]
-	if s == nil {
-		s = &wideSum{}
-		w.sums[d.Exponent()] = s
-	}
-	coef := d.Coefficient()
-	if s.big == nil && coef.IsInt64() {
-		if s.add(coef.Int64(), micros) {
+	coef, exp, ok := smallDecimal(text)
+	var d decimal.Decimal
+	if !ok {
+		if d, err = decimal.NewFromString(text); err != nil {
+			w.err = fmt.Errorf("%s: amount %q: %w", sqliteWeightedSumFunc, text, err)
 			return
 		}
+		exp = d.Exponent()
+	}
+	s := w.sums[exp]
+	if s == nil {
+		s = &wideSum{}
+		w.sums[exp] = s
+	}
+	if ok && s.big == nil && s.add(coef, micros) {
+		return
 	}
 	if s.big == nil {
 		s.big = s.toBig()
 	}
-	s.big.Add(s.big, new(big.Int).Mul(coef, big.NewInt(micros)))
+	c := big.NewInt(coef)
+	if !ok {
+		c = d.Coefficient()
+	}
+	s.big.Add(s.big, c.Mul(c, big.NewInt(micros)))
+}
+
+// smallDecimal reads a plain decimal ([-]digits[.digits], as amounts are stored) of at most
+// 18 digits as its coefficient and exponent, without allocating; ok is false for anything
+// else, which decimal.NewFromString then reads.
+func smallDecimal(s string) (coef int64, exp int32, ok bool) {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	digits, point := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits++; digits > 18 {
+				return 0, 0, false
+			}
+			coef = coef*10 + int64(c-'0')
+			if point {
+				exp--
+			}
+		case c == '.' && !point && i > 0 && i < len(s)-1:
+			point = true
+		default:
+			return 0, 0, false
+		}
+	}
+	if digits == 0 {
+		return 0, 0, false
+	}
+	if neg {
+		coef = -coef
+	}
+	return coef, exp, true
 }
 
 // add adds a × b to the 128-bit sum and reports whether it fit.
