@@ -128,19 +128,26 @@ func (s *Reports) storeDSO(ctx context.Context, storeID string, now time.Time) (
 		Issued string `json:"issued"`
 		Open   string `json:"open"`
 	}
+	// The oldest open invoice's issue time, by a subquery on the store's ID (not correlated
+	// with the row, so the database runs it once).
+	oldest := func() *sql.Selector {
+		oi, ol := sql.Table(invoice.Table).As("oldest_open"), sql.Table(ledgerentry.Table).As("oldest_issued")
+		return sql.Select(sql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
+			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
+			Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.EQ(oi.C(invoice.FieldStoreID), storeID)))
+	}
 	err := s.reader(ctx).Invoice.Query().
-		Where(invoice.Not(invoice.And(invoice.Open(false), cancelledInvoice()))).
+		Where(
+			// An invoice is due at or after it was issued: those due before the oldest open
+			// one was issued are left out before their issue time is looked up.
+			func(sel *sql.Selector) { sel.Where(sql.GTE(sel.C(invoice.FieldDueAt), oldest())) },
+			invoice.Not(invoice.And(invoice.Open(false), cancelledInvoice())),
+		).
 		GroupBy(invoice.FieldStoreID).
 		Aggregate(func(sel *sql.Selector) string {
 			le := sql.Table(ledgerentry.Table).As("issued")
 			sel.Join(le).On(sel.C(invoice.FieldLedgerEntryID), le.C(ledgerentry.FieldID))
-			// From the day the store's oldest open invoice was issued: a subquery on the
-			// store's ID, not correlated with the row, which the database runs once.
-			oi, ol := sql.Table(invoice.Table).As("oldest_open"), sql.Table(ledgerentry.Table).As("oldest_issued")
-			oldest := sql.Select(sql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
-				Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-				Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.EQ(oi.C(invoice.FieldStoreID), storeID)))
-			sel.Where(sql.GTE(le.C(ledgerentry.FieldOccurredAt), oldest))
+			sel.Where(sql.GTE(le.C(ledgerentry.FieldOccurredAt), oldest()))
 			issued := s.db.Micros(le.C(ledgerentry.FieldOccurredAt))
 			sel.AppendSelectAs(sel.C(invoice.FieldStoreID), "k")
 			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
