@@ -92,7 +92,8 @@ func cpuTime() time.Duration {
 // BenchmarkStoreFigures measures the store's payment figures (Reports.StoreBehaviour, summed by
 // the database) against the way the company's figures are made, reading every invoice paid in
 // the window into the process and summing there in decimals (without even the cancellation
-// check the real figures make), on the large store of the dataset:
+// check the real figures make), on the large store of the dataset; and the DSO alone
+// (Reports.StoreDSO), which the overview shows:
 //
 //	CREDITBENCH_WORK=DIR go test ./bench -run '^$' -bench StoreFigures
 func BenchmarkStoreFigures(b *testing.B) {
@@ -134,6 +135,16 @@ func BenchmarkStoreFigures(b *testing.B) {
 		}
 		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(float64(paid), "invoices")
+	})
+	b.Run("dso-alone", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := svc.Reports.StoreDSO(staff); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
 	b.Run("read-into-go", func(b *testing.B) {
 		b.ReportAllocs()

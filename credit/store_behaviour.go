@@ -70,6 +70,23 @@ func (s *Reports) StoreBehaviour(ctx context.Context, windowDays int) (StoreBeha
 	return b, nil
 }
 
+// StoreDSO is the store's days sales outstanding alone (StoreBehaviour's DSODays), for a page
+// or a query that shows no other of its figures: one statement, which reads only the invoices
+// issued since the oldest open one, where StoreBehaviour's other statement reads every invoice
+// paid in the window.
+//
+// Errors: insufficient_scope.
+func (s *Reports) StoreDSO(ctx context.Context) (decimal.Decimal, error) {
+	if err := requireScope(ctx, ScopeReadCredit); err != nil {
+		return decimal.Zero, err
+	}
+	st, err := s.viewerStore(ctx)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	return s.storeDSO(ctx, st.ID, s.Now())
+}
+
 // storePaid sums, in one statement, the store's invoices paid in (from, now] into b's averages.
 func (s *Reports) storePaid(ctx context.Context, storeID string, b *StoreBehaviour, from, now time.Time) error {
 	var rows []struct {

@@ -43,6 +43,9 @@ func TestStoreBehaviour(t *testing.T) {
 		if err != nil {
 			t.Fatalf("window %d: %v", window, err)
 		}
+		if alone, err := env.Service.Reports.StoreDSO(ctx); err != nil || !alone.Equal(b.DSODays) {
+			t.Errorf("StoreDSO %s (%v), StoreBehaviour's %s", alone, err, b.DSODays)
+		}
 		eqDec := func(a, b *decimal.Decimal) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
 		eqStr := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 		if b.WindowDays != window || !b.AsOf.Equal(now) || b.InvoicesPaid != paid || !eqDec(b.AverageDaysBeyondTerms, beyond) ||
@@ -82,7 +85,7 @@ func TestStoreBehaviour(t *testing.T) {
 		t.Errorf("other store: %+v %v", b, err)
 	}
 
-	// Two statements once the store is known, whatever its size.
+	// Two statements once the store is known, whatever its size; the DSO alone one.
 	var n int
 	svc := credit.New(env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{d, &n} }), credit.Options{Now: env.Clock.Now})
 	if _, err := svc.Reports.StoreBehaviour(ctx, 365); err != nil {
@@ -91,6 +94,10 @@ func TestStoreBehaviour(t *testing.T) {
 	n = 0
 	if _, err := svc.Reports.StoreBehaviour(ctx, 365); err != nil || n != 2 {
 		t.Errorf("statements: %d, want 2 (%v)", n, err)
+	}
+	n = 0
+	if _, err := svc.Reports.StoreDSO(ctx); err != nil || n != 1 {
+		t.Errorf("StoreDSO's statements: %d, want 1 (%v)", n, err)
 	}
 }
 

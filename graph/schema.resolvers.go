@@ -375,11 +375,11 @@ func (r *queryResolver) Receivables(ctx context.Context) (*credit.Receivables, e
 
 func (r *receivablesResolver) DsoDays(ctx context.Context, obj *credit.Receivables) (float64, error) {
 	defer serialize(ctx)()
-	b, err := loadersFrom(ctx).storeBehaviour(ctx, r.svc, credit.BehaviourWindowDays)
+	dso, err := r.svc.Reports.StoreDSO(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return *days(&b.DSODays), nil
+	return *days(&dso), nil
 }
 
 func (r *receivablesResolver) AverageDaysBeyondTerms(ctx context.Context, obj *credit.Receivables, windowDays *int) (*float64, error) {
