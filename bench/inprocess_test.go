@@ -12,8 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/server"
+	"github.com/creditd/creditd/tenant"
 )
 
 // BenchmarkScenarios runs the read scenarios in this process through the real handler (no
@@ -82,4 +87,87 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStoreFigures measures the store's payment figures (Reports.StoreBehaviour, summed by
+// the database) against the way the company's figures are made, reading every invoice paid in
+// the window into the process and summing there in decimals (without even the cancellation
+// check the real figures make), on the large store of the dataset; and the DSO alone
+// (Reports.StoreDSO), which the overview shows:
+//
+//	CREDITBENCH_WORK=DIR go test ./bench -run '^$' -bench StoreFigures
+func BenchmarkStoreFigures(b *testing.B) {
+	ctx := context.Background()
+	var (
+		path string
+		ds   Dataset
+	)
+	if dir := os.Getenv("CREDITBENCH_WORK"); dir != "" {
+		path = filepath.Join(dir, "bench-full.db")
+		var ok bool
+		if ds, ok = LoadDataset(path, FullSize); !ok {
+			b.Skipf("no full dataset in %s", dir)
+		}
+	} else {
+		path = filepath.Join(b.TempDir(), "bench.db")
+		var err error
+		if ds, err = Seed(ctx, path, TinySize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	svc := newService(db, path)
+	staff := tenant.Staff(ctx, ds.StoreID, "bench")
+	var paid int
+	b.Run("database", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			sb, err := svc.Reports.StoreBehaviour(staff, credit.BehaviourWindowDays)
+			if err != nil {
+				b.Fatal(err)
+			}
+			paid = sb.InvoicesPaid
+		}
+		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(paid), "invoices")
+	})
+	b.Run("dso-alone", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := svc.Reports.StoreDSO(staff); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+	})
+	b.Run("read-into-go", func(b *testing.B) {
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			now := time.Now()
+			rows, err := db.Client.Invoice.Query().
+				Where(invoice.StoreID(ds.StoreID), invoice.Open(false), invoice.SettledAtGT(now.Add(-365*24*time.Hour)), invoice.SettledAtLTE(now)).
+				Select(invoice.FieldAmount, invoice.FieldDueAt, invoice.FieldSettledAt).All(staff)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sum, weighted, onTime decimal.Decimal
+			for _, r := range rows {
+				sum = sum.Add(r.Amount)
+				weighted = weighted.Add(r.Amount.Mul(decimal.NewFromInt(r.SettledAt.Sub(r.DueAt).Microseconds())))
+				if !r.SettledAt.After(r.DueAt) {
+					onTime = onTime.Add(r.Amount)
+				}
+			}
+			paid = len(rows)
+		}
+		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(paid), "invoices")
+	})
 }

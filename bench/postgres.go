@@ -56,7 +56,7 @@ func LoadPostgresDataset(ctx context.Context, adminURL, schema string, size Size
 	}
 	var ds Dataset
 	body, ok := strings.CutPrefix(comment, schemaMarker)
-	if !ok || json.Unmarshal([]byte(body), &ds) != nil || ds.Size != size {
+	if !ok || json.Unmarshal([]byte(body), &ds) != nil || ds.Size != size || ds.Format != seedFormat {
 		return Dataset{}, false, nil
 	}
 	return ds, true, nil
@@ -150,7 +150,7 @@ func SeedPostgres(ctx context.Context, adminURL, schema string, size Size) (Data
 	if err := createKey(ctx, dsn, &ds); err != nil {
 		return Dataset{}, err
 	}
-	ds.Size = size
+	ds.Size, ds.Format = size, seedFormat
 	ds.SeedSeconds = time.Since(start).Seconds()
 	b, err := json.Marshal(ds)
 	if err != nil {

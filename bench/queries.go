@@ -19,12 +19,13 @@ import (
 
 // CountQueries runs each scenario's request once through the real handler in this process,
 // over a driver that counts SQL statements, and returns the count per scenario (-1 where the
-// request failed). It also counts the dashboard query at several page sizes, to show whether
-// its cost grows with the number of companies (N+1) or stays constant.
-func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Scenario) (map[string]int, map[int]int, error) {
+// request failed). It also counts the dashboard query and the payment behaviour query at
+// several page sizes, to show whether their cost grows with the number of companies (N+1) or
+// stays constant.
+func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Scenario) (counts map[string]int, dashboard, behaviour map[int]int, err error) {
 	db, err := database.Open(ctx, dbPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer db.Close()
 	var n atomic.Int64
@@ -54,7 +55,7 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 			}
 		}
 	}
-	counts := map[string]int{}
+	counts = map[string]int{}
 	for _, s := range scenarios {
 		method, path, header, body := s.request(1)
 		if s.Write {
@@ -75,12 +76,15 @@ func CountQueries(ctx context.Context, dbPath string, ds Dataset, scenarios []Sc
 		}
 		counts[s.Name] = run(method, path, header, body, s.Status)
 	}
-	dashboard := map[int]int{}
+	dashboard, behaviour = map[int]int{}, map[int]int{}
 	for _, first := range []int{1, 10, 50, 250} {
 		h := http.Header{"Authorization": {"Bearer " + ds.Secret}, "Content-Type": {"application/json"}}
 		if c := run(http.MethodPost, "/graphql", h, DashboardBody(first, 5), http.StatusOK); c >= 0 {
 			dashboard[first] = c
 		}
+		if c := run(http.MethodPost, "/graphql", h, BehaviourBody(first), http.StatusOK); c >= 0 {
+			behaviour[first] = c
+		}
 	}
-	return counts, dashboard, nil
+	return counts, dashboard, behaviour, nil
 }

@@ -87,10 +87,16 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "\nPostgreSQL's CPU time is not in the CPU figures: %s.\n", r.BackendCPUMissing)
 	}
 	fmt.Fprintln(w)
-	if len(r.DashboardQueries) > 0 {
-		fmt.Fprint(w, "Dashboard SQL statements by page size:")
+	for _, q := range []struct {
+		name   string
+		counts map[int]int
+	}{{"Dashboard", r.DashboardQueries}, {"Payment behaviour", r.BehaviourQueries}} {
+		if len(q.counts) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s SQL statements by page size:", q.name)
 		for _, first := range []int{1, 10, 50, 250} {
-			if n, ok := r.DashboardQueries[first]; ok {
+			if n, ok := q.counts[first]; ok {
 				fmt.Fprintf(w, " %d companies → %d;", first, n)
 			}
 		}
@@ -134,6 +140,38 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			constant = constant && n == first
 		}
 		check("4: SQL statements per request constant", fmt.Sprintf("%v", r.DashboardQueries), constant)
+	}
+	// Payment behaviour (issue 38): at most twice the cost, in CPU per request, of the same
+	// page without it (scenario 4) and of the receivables without the store's figures
+	// (scenario 6); scenario 1, one company, for scale.
+	cpuRatio := func(a, b Result) float64 {
+		return float64(a.Saturated.CPUPerRequest) / float64(max(1, b.Saturated.CPUPerRequest))
+	}
+	if s9, ok := r.result("behaviour"); ok {
+		if s4, ok := r.result("dashboard"); ok {
+			ratio := cpuRatio(s9, s4)
+			check("9: payment behaviour of 50 companies ≤ 2× the dashboard page's CPU", fmt.Sprintf("%s / %s µs = %.2f×", us(s9.Saturated.CPUPerRequest), us(s4.Saturated.CPUPerRequest), ratio), ratio <= 2)
+		}
+		if s1, ok := r.result("company"); ok {
+			fmt.Fprintf(w, "| 9: (for scale) against one company's GET | %s / %s µs = %.1f× | – |\n", us(s9.Saturated.CPUPerRequest), us(s1.Saturated.CPUPerRequest), cpuRatio(s9, s1))
+		}
+	}
+	if s10, ok := r.result("store-behaviour"); ok {
+		if s6, ok := r.result("receivables"); ok {
+			ratio := cpuRatio(s10, s6)
+			check("10: the store's figures ≤ 2× the receivables' CPU", fmt.Sprintf("%s / %s µs = %.2f×", us(s10.Saturated.CPUPerRequest), us(s6.Saturated.CPUPerRequest), ratio), ratio <= 2)
+		}
+	}
+	if len(r.BehaviourQueries) > 1 {
+		constant := true
+		first := -1
+		for _, n := range r.BehaviourQueries {
+			if first < 0 {
+				first = n
+			}
+			constant = constant && n == first
+		}
+		check("9: SQL statements per request constant", fmt.Sprintf("%v", r.BehaviourQueries), constant)
 	}
 	if s5, ok := r.result("adjustments"); ok {
 		check("5: ≥ 1,000 durable writes/s", fmt.Sprintf("%.0f/s (%d entries found after the server stopped)", s5.Saturated.Throughput, s5.Durable), s5.Saturated.Throughput >= targetWrites)

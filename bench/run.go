@@ -92,6 +92,8 @@ type Report struct {
 	Results  []Result `json:"results"`
 	// DashboardQueries maps a dashboard page size to the SQL statements it runs.
 	DashboardQueries map[int]int `json:"dashboard_queries,omitempty"`
+	// BehaviourQueries maps a page size of the payment behaviour query to its statements.
+	BehaviourQueries map[int]int `json:"behaviour_queries,omitempty"`
 	// LoadBefore and LoadAfter are /proc/loadavg when the run started and ended.
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
@@ -159,11 +161,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	cfg.logf("counting SQL statements per request in-process")
-	counts, dashboard, err := CountQueries(ctx, dsn, ds, scenarios)
+	counts, dashboard, behaviour, err := CountQueries(ctx, dsn, ds, scenarios)
 	if err != nil {
 		return nil, fmt.Errorf("count queries: %w", err)
 	}
-	rep.DashboardQueries = dashboard
+	rep.DashboardQueries, rep.BehaviourQueries = dashboard, behaviour
 	before, err := countBenchEntries(ctx, dsn)
 	if err != nil {
 		return nil, err

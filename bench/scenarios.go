@@ -60,6 +60,49 @@ func DashboardBody(first, entries int) []byte {
 	return b
 }
 
+// BehaviourQuery is scenario 9's GraphQL query: a page of companies with their payment
+// behaviour (contract §17), as a collections dashboard polls it.
+const BehaviourQuery = `query Behaviour($first: Int!) {
+  companies(first: $first) {
+    edges {
+      node {
+        id
+        name
+        paymentBehaviour {
+          invoicesPaid
+          averageDaysToPay
+          averageDaysBeyondTerms
+          paidOnTimeShare
+          openOverdue { count amount { amount currency } oldestDaysOverdue }
+          dsoDays
+          rating
+        }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}`
+
+// BehaviourBody is the JSON body of the behaviour query for first companies.
+func BehaviourBody(first int) []byte {
+	b, _ := json.Marshal(map[string]any{"query": BehaviourQuery, "operationName": "Behaviour", "variables": map[string]int{"first": first}})
+	return b
+}
+
+// StoreBehaviourQuery is scenario 10's GraphQL query: the receivables of scenario 6 with the
+// store's payment figures (contract §17), which the database computes over every invoice.
+const StoreBehaviourQuery = `query StoreBehaviour {
+  receivables {
+    aging { total { amount currency } }
+    outstanding { amount currency }
+    overdue { amount }
+    companiesOverdue
+    dsoDays
+    averageDaysBeyondTerms
+    paidOnTimeShare
+  }
+}`
+
 // ReceivablesQuery is scenario 6's GraphQL query: the store's aging and totals (contract §15),
 // which the database sums over every open invoice of the store.
 const ReceivablesQuery = `query Receivables {
@@ -93,6 +136,15 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 	}
 	dashboard := DashboardBody(50, 5)
 	receivables, _ := json.Marshal(map[string]any{"query": ReceivablesQuery, "operationName": "Receivables"})
+	behaviour := BehaviourBody(50)
+	storeBehaviour, _ := json.Marshal(map[string]any{"query": StoreBehaviourQuery, "operationName": "StoreBehaviour"})
+	graphql := func(body []byte) func(uint64) (string, string, http.Header, []byte) {
+		return func(uint64) (string, string, http.Header, []byte) {
+			h := auth()
+			h.Set("Content-Type", "application/json")
+			return http.MethodPost, "/graphql", h, body
+		}
+	}
 	// Platform order numbers of this run: unique across runs on one database, so every
 	// delivery is a new order (19 digits at most).
 	orderBase := uint64(time.Now().UnixMilli()) * 1_000_000
@@ -153,6 +205,9 @@ func Scenarios(ds Dataset, runID string) []Scenario {
 				body := fmt.Appendf(nil, `{"company_id":%q,"amount":{"amount":"1.00","currency":"EUR"}}`, platformCompany(n))
 				return platform("/platform/credit-checks", http.Header{}, body)
 			}},
+		{Name: "behaviour", Title: "9. POST /graphql payment behaviour (50 companies)", Status: http.StatusOK, request: graphql(behaviour)},
+		{Name: "store-behaviour", Title: fmt.Sprintf("10. POST /graphql receivables with the store's DSO, days beyond terms, paid on time (%s companies)", count(len(ds.Companies))),
+			Status: http.StatusOK, request: graphql(storeBehaviour)},
 	}
 }
 

@@ -53,7 +53,10 @@ var TinySize = Size{Stores: 3, LargeCompanies: 60, BigLedger: 2000, MediumLedger
 // Dataset is what the scenarios need to know about a seeded database: the large store, a key
 // for it, and IDs to ask for. It is saved beside the database so a later run can reuse it.
 type Dataset struct {
-	Size         Size   `json:"size"`
+	Size Size `json:"size"`
+	// Format is the seeder's seedFormat when it seeded: a dataset of an older seeder is
+	// seeded again.
+	Format       int    `json:"format"`
 	StoreID      string `json:"store_id"`
 	Secret       string `json:"secret"`
 	BigCompany   string `json:"big_company"`
@@ -76,6 +79,10 @@ type Dataset struct {
 	PlatformKey string `json:"platform_key,omitempty"`
 }
 
+// seedFormat numbers the seeder's output; it grows when the rows it writes change (2: paid
+// invoices carry settled_at, which payment behaviour reads).
+const seedFormat = 2
+
 // datasetPath is where a database's Dataset is kept.
 func datasetPath(dbPath string) string { return dbPath + ".bench.json" }
 
@@ -87,7 +94,7 @@ func LoadDataset(dbPath string, size Size) (Dataset, bool) {
 		return Dataset{}, false
 	}
 	var ds Dataset
-	if json.Unmarshal(b, &ds) != nil || ds.Size != size {
+	if json.Unmarshal(b, &ds) != nil || ds.Size != size || ds.Format != seedFormat {
 		return Dataset{}, false
 	}
 	if _, err := os.Stat(dbPath); err != nil {
@@ -137,7 +144,7 @@ func Seed(ctx context.Context, dbPath string, size Size) (Dataset, error) {
 	if err := createKey(ctx, dbPath, &ds); err != nil {
 		return Dataset{}, err
 	}
-	ds.Size = size
+	ds.Size, ds.Format = size, seedFormat
 	ds.SeedSeconds = time.Since(start).Seconds()
 	b, err := json.MarshalIndent(ds, "", " ")
 	if err != nil {
@@ -373,7 +380,7 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 	entries := s.table("ledger_entries", "id", "seq", "kind", "amount", "balance_after", "platform_order_gid", "note", "occurred_at",
 		"created_at", "company_id", "store_id")
 	invoices := s.table("invoices", "id", "company_id", "ledger_entry_id", "seq", "platform_order_gid", "amount",
-		"open_amount", "open", "due_at", "store_id")
+		"open_amount", "open", "due_at", "settled_at", "store_id")
 	events := s.table("timeline_events", "id", "seq", "type", "actor_type", "actor_label", "occurred_at", "data",
 		"company_id", "store_id")
 
@@ -397,13 +404,15 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 		seq          int64
 		at           time.Time
 	}
-	writeInvoice := func(open bool) error {
+	// writeInvoice writes the invoice of the last order, paid at settled (nil: open).
+	writeInvoice := func(settled any) error {
+		open := settled == nil
 		openAmount := decimal.Zero
 		if open {
 			openAmount = order.amount
 		}
 		return s.insert(invoices, s.id("inv"), id, order.entryID, order.seq, order.gid, order.amount, openAmount,
-			open, order.at.Add(terms*24*time.Hour), storeID)
+			open, order.at.Add(terms*24*time.Hour), settled, storeID)
 	}
 	var last time.Time
 	for i := 0; i < n; i++ {
@@ -426,7 +435,7 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 			kind = credit.KindPayment
 			amount = order.amount.Neg()
 			gid = order.gid
-			if err := writeInvoice(false); err != nil {
+			if err := writeInvoice(at); err != nil {
 				return "", nil, err
 			}
 			order.entryID = ""
@@ -444,7 +453,7 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 		}
 	}
 	if order.entryID != "" {
-		if err := writeInvoice(true); err != nil {
+		if err := writeInvoice(nil); err != nil {
 			return "", nil, err
 		}
 	}

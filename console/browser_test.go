@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -283,6 +284,46 @@ func TestConsoleInBrowser(t *testing.T) {
 		bodyText("Alpenblick Hotels AG"),
 		shot("companies"),
 	)
+
+	// A form with several wrong fields: the browser sends it as typed (no required, min or
+	// pattern stops it at the first), and the page shows every refusal beside its field at
+	// once, what was typed kept; put right, it creates the company.
+	var refusals []string
+	var kept map[string]string
+	run("a new company with four wrong fields, then put right",
+		chromedp.Click(`#new-company`, chromedp.ByID),
+		chromedp.WaitVisible(`#new-company-form`, chromedp.ByID),
+		chromedp.SendKeys(`#new-company-name`, "  ", chromedp.ByID),
+		chromedp.SetValue(`#new-company-terms`, "other", chromedp.ByID),
+		chromedp.SendKeys(`#new-company-terms-days`, "400", chromedp.ByID),
+		chromedp.SendKeys(`#new-company-limit`, "-5", chromedp.ByID),
+		chromedp.SendKeys(`#new-company-gid`, "Company 7", chromedp.ByID),
+		chromedp.Click(`#create-company`, chromedp.ByID),
+		bodyText("Platform company GID must look like gid://platform/Company/123."),
+		chromedp.Evaluate(`[...document.querySelectorAll("#new-company-form .field-error")].map(e => e.id + ": " + e.innerText)`, &refusals),
+		chromedp.Evaluate(`Object.fromEntries(["new-company-terms", "new-company-terms-days", "new-company-limit", "new-company-gid"].map(id => [id, document.getElementById(id).value]))`, &kept),
+		shot("company-new-refused"),
+		chromedp.SendKeys(`#new-company-name`, "Gipfelhütte Catering GmbH", chromedp.ByID),
+		chromedp.SetValue(`#new-company-terms`, "NET_14", chromedp.ByID),
+		chromedp.SetValue(`#new-company-limit`, "3500.00", chromedp.ByID),
+		chromedp.SetValue(`#new-company-gid`, "gid://platform/Company/9001", chromedp.ByID),
+		chromedp.Click(`#create-company`, chromedp.ByID),
+		bodyText("Company Gipfelhütte Catering GmbH created."),
+		chromedp.WaitVisible(`#behaviour`, chromedp.ByID),
+		bodyText("Payment behaviour"),
+	)
+	wantRefusals := []string{
+		"new-company-name-error: Name must not be empty.",
+		"new-company-terms-error: The days to pay must be a whole number from 1 to 365.",
+		"new-company-limit-error: Credit limit must be zero or greater.",
+		"new-company-gid-error: Platform company GID must look like gid://platform/Company/123.",
+	}
+	if !slices.Equal(refusals, wantRefusals) {
+		t.Errorf("the new company form's refusals:\n%s\nwant\n%s", strings.Join(refusals, "\n"), strings.Join(wantRefusals, "\n"))
+	}
+	if want := map[string]string{"new-company-terms": "other", "new-company-terms-days": "400", "new-company-limit": "-5", "new-company-gid": "Company 7"}; !maps.Equal(kept, want) {
+		t.Errorf("the refused form kept %v, want %v", kept, want)
+	}
 
 	var ledgerFits bool
 	run("place and lift a hold",

@@ -166,6 +166,8 @@ type companyBody struct {
 	StatementFrom, StatementTo, Today string
 	// PromiseLast is the latest day a promise may be for.
 	PromiseLast string
+	// Behaviour is how the company paid over the default window (contract §17).
+	Behaviour credit.PaymentBehaviour
 }
 
 // company shows a company: its figures and hold, its ledger and its timeline (each paged on
@@ -210,6 +212,11 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 		c.fail(w, r, v, err)
 		return
 	}
+	behaviour, err := c.svc.Reports.CompanyPaymentBehaviour(v.ctx, co.ID, credit.BehaviourWindowDays)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
 	entryIDs := make([]string, len(ledger.Data))
 	for i, e := range ledger.Data {
 		entryIDs[i] = e.ID
@@ -223,7 +230,7 @@ func (c *Console) showCompany(w http.ResponseWriter, r *http.Request, v *visit, 
 	for id, a := range recorders {
 		recordedBy[id] = formatActor(a)
 	}
-	body := companyBody{Company: co, Aging: agings[co.ID], NotInvoiced: credit.NotInvoiced(co.Outstanding, agings[co.ID]), Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
+	body := companyBody{Company: co, Behaviour: behaviour, Aging: agings[co.ID], NotInvoiced: credit.NotInvoiced(co.Outstanding, agings[co.ID]), Invoices: invoices, Ledger: ledger, Timeline: timeline, Forms: forms, Kinds: credit.PlatformLedgerKinds,
 		RecordedBy: recordedBy, LedgerFirst: ledgerCursor == "", TimelineFirst: timelineCursor == "", InvoicesFirst: invoicesCursor == ""}
 	now := c.svc.Now().UTC()
 	body.StatementFrom, body.StatementTo = statementPeriod(now)

@@ -130,6 +130,8 @@ func New(cfg Config) *Console {
 	handle("GET /{$}", c.staffOnly(c.overview))
 
 	handle("GET /companies", c.staffOnly(c.companies))
+	handle("GET /companies/new", c.staffOnly(c.newCompany))
+	handle("POST /companies/new", c.staffOnly(c.createCompany))
 	handle("GET /companies/{id}", c.staffOnly(c.company))
 	handle("POST /companies/{id}/hold", c.staffOnly(c.placeHold))
 	handle("POST /companies/{id}/hold/lift", c.staffOnly(c.liftHold))

@@ -70,6 +70,17 @@ func TestEveryFormRefusesEveryFieldAtOnce(t *testing.T) {
 			url.Values{"form": {"rotate"}, "secret": {" padded secret 0123456789 "}, "grace": {"-1h"}},
 			[]string{`id="platform-secret-error">The platform secret must be 16 to 256 characters`, `id="platform-grace-error">Grace must not be negative.`},
 			[]string{"padded secret"}},
+		{"new company", "/companies/new", `<form method="post" action="/companies/new" id="new-company-form">`,
+			url.Values{"name": {long}, "payment_terms": {"other"}, "payment_terms_days": {"400"}, "credit_limit": {"-5"}, "platform_company_gid": {"Company 7"}},
+			[]string{`id="new-company-name-error">Name must be at most 500 characters.`,
+				`id="new-company-terms-error">The days to pay must be a whole number from 1 to 365.`,
+				`id="new-company-limit-error">Credit limit must be zero or greater.`,
+				`id="new-company-gid-error">Platform company GID must look like gid://platform/Company/123.`,
+				`value="` + long + `"`, `<option value="other" selected>`, `value="400"`, `value="-5"`, `value="Company 7"`}, nil},
+		{"new company, nothing typed", "/companies/new", `<form method="post" action="/companies/new" id="new-company-form">`,
+			url.Values{"name": {""}, "payment_terms": {"NET_30"}, "credit_limit": {"zehn"}, "platform_company_gid": {""}},
+			[]string{`id="new-company-name-error">Name must not be empty.`, `id="new-company-limit-error">Enter the amount as a number such as 10,000.00 or 1500.00.`,
+				`value="zehn"`, `<option value="NET_30" selected>`}, []string{`new-company-gid-error`, `new-company-terms-error`}},
 		{"erasure", "/privacy", `<form method="post" action="/privacy">`,
 			url.Values{"email": {"  "}},
 			[]string{`id="erase-email-error">Email must not be empty.`, `id="erase-confirm-error">Confirm that the erasure cannot be undone.`}, nil},
@@ -93,6 +104,9 @@ func TestEveryFormRefusesEveryFieldAtOnce(t *testing.T) {
 	co, err := f.Service.Companies.Get(staff, f.company.ID)
 	if err != nil || co.CreditLimit.Amount != "25000.00" || co.Outstanding.Amount != "0.00" {
 		t.Errorf("the company after the refusals: %+v %v", co, err)
+	}
+	if page, err := f.Service.Companies.List(staff, credit.CompanyListParams{}); err != nil || len(page.Data) != 1 {
+		t.Errorf("companies after the refusals: %d %v", len(page.Data), err)
 	}
 	if ledger, err := f.Service.Ledger.List(staff, f.company.ID, credit.LedgerListParams{}); err != nil || len(ledger.Data) != 0 {
 		t.Errorf("the ledger after the refusals: %+v %v", ledger.Data, err)

@@ -18,6 +18,8 @@ import (
 type overviewBody struct {
 	Overview credit.Overview
 	Totals   credit.Receivables
+	// DSO is the store's days sales outstanding (contract §17).
+	DSO decimal.Decimal
 	// Overdue are the companies with overdue invoices, the largest overdue amount first.
 	Overdue []credit.CompanyReceivables
 	// FailingEndpoints are webhook endpoints whose deliveries fail or that were disabled.
@@ -41,6 +43,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *visit) {
 		c.fail(w, r, v, err)
 		return
 	}
+	dso, err := c.svc.Reports.StoreDSO(v.ctx)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
 	overdue, err := c.svc.Reports.ReceivablesByCompany(v.ctx, true)
 	if err != nil {
 		c.fail(w, r, v, err)
@@ -52,7 +59,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, v *visit) {
 		c.fail(w, r, v, err)
 		return
 	}
-	body := overviewBody{Overview: ov, Totals: totals, Overdue: overdue[:min(len(overdue), overviewLimit)], Currency: totals.Outstanding.Currency}
+	body := overviewBody{Overview: ov, Totals: totals, DSO: dso, Overdue: overdue[:min(len(overdue), overviewLimit)], Currency: totals.Outstanding.Currency}
 	for _, e := range endpoints {
 		if e.FailingSince != nil || e.DisabledReason != nil {
 			body.FailingEndpoints = append(body.FailingEndpoints, e)

@@ -30,7 +30,9 @@ var receivablesColumns = []sortColumn[credit.CompanyReceivables]{
 
 // receivablesBody is the receivables page.
 type receivablesBody struct {
-	Totals      credit.Receivables
+	Totals credit.Receivables
+	// Behaviour is the store's payment figures over the default window.
+	Behaviour   credit.StoreBehaviour
 	Lines       []credit.CompanyReceivables
 	Headings    []sortHeading
 	OverdueOnly bool
@@ -71,7 +73,12 @@ func (c *Console) receivables(w http.ResponseWriter, r *http.Request, v *visit) 
 	if overdueOnly {
 		overdue = "1"
 	}
-	body := receivablesBody{Totals: totals, Lines: lines, OverdueOnly: overdueOnly, AsOf: asOf,
+	behaviour, err := c.svc.Reports.StoreBehaviour(v.ctx, credit.BehaviourWindowDays)
+	if err != nil {
+		c.fail(w, r, v, err)
+		return
+	}
+	body := receivablesBody{Totals: totals, Behaviour: behaviour, Lines: lines, OverdueOnly: overdueOnly, AsOf: asOf,
 		CSV:          buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv"),
 		CSVSemicolon: buildQuery("overdue", overdue, "sort", sortKey, "order", orderName(desc), "format", "csv", "sep", "semicolon")}
 	body.Headings = sortHeadings(receivablesColumns, col, desc, func(key, order string) string {

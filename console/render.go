@@ -68,6 +68,8 @@ var templateFuncs = template.FuncMap{
 	"query":      buildQuery,
 	"termsField": termsField,
 	"days":       formatDays,
+	"dayFigure":  formatDayFigure,
+	"share":      formatShare,
 	"collectionList": func(id, caption, empty string, list credit.CollectionList[credit.CollectionInvoice]) collectionListData {
 		return collectionListData{ID: id, Caption: caption, Empty: empty, List: list}
 	},

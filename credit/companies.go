@@ -293,10 +293,7 @@ func (s *Companies) Create(ctx context.Context, in CompanyInput) (Company, error
 // invalid_amount, limit_below_zero.
 func (s *companyStore) createCompany(ctx context.Context, tx *ent.Tx, st *ent.Store, name string, gid *string, terms, limit string) (*ent.Company, error) {
 	name = strings.TrimSpace(name)
-	if err := checkField(name, "name", 500); err != nil {
-		return nil, err
-	}
-	days, amount, errs := companyTermsErrors(gid, terms, limit, st.Currency)
+	days, amount, errs := checkCompany(name, gid, terms, limit, st.Currency)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}

@@ -44,6 +44,30 @@ func checkCreditLimit(in CreditLimitInput, currency string) (decimal.Decimal, []
 	return amount, errs
 }
 
+// CompanyErrors checks a new company (Companies.Create) in the store's currency: the name
+// (trimmed, present, at most 500 characters), the platform company GID when given, the
+// payment terms, then the credit limit (param "amount"; a decimal amount of zero or more).
+// Whether another company of the store has the GID is the operation's to find.
+func CompanyErrors(in CompanyInput, currency string) []error {
+	var gid *string
+	if in.PlatformCompanyGID != "" {
+		gid = &in.PlatformCompanyGID
+	}
+	_, _, errs := checkCompany(strings.TrimSpace(in.Name), gid, in.PaymentTerms, in.CreditLimit, currency)
+	return errs
+}
+
+// checkCompany is CompanyErrors with the terms' days and the limit it read, for a name
+// already trimmed; approvals create their company through it too.
+func checkCompany(name string, gid *string, terms, limit, currency string) (int, decimal.Decimal, []error) {
+	var errs []error
+	if err := checkField(name, "name", 500); err != nil {
+		errs = append(errs, err)
+	}
+	days, amount, termsErrs := companyTermsErrors(gid, terms, limit, currency)
+	return days, amount, append(errs, termsErrs...)
+}
+
 // AdjustmentErrors checks an adjustment (CreateAdjustment) in the company's currency: the
 // amount (present, in currency, a decimal amount other than zero), then the note (required).
 func AdjustmentErrors(in AdjustmentInput, currency string) []error {

@@ -428,3 +428,35 @@ func TestStatementPeriodErrors(t *testing.T) {
 		checkRefusals(t, tc.name, errs, opErr, tc.want)
 	}
 }
+
+// TestCompanyErrors: a new company's name, platform company GID, payment terms and credit
+// limit refused at once; Companies.Create refuses with the first and creates nothing.
+func TestCompanyErrors(t *testing.T) {
+	env := credittest.NewService(t)
+	store := env.MustStore(t, "New Companies", "EUR")
+	staff := credittest.Staff(store)
+	gidRule := refusal{credit.CodeValidationFailed, "platform_company_gid", "platform_company_gid must look like gid://platform/Company/123"}
+	for _, tc := range []struct {
+		name string
+		in   credit.CompanyInput
+		want []refusal
+	}{
+		{"every field wrong", credit.CompanyInput{Name: "  ", PlatformCompanyGID: "Company 7", PaymentTerms: "NET_400", CreditLimit: "viel"},
+			[]refusal{textRefusal("name", "%s must not be empty"), gidRule,
+				{credit.CodeValidationFailed, "payment_terms", "payment_terms must be between NET_1 and NET_365"},
+				{credit.CodeInvalidAmount, "amount", msgDecimal}}},
+		{"name too long, limit below zero", credit.CompanyInput{Name: tooLong, PaymentTerms: "NET_30", CreditLimit: "-1"},
+			[]refusal{textRefusal("name", msgMaxText), {credit.CodeLimitBelowZero, "amount", "credit limit must be zero or greater"}}},
+		{"limit left out", credit.CompanyInput{Name: "Bergbahn AG", PaymentTerms: "NET_30"},
+			[]refusal{{credit.CodeInvalidAmount, "amount", msgDecimal}}},
+		{"good, no GID", credit.CompanyInput{Name: " Bergbahn AG ", PaymentTerms: "NET_45", CreditLimit: "1000.00"}, nil},
+		{"good, with a GID", credit.CompanyInput{Name: "Seilbahn AG", PlatformCompanyGID: "gid://platform/Company/77", PaymentTerms: "NET_7", CreditLimit: "0"}, nil},
+	} {
+		errs := credit.CompanyErrors(tc.in, "EUR")
+		_, opErr := env.Service.Companies.Create(staff, tc.in)
+		checkRefusals(t, tc.name, errs, opErr, tc.want)
+	}
+	if page, err := env.Service.Companies.List(staff, credit.CompanyListParams{}); err != nil || len(page.Data) != 2 {
+		t.Errorf("companies after the refusals: %+v %v", page.Data, err)
+	}
+}

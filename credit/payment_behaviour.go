@@ -317,15 +317,7 @@ func countback(rows []behaviourRow, open decimal.Decimal, now time.Time) decimal
 		byDay[k] = byDay[k].Add(r.amount)
 		last = max(last, k)
 	}
-	rest := open
-	for k := int64(1); k <= last; k++ {
-		day := byDay[k]
-		if day.GreaterThanOrEqual(rest) && day.IsPositive() {
-			return decimal.NewFromInt(k - 1).Add(rest.Div(day)).Round(1)
-		}
-		rest = rest.Sub(day)
-	}
-	return decimal.NewFromInt(last).Round(1)
+	return countbackDays(byDay, last, open)
 }
 
 // CompanyPaymentBehaviour is PaymentBehaviour for one company, as REST's

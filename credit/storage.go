@@ -103,6 +103,14 @@ type MoneySums interface {
 	ParseMoneySum(text string) (decimal.Decimal, error)
 	// MoneyIsNotZero is the condition that the decimal column col is not zero.
 	MoneyIsNotZero(col string) *sql.Predicate
+	// SumMoneyTimesMicros is the SQL expression of the exact sum over the query's rows of the
+	// decimal column col times the microseconds from the time column earlier to the time
+	// column later (truncated toward zero, negative when later is earlier), as text that
+	// ParseMoneySum reads.
+	SumMoneyTimesMicros(col, later, earlier string) sql.Querier
+	// Micros is the SQL expression of the time column col as an integer number of
+	// microseconds since the Unix epoch.
+	Micros(col string) sql.Querier
 }
 
 // PackedReads reads the rows of the lists the API serves most (pages of companies, ledger

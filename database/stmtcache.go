@@ -48,6 +48,10 @@ func (c cachingConnector) Connect(context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := registerSQLiteFunctions(conn.(*sqlite3.SQLiteConn)); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	if d := c.faults.statementTimeout.Load(); d > 0 {
 		// How long a statement waits for another process's write lock: the request's
 		// deadline, which statements here do not watch (see cachingConn).

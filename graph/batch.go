@@ -29,6 +29,9 @@ type loaders struct {
 	invoicePages map[batchKey]*batch[credit.Invoice]
 	agings       map[figureKey]*figureBatch[credit.Aging]
 	behaviours   map[figureKey]*figureBatch[credit.PaymentBehaviour]
+	// stores are the store's payment figures by window, read once per request and window
+	// whichever of Receivables' fields asks first.
+	stores map[int]*storeFigures
 	// shown are the companies the request has already read, by ID, for LedgerEntry.company:
 	// an entry listed in a company's ledger or returned beside its company by a mutation
 	// names a company the request holds, so no entry of a dashboard costs a query. A mutation
@@ -93,6 +96,7 @@ func newLoaders(svc *credit.Service) *loaders {
 		invoicePages: map[batchKey]*batch[credit.Invoice]{},
 		agings:       map[figureKey]*figureBatch[credit.Aging]{},
 		behaviours:   map[figureKey]*figureBatch[credit.PaymentBehaviour]{},
+		stores:       map[int]*storeFigures{},
 		shown:        map[string]*credit.Company{},
 		events:       map[*credit.Event]*eventCompanies{},
 	}
@@ -327,4 +331,28 @@ func (l *loaders) paymentBehaviour(ctx context.Context, svc *credit.Service, c *
 	return loadFigure(l, pick, ctx, c, window, func(ctx context.Context, ids []string) (map[string]credit.PaymentBehaviour, error) {
 		return svc.Reports.PaymentBehaviour(ctx, ids, window)
 	})
+}
+
+// storeFigures is one read of the store's payment figures.
+type storeFigures struct {
+	once sync.Once
+	b    credit.StoreBehaviour
+	err  error
+}
+
+// storeBehaviour returns the store's payment figures over window days, read once per request
+// and window (Receivables' three fields share them).
+func (l *loaders) storeBehaviour(ctx context.Context, svc *credit.Service, window int) (credit.StoreBehaviour, error) {
+	if l == nil {
+		return svc.Reports.StoreBehaviour(ctx, window)
+	}
+	l.mu.Lock()
+	f := l.stores[window]
+	if f == nil {
+		f = &storeFigures{}
+		l.stores[window] = f
+	}
+	l.mu.Unlock()
+	f.once.Do(func() { f.b, f.err = svc.Reports.StoreBehaviour(ctx, window) })
+	return f.b, f.err
 }

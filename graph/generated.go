@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	PaymentBehaviour() PaymentBehaviourResolver
 	Query() QueryResolver
+	Receivables() ReceivablesResolver
 	Subscription() SubscriptionResolver
 }
 
@@ -335,11 +336,14 @@ type ComplexityRoot struct {
 	}
 
 	Receivables struct {
-		Aging            func(childComplexity int) int
-		CompaniesOverdue func(childComplexity int) int
-		NotInvoiced      func(childComplexity int) int
-		Outstanding      func(childComplexity int) int
-		Overdue          func(childComplexity int) int
+		Aging                  func(childComplexity int) int
+		AverageDaysBeyondTerms func(childComplexity int, windowDays *int) int
+		CompaniesOverdue       func(childComplexity int) int
+		DsoDays                func(childComplexity int) int
+		NotInvoiced            func(childComplexity int) int
+		Outstanding            func(childComplexity int) int
+		Overdue                func(childComplexity int) int
+		PaidOnTimeShare        func(childComplexity int, windowDays *int) int
 	}
 
 	SetCreditLimitPayload struct {
@@ -457,6 +461,11 @@ type QueryResolver interface {
 	Applications(ctx context.Context, first *int, after *string, status *string) (*model.ApplicationConnection, error)
 	Events(ctx context.Context, first *int, after *string, afterEvent *string, types []string) (*model.EventConnection, error)
 	Receivables(ctx context.Context) (*credit.Receivables, error)
+}
+type ReceivablesResolver interface {
+	DsoDays(ctx context.Context, obj *credit.Receivables) (float64, error)
+	AverageDaysBeyondTerms(ctx context.Context, obj *credit.Receivables, windowDays *int) (*float64, error)
+	PaidOnTimeShare(ctx context.Context, obj *credit.Receivables, windowDays *int) (*scalar.DecimalInput, error)
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, afterEvent *string, types []string) (<-chan *credit.Event, error)
@@ -1644,12 +1653,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Receivables.Aging(childComplexity), true
+	case "Receivables.averageDaysBeyondTerms":
+		if e.complexity.Receivables.AverageDaysBeyondTerms == nil {
+			break
+		}
+
+		args, err := ec.field_Receivables_averageDaysBeyondTerms_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Receivables.AverageDaysBeyondTerms(childComplexity, args["windowDays"].(*int)), true
 	case "Receivables.companiesOverdue":
 		if e.complexity.Receivables.CompaniesOverdue == nil {
 			break
 		}
 
 		return e.complexity.Receivables.CompaniesOverdue(childComplexity), true
+	case "Receivables.dsoDays":
+		if e.complexity.Receivables.DsoDays == nil {
+			break
+		}
+
+		return e.complexity.Receivables.DsoDays(childComplexity), true
 	case "Receivables.notInvoiced":
 		if e.complexity.Receivables.NotInvoiced == nil {
 			break
@@ -1668,6 +1694,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.complexity.Receivables.Overdue(childComplexity), true
+	case "Receivables.paidOnTimeShare":
+		if e.complexity.Receivables.PaidOnTimeShare == nil {
+			break
+		}
+
+		args, err := ec.field_Receivables_paidOnTimeShare_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.complexity.Receivables.PaidOnTimeShare(childComplexity, args["windowDays"].(*int)), true
 
 	case "SetCreditLimitPayload.company":
 		if e.complexity.SetCreditLimitPayload.Company == nil {
@@ -2215,6 +2252,25 @@ type Receivables {
   overdue: Money!
   "How many companies have an open invoice past due."
   companiesOverdue: Int!
+  """
+  The store's days sales outstanding by the countback method (contract §17), over all its
+  companies: the days back from now over which the amounts invoiced (cancelled invoices are not
+  sales) add up to the open invoices' total, interpolated within the last day, one decimal; 0
+  with nothing open. Computed by the database.
+  """
+  dsoDays: Float!
+  """
+  paidAt − dueAt in days (negative when early) over the invoices of all the store's companies
+  whose ` + "`" + `paidAt` + "`" + ` falls in the trailing ` + "`" + `windowDays` + "`" + ` days (1 to 1825), cancelled ones never,
+  weighted by invoice amount, one decimal; null when nothing was paid in the window. Computed
+  by the database.
+  """
+  averageDaysBeyondTerms(windowDays: Int = 365): Float
+  """
+  The amount of those invoices settled by their due date over their amount, "0.000" to
+  "1.000"; null when nothing was paid in the window.
+  """
+  paidOnTimeShare(windowDays: Int = 365): Decimal
 }
 
 """
@@ -3304,6 +3360,28 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Receivables_averageDaysBeyondTerms_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "windowDays", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["windowDays"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Receivables_paidOnTimeShare_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "windowDays", ec.unmarshalOInt2ᚖint)
+	if err != nil {
+		return nil, err
+	}
+	args["windowDays"] = arg0
 	return args, nil
 }
 
@@ -8075,6 +8153,12 @@ func (ec *executionContext) fieldContext_Query_receivables(_ context.Context, fi
 				return ec.fieldContext_Receivables_overdue(ctx, field)
 			case "companiesOverdue":
 				return ec.fieldContext_Receivables_companiesOverdue(ctx, field)
+			case "dsoDays":
+				return ec.fieldContext_Receivables_dsoDays(ctx, field)
+			case "averageDaysBeyondTerms":
+				return ec.fieldContext_Receivables_averageDaysBeyondTerms(ctx, field)
+			case "paidOnTimeShare":
+				return ec.fieldContext_Receivables_paidOnTimeShare(ctx, field)
 			}
 			return nil, fmt.Errorf("no field named %q was found under type Receivables", field.Name)
 		},
@@ -8303,6 +8387,117 @@ func (ec *executionContext) fieldContext_Receivables_companiesOverdue(_ context.
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type Int does not have child fields")
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_dsoDays(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_dsoDays,
+		func(ctx context.Context) (any, error) {
+			return ec.resolvers.Receivables().DsoDays(ctx, obj)
+		},
+		nil,
+		ec.marshalNFloat2float64,
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_dsoDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Float does not have child fields")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_averageDaysBeyondTerms(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_averageDaysBeyondTerms,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Receivables().AverageDaysBeyondTerms(ctx, obj, fc.Args["windowDays"].(*int))
+		},
+		nil,
+		ec.marshalOFloat2ᚖfloat64,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_averageDaysBeyondTerms(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Float does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Receivables_averageDaysBeyondTerms_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Receivables_paidOnTimeShare(ctx context.Context, field graphql.CollectedField, obj *credit.Receivables) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		ec.fieldContext_Receivables_paidOnTimeShare,
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.resolvers.Receivables().PaidOnTimeShare(ctx, obj, fc.Args["windowDays"].(*int))
+		},
+		nil,
+		ec.marshalODecimal2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput,
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_Receivables_paidOnTimeShare(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Receivables",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Decimal does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Receivables_paidOnTimeShare_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -13887,28 +14082,130 @@ func (ec *executionContext) _Receivables(ctx context.Context, sel ast.SelectionS
 		case "aging":
 			out.Values[i] = ec._Receivables_aging(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "outstanding":
 			out.Values[i] = ec._Receivables_outstanding(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "notInvoiced":
 			out.Values[i] = ec._Receivables_notInvoiced(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "overdue":
 			out.Values[i] = ec._Receivables_overdue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "companiesOverdue":
 			out.Values[i] = ec._Receivables_companiesOverdue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "dsoDays":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Receivables_dsoDays(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "averageDaysBeyondTerms":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Receivables_averageDaysBeyondTerms(ctx, field, obj)
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "paidOnTimeShare":
+			field := field
+
+			innerFunc := func(ctx context.Context, _ *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Receivables_paidOnTimeShare(ctx, field, obj)
+				return res
+			}
+
+			if field.Deferrable != nil {
+				dfs, ok := deferred[field.Deferrable.Label]
+				di := 0
+				if ok {
+					dfs.AddField(field)
+					di = len(dfs.Values) - 1
+				} else {
+					dfs = graphql.NewFieldSet([]graphql.CollectedField{field})
+					deferred[field.Deferrable.Label] = dfs
+				}
+				dfs.Concurrently(di, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, dfs)
+				})
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = deferredField // rewrite: deferred fields left out, see graph/internal/rewrite
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16339,6 +16636,23 @@ func (ec *executionContext) marshalODateTime2ᚖgithubᚗcomᚋcreditdᚋcreditd
 	}
 	_ = sel
 	res := scalar.MarshalDateTime(*v)
+	return scalar.Plain(ctx, res)
+}
+
+func (ec *executionContext) unmarshalODecimal2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx context.Context, v any) (*scalar.DecimalInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalDecimalInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋcreditdᚋcreditdᚋgraphᚋscalarᚐDecimalInput(ctx context.Context, sel ast.SelectionSet, v *scalar.DecimalInput) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := scalar.MarshalDecimalInput(*v)
 	return scalar.Plain(ctx, res)
 }
 

@@ -23,3 +23,11 @@ func days(d *decimal.Decimal) *float64 {
 	f, _ := d.Round(1).Float64()
 	return &f
 }
+
+// windowOr365 is a windowDays argument, or the default window of payment behaviour.
+func windowOr365(windowDays *int) int {
+	if windowDays == nil {
+		return credit.BehaviourWindowDays
+	}
+	return *windowDays
+}

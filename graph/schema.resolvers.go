@@ -11,6 +11,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/graph/model"
+	"github.com/creditd/creditd/graph/scalar"
 	"github.com/creditd/creditd/ids"
 )
 
@@ -120,11 +121,7 @@ func (r *companyResolver) Statement(ctx context.Context, obj *credit.Company, fr
 
 func (r *companyResolver) PaymentBehaviour(ctx context.Context, obj *credit.Company, windowDays *int) (*credit.PaymentBehaviour, error) {
 	defer serialize(ctx)()
-	window := credit.BehaviourWindowDays
-	if windowDays != nil {
-		window = *windowDays
-	}
-	b, found, err := loadersFrom(ctx).paymentBehaviour(ctx, r.svc, obj, window)
+	b, found, err := loadersFrom(ctx).paymentBehaviour(ctx, r.svc, obj, windowOr365(windowDays))
 	if err == nil && !found {
 		_, err = r.svc.Companies.Get(ctx, obj.ID) // the not_found answer
 	}
@@ -376,6 +373,33 @@ func (r *queryResolver) Receivables(ctx context.Context) (*credit.Receivables, e
 	return found(r.svc.Reports.Receivables(ctx))
 }
 
+func (r *receivablesResolver) DsoDays(ctx context.Context, obj *credit.Receivables) (float64, error) {
+	defer serialize(ctx)()
+	dso, err := r.svc.Reports.StoreDSO(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return *days(&dso), nil
+}
+
+func (r *receivablesResolver) AverageDaysBeyondTerms(ctx context.Context, obj *credit.Receivables, windowDays *int) (*float64, error) {
+	defer serialize(ctx)()
+	b, err := loadersFrom(ctx).storeBehaviour(ctx, r.svc, windowOr365(windowDays))
+	if err != nil {
+		return nil, err
+	}
+	return days(b.AverageDaysBeyondTerms), nil
+}
+
+func (r *receivablesResolver) PaidOnTimeShare(ctx context.Context, obj *credit.Receivables, windowDays *int) (*scalar.DecimalInput, error) {
+	defer serialize(ctx)()
+	b, err := loadersFrom(ctx).storeBehaviour(ctx, r.svc, windowOr365(windowDays))
+	if err != nil || b.PaidOnTimeShare == nil {
+		return nil, err
+	}
+	return &scalar.DecimalInput{Value: *b.PaidOnTimeShare}, nil
+}
+
 // Events is the events subscription.
 func (r *subscriptionResolver) Events(ctx context.Context, afterEvent *string, types []string) (<-chan *credit.Event, error) {
 	return r.subscribeEvents(ctx, afterEvent, types)
@@ -395,6 +419,8 @@ func (r *Resolver) PaymentBehaviour() PaymentBehaviourResolver { return &payment
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Receivables() ReceivablesResolver { return &receivablesResolver{r} }
+
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 type applicationResolver struct{ *Resolver }
@@ -404,4 +430,5 @@ type ledgerEntryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
 type paymentBehaviourResolver struct{ *Resolver }
 type queryResolver struct{ *Resolver }
+type receivablesResolver struct{ *Resolver }
 type subscriptionResolver struct{ *Resolver }

@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "length of each measured run")
 	warmup := fs.Duration("warmup", 2*time.Second, "length of the warm-up before each scenario")
 	concurrency := fs.Int("concurrency", 8, "requests in flight during saturated runs")
-	only := fs.String("only", "", "comma-separated scenarios to run (company, ledger-big, ledger-medium, companies, dashboard, adjustments, receivables, platform-deliveries, credit-check)")
+	only := fs.String("only", "", "comma-separated scenarios to run (company, ledger-big, ledger-medium, companies, dashboard, adjustments, receivables, platform-deliveries, credit-check, behaviour, store-behaviour)")
 	profile := fs.Bool("profile", false, "take a CPU profile of creditd (serve --pprof) during each saturated run, into <work>")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
 	webhooks := fs.Bool("webhook", false, "issue 12: run only the adjustments scenario, without and then with one webhook endpoint subscribed to ledger_entry.created (a receiver in this process), and compare")
