@@ -55,11 +55,11 @@ func (s *Reports) StoreBehaviour(ctx context.Context, windowDays int) (StoreBeha
 	if windowDays < 1 || windowDays > 1825 {
 		return StoreBehaviour{}, ParamErrorf(CodeInvalidParameter, "window_days", "window_days must be from 1 to 1825")
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return StoreBehaviour{}, err
 	}
-	now := s.Now()
+	now := s.clock.Now()
 	b := StoreBehaviour{AsOf: At(now), WindowDays: windowDays}
 	if err := s.storePaid(ctx, st.ID, &b, now.Add(-time.Duration(windowDays)*24*time.Hour), now); err != nil {
 		return StoreBehaviour{}, err
@@ -80,11 +80,11 @@ func (s *Reports) StoreDSO(ctx context.Context) (decimal.Decimal, error) {
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return decimal.Zero, err
 	}
-	st, err := s.viewerStore(ctx)
+	st, err := s.stores.viewerStore(ctx)
 	if err != nil {
 		return decimal.Zero, err
 	}
-	return s.storeDSO(ctx, st.ID, s.Now())
+	return s.storeDSO(ctx, st.ID, s.clock.Now())
 }
 
 // storePaid sums, in one statement, the store's invoices paid in (from, now] into b's averages.
@@ -96,7 +96,7 @@ func (s *Reports) storePaid(ctx context.Context, storeID string, b *StoreBehavio
 		OnTime string `json:"on_time"`
 		Beyond string `json:"beyond"`
 	}
-	err := s.reader(ctx).Invoice.Query().
+	err := s.db.Reader(ctx).Invoice.Query().
 		Where(invoice.Open(false), invoice.SettledAtGT(from), invoice.SettledAtLTE(now), invoice.Not(cancelledInvoice())).
 		GroupBy(invoice.FieldStoreID).
 		Aggregate(func(sel *sql.Selector) string {
@@ -155,7 +155,7 @@ func (s *Reports) storeDSO(ctx context.Context, storeID string, now time.Time) (
 			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
 			Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.EQ(oi.C(invoice.FieldStoreID), storeID)))
 	}
-	err := s.reader(ctx).Invoice.Query().
+	err := s.db.Reader(ctx).Invoice.Query().
 		Where(
 			// An invoice is due at or after it was issued: those due before the oldest open
 			// one was issued are left out before their issue time is looked up.
