@@ -125,8 +125,14 @@ func (st *stream) position(ctx context.Context) (string, error) {
 
 type streamKey struct{}
 
-// subscriptionID is the ID the client gave the operation of ctx on a WebSocket, as wsConn
-// marked it (subscriptionIDExtension); "" elsewhere.
+// subscriptionIDExtension is the member of an operation's extensions that carries the ID the
+// client gave its subscribe message: the position a connection_init may carry per subscription
+// (contract §16, amended 2026-11-28) is keyed by that ID. The graphql-transport-ws transport
+// sets it over whatever the client sent under that name.
+const subscriptionIDExtension = "creditdSubscriptionId"
+
+// subscriptionID is the ID the client gave the operation of ctx on a graphql-transport-ws
+// WebSocket (subscriptionIDExtension); "" elsewhere.
 func subscriptionID(ctx context.Context) string {
 	if !graphql.HasOperationContext(ctx) {
 		return ""
@@ -140,13 +146,22 @@ func streamFrom(ctx context.Context) *stream {
 	return st
 }
 
-// ServeWebSocket serves a WebSocket handshake on /graphql. The caller has checked the
-// handshake's Origin; the key is checked in connection_init.
-func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request) {
+// ServeWebSocket serves a WebSocket handshake on /graphql and returns once it is answered; the
+// connection is then served on goroutines of its own, and done is called once it has closed
+// and its operations have ended (at once when the handshake fails). The caller has checked the
+// handshake's Origin; the key is checked in connection_init. A client that offers
+// graphql-transport-ws is served by creditd's own transport (ws.go); one that offers the older
+// graphql-ws protocol, or none, by gqlgen's.
+func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request, done func()) {
 	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout, req: r.Context()}
 	st := &stream{charge: h.streamOpts.Charge, ws: conn}
-	ctx := context.WithValue(r.Context(), streamKey{}, st)
-	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
+	r = r.WithContext(context.WithValue(r.Context(), streamKey{}, st))
+	if ownsWebSocket(r) {
+		h.serveTransportWS(w, r, st, done)
+		return
+	}
+	defer done()
+	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r, freshLoaders{h: h}.executor(h.streams))
 }
 
 // ServeSSE serves a subscription over Server-Sent Events: a POST of /graphql that accepts
@@ -176,48 +191,54 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	transport.SSE{KeepAlivePingInterval: h.streamOpts.KeepAlive}.Do(sw, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
 }
 
-// websocket is gqlgen's WebSocket transport for one handshake.
+// websocket is gqlgen's WebSocket transport for one handshake (the graphql-ws protocol).
 func (h *Handler) websocket(r *http.Request) transport.Websocket {
-	auth := h.streamOpts.Authenticate
 	return transport.Websocket{
 		Upgrader: websocket.Upgrader{
 			// The caller checked the Origin (contract §16).
 			CheckOrigin: func(*http.Request) bool { return true },
 			// Buffers only while writing, so an idle subscriber holds none.
-			WriteBufferPool: &sync.Pool{},
-			// A read buffer of its own, so that gorilla/websocket reads through wsConn (which
-			// marks subscribe messages) rather than the HTTP server's buffered reader.
-			ReadBufferSize: 1024,
+			WriteBufferPool: &wsWriteBuffers,
 		},
-		InitTimeout:      10 * time.Second,
+		InitTimeout:      wsInitTimeout,
 		PingPongInterval: h.streamOpts.KeepAlive,
 		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			st := streamFrom(ctx)
-			authorization := payload.Authorization()
-			if authorization == "" {
-				authorization = r.Header.Get("Authorization")
-			}
-			if auth == nil {
-				st.ws.closeWith(closeUnauthenticated, "unauthenticated")
-				return nil, nil, credit.ErrUnauthenticated()
-			}
-			ctx, err := auth(ctx, r, authorization)
-			if err != nil {
-				if credit.CodeOf(err) == credit.CodeUnauthenticated {
-					st.ws.closeWith(closeUnauthenticated, "unauthenticated")
-				} else {
-					st.ws.closeWith(closeRateLimited, string(credit.CodeOf(err)))
-				}
-				return nil, nil, err
-			}
-			// The connection's position, for every subscription it carries (contract §16,
-			// amended 2026-11-28): graphql-ws evaluates connectionParams at each connect.
-			st.resume, st.resumeParam = payload["afterEvent"], "afterEvent"
-			ctx, cancel := context.WithCancel(ctx)
-			st.ws.setCancel(cancel)
-			return ctx, nil, nil
+			ctx, err := h.websocketInit(ctx, r, payload)
+			return ctx, nil, err
 		},
 	}
+}
+
+// websocketInit authenticates a WebSocket's connection_init: the Authorization of its payload,
+// else of the handshake r. A refusal sets the close that follows: 4401 (unauthenticated) or
+// 4429 (the failed-authentication limit). The context returned carries the viewer and ends
+// with the stream's cancelConn.
+func (h *Handler) websocketInit(ctx context.Context, r *http.Request, payload transport.InitPayload) (context.Context, error) {
+	auth := h.streamOpts.Authenticate
+	st := streamFrom(ctx)
+	authorization := payload.Authorization()
+	if authorization == "" {
+		authorization = r.Header.Get("Authorization")
+	}
+	if auth == nil {
+		st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+		return nil, credit.ErrUnauthenticated()
+	}
+	ctx, err := auth(ctx, r, authorization)
+	if err != nil {
+		if credit.CodeOf(err) == credit.CodeUnauthenticated {
+			st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+		} else {
+			st.ws.closeWith(closeRateLimited, string(credit.CodeOf(err)))
+		}
+		return nil, err
+	}
+	// The connection's position, for every subscription it carries (contract §16, amended
+	// 2026-11-28): graphql-ws evaluates connectionParams at each connect.
+	st.resume, st.resumeParam = payload["afterEvent"], "afterEvent"
+	ctx, cancel := context.WithCancel(ctx)
+	st.ws.setCancel(cancel)
+	return ctx, nil
 }
 
 // freshLoaders gives each message of a subscription loaders of its own: a loader caches what
@@ -298,33 +319,6 @@ type wsConn struct {
 	cancel context.CancelFunc
 
 	cut atomic.Bool
-
-	// rd marks the client's subscribe messages as gorilla/websocket reads them (wsframes.go);
-	// rdErr is the connection's read error, returned once rd has handed over what it holds.
-	rd    frameReader
-	rdErr error
-}
-
-// Read reads the client's frames, each subscribe message marked with its ID (frameReader).
-func (c *wsConn) Read(b []byte) (int, error) {
-	for len(c.rd.out) == 0 {
-		if c.rdErr != nil {
-			return 0, c.rdErr
-		}
-		n, err := c.Conn.Read(b)
-		c.rd.feed(b[:n])
-		if err != nil {
-			c.rdErr = err
-			// What never became a whole frame goes as it is: the reader reports the cut.
-			c.rd.out, c.rd.in = append(c.rd.out, c.rd.in...), nil
-		}
-	}
-	n := copy(b, c.rd.out)
-	c.rd.out = c.rd.out[n:]
-	if len(c.rd.out) == 0 {
-		c.rd.out = nil
-	}
-	return n, nil
 }
 
 // closeWith sets the code and reason of the connection's close.
