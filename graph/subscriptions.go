@@ -34,17 +34,18 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 		// response it takes: one event waits in the channel between the step that confirmed
 		// the key and the response that takes it at once.
 		out := make(chan *credit.Event, 1)
-		p := &pump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out, inline: true}
-		h.step, h.finish = p.step, p.finish
+		p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out, inline: true}
+		h.step = func() bool { return st.pump(p) }
+		h.finish = p.finish
 		return out, nil
 	}
 	// Unbuffered: an event leaves the subscriber only when the transport takes it to write,
 	// right after the key was confirmed; what waits is in the feed, not in memory.
 	out := make(chan *credit.Event)
-	p := &pump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out}
+	p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out}
 	go func() {
 		defer p.finish()
-		for p.step() {
+		for st.pump(p) {
 		}
 	}()
 	return out, nil
@@ -62,17 +63,17 @@ type inlinePump struct {
 
 type inlinePumpKey struct{}
 
-// pump reads a subscription's feed whenever woken and hands each event to the transport,
-// confirming the key before each, until the stream ends: the client leaves (ctx), the
-// service shuts down (restart), or the key no longer authenticates (an unauthenticated
-// error, then the stream's end as its transport does it).
-type pump struct {
+// feedPump is a subscription's pump (stream.pump): it reads the feed whenever woken and hands
+// each event to the transport, confirming the key before each, until the stream ends: the
+// client leaves (ctx), the service shuts down (restart), or the key no longer authenticates
+// (an unauthenticated error, then the stream's end as its transport does it).
+type feedPump struct {
 	st  *stream
 	ctx context.Context
 	svc *credit.Service
 	sub *credit.EventSubscription
 	out chan<- *credit.Event
-	// inline is set when the transport calls step on the operation's goroutine
+	// inline is set when the transport pumps on the operation's goroutine
 	// (inlinePump): nothing may wait there for the operation to end.
 	inline bool
 
@@ -85,7 +86,7 @@ type pump struct {
 
 // finish closes the subscription and stops the timers; the next subscription of the store may
 // open.
-func (p *pump) finish() {
+func (p *feedPump) finish() {
 	p.sub.Close()
 	if p.recheck != nil {
 		p.recheck.Stop()
@@ -95,9 +96,9 @@ func (p *pump) finish() {
 	}
 }
 
-// step hands the next event to the transport, reading the feed and waiting for a wake-up
+// pump hands the next event of p to the transport, reading the feed and waiting for a wake-up
 // until there is one; false once the stream has ended.
-func (p *pump) step() bool {
+func (st *stream) pump(p *feedPump) bool {
 	if p.ended {
 		return false
 	}
@@ -131,7 +132,7 @@ func (p *pump) step() bool {
 
 // read reads the feed when the last read may have more, else waits for a wake-up first;
 // false when the stream has ended.
-func (p *pump) read() bool {
+func (p *feedPump) read() bool {
 	ctx, sub := p.ctx, p.sub
 	if p.recheck != nil && !p.more {
 		var expires <-chan time.Time
@@ -180,7 +181,7 @@ func (p *pump) read() bool {
 	return true
 }
 
-func (p *pump) fail(err error) {
+func (p *feedPump) fail(err error) {
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
 		p.svc.Events.NoteCutOff("unauthenticated")
 	}
