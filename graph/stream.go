@@ -263,7 +263,9 @@ func (f freshLoaders) DispatchError(ctx context.Context, list gqlerror.List) *gr
 }
 
 func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	next, inner := f.exec.DispatchOperation(withLoaders(ctx, newLoaders(f.h.svc)), oc)
+	// Only the subscription's resolver runs here, which loads nothing in batches: the loaders
+	// are each response's, and the operation, which lasts as long as its stream, keeps none.
+	next, inner := f.exec.DispatchOperation(ctx, oc)
 	if inner == nil {
 		// An operation middleware refused the operation (onlySubscriptions) without calling the
 		// next one, which leaves no context; the transport still needs one.

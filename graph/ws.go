@@ -60,7 +60,6 @@ type wsSession struct {
 	conn      *websocket.Conn
 	st        *stream
 	keepAlive time.Duration
-	headers   http.Header
 	// init authenticates connection_init (Handler.websocketInit); nil once it has run.
 	init func(ctx context.Context, payload transport.InitPayload) (context.Context, error)
 	done func()
@@ -93,7 +92,7 @@ func (h *Handler) serveTransportWS(w http.ResponseWriter, r *http.Request, st *s
 		return
 	}
 	s := &wsSession{exec: freshLoaders{h: h}.executor(h.streams), conn: conn, st: st, keepAlive: h.streamOpts.KeepAlive,
-		headers: r.Header, done: done, ctx: r.Context(), ops: map[string]context.CancelFunc{}}
+		done: done, ctx: r.Context(), ops: map[string]context.CancelFunc{}}
 	s.init = func(ctx context.Context, payload transport.InitPayload) (context.Context, error) {
 		return h.websocketInit(ctx, r, payload)
 	}
@@ -246,7 +245,8 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	params.Headers = s.headers
+	// gqlgen's transport also hands the operation the handshake's headers (RawParams.Headers),
+	// which nothing here reads: an idle connection does not keep them.
 	// The resolver finds the connection's position for this subscription by its ID
 	// (stream.position).
 	if params.Extensions == nil {
