@@ -284,6 +284,8 @@ func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.Operati
 type hijackWriter struct {
 	http.ResponseWriter
 	conn *wsConn
+	// reader, when set, is the buffered reader handed over in place of the HTTP server's.
+	reader *bufio.Reader
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -299,6 +301,12 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		_ = tc.SetWriteBuffer(sendBuffer)
 	}
 	w.conn.Conn = c
+	if w.reader != nil && rw.Reader.Buffered() == 0 {
+		// gorilla/websocket reads through a reader of the caller's (it refuses a handshake
+		// whose client sent more before the answer, as it did).
+		w.reader.Reset(w.conn)
+		rw = bufio.NewReadWriter(w.reader, rw.Writer)
+	}
 	return w.conn, rw, nil
 }
 
@@ -321,6 +329,32 @@ type wsConn struct {
 	cancel context.CancelFunc
 
 	cut atomic.Bool
+
+	// The byte awaitRead read, or its error, for the next Read.
+	peek    [1]byte
+	peeked  bool
+	peekErr error
+}
+
+// awaitRead waits for the client's next byte and keeps it for Read: an idle connection's reader
+// waits here, a few calls deep, rather than inside gorilla/websocket's frame reader, so that its
+// goroutine's stack shrinks to a few KB. Only the reading goroutine calls it.
+func (c *wsConn) awaitRead() {
+	n, err := c.Conn.Read(c.peek[:])
+	c.peeked, c.peekErr = n == 1, err
+}
+
+func (c *wsConn) Read(b []byte) (int, error) {
+	if c.peeked && len(b) > 0 {
+		c.peeked = false
+		b[0] = c.peek[0]
+		return 1, nil
+	}
+	if err := c.peekErr; err != nil {
+		c.peekErr = nil
+		return 0, err
+	}
+	return c.Conn.Read(b)
 }
 
 // closeWith sets the code and reason of the connection's close.

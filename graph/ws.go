@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -33,8 +34,9 @@ const graphqlTransportWS = "graphql-transport-ws"
 const wsInitTimeout = 10 * time.Second
 
 // wsReadBuffer is the reader's buffer of a WebSocket: frame headers and control frames go
-// through it; a longer message is read past it.
-const wsReadBuffer = 256
+// through it; a longer message is read past it. gorilla/websocket takes a reader of more than
+// 256 bytes as it is.
+const wsReadBuffer = 320
 
 // wsWriteBuffers are the WebSockets' write buffers, taken only while a message is written.
 var wsWriteBuffers sync.Pool
@@ -58,6 +60,7 @@ type wsMessage struct {
 type wsSession struct {
 	exec      graphql.GraphExecutor
 	conn      *websocket.Conn
+	br        *bufio.Reader // conn's
 	st        *stream
 	keepAlive time.Duration
 	// init authenticates connection_init (Handler.websocketInit); nil once it has run.
@@ -83,15 +86,15 @@ func (h *Handler) serveTransportWS(w http.ResponseWriter, r *http.Request, st *s
 		// The caller checked the Origin (contract §16).
 		CheckOrigin:     func(*http.Request) bool { return true },
 		Subprotocols:    []string{graphqlTransportWS},
-		ReadBufferSize:  wsReadBuffer,
 		WriteBufferPool: &wsWriteBuffers,
 	}
-	conn, err := up.Upgrade(&hijackWriter{ResponseWriter: w, conn: st.ws}, r, nil)
+	br := bufio.NewReaderSize(nil, wsReadBuffer)
+	conn, err := up.Upgrade(&hijackWriter{ResponseWriter: w, conn: st.ws, reader: br}, r, nil)
 	if err != nil {
 		done() // gorilla/websocket answered the handshake
 		return
 	}
-	s := &wsSession{exec: freshLoaders{h: h}.executor(h.streams), conn: conn, st: st, keepAlive: h.streamOpts.KeepAlive,
+	s := &wsSession{br: br, exec: freshLoaders{h: h}.executor(h.streams), conn: conn, st: st, keepAlive: h.streamOpts.KeepAlive,
 		done: done, ctx: r.Context(), ops: map[string]context.CancelFunc{}}
 	s.init = func(ctx context.Context, payload transport.InitPayload) (context.Context, error) {
 		return h.websocketInit(ctx, r, payload)
@@ -121,6 +124,9 @@ func (s *wsSession) run() {
 	defer stopInit()
 	s.startPings()
 	for {
+		if s.br.Buffered() == 0 {
+			s.st.ws.awaitRead()
+		}
 		m, err := s.next()
 		if err != nil {
 			return

@@ -17,6 +17,7 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/server"
 )
 
 // BenchmarkIdleSubscriptions opens b.N WebSocket subscriptions (graphql-transport-ws, one per
@@ -36,7 +37,8 @@ func BenchmarkIdleSubscriptions(b *testing.B) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 1 // every allocation, not a sample
 	}
-	env := credittest.New(b)
+	// The clients read nothing, so they answer no ping: none is sent while the benchmark runs.
+	env := credittest.New(b, credittest.Options{ServerConfig: func(c *server.Config) { c.StreamKeepAlive = time.Hour }})
 	const perStore = credit.MaxSubscriptionsPerStore
 	keys := make([]string, 1+(b.N+perStore-1)/perStore)
 	for i := range keys {
