@@ -125,8 +125,14 @@ func (st *stream) position(ctx context.Context) (string, error) {
 
 type streamKey struct{}
 
-// subscriptionID is the ID the client gave the operation of ctx on a WebSocket, as wsConn
-// marked it (subscriptionIDExtension); "" elsewhere.
+// subscriptionIDExtension is the member of an operation's extensions that carries the ID the
+// client gave its subscribe message: the position a connection_init may carry per subscription
+// (contract §16, amended 2026-11-28) is keyed by that ID. The graphql-transport-ws transport
+// sets it over whatever the client sent under that name.
+const subscriptionIDExtension = "creditdSubscriptionId"
+
+// subscriptionID is the ID the client gave the operation of ctx on a graphql-transport-ws
+// WebSocket (subscriptionIDExtension); "" elsewhere.
 func subscriptionID(ctx context.Context) string {
 	if !graphql.HasOperationContext(ctx) {
 		return ""
@@ -140,13 +146,22 @@ func streamFrom(ctx context.Context) *stream {
 	return st
 }
 
-// ServeWebSocket serves a WebSocket handshake on /graphql. The caller has checked the
-// handshake's Origin; the key is checked in connection_init.
-func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request) {
+// ServeWebSocket serves a WebSocket handshake on /graphql and returns once it is answered; the
+// connection is then served on goroutines of its own, and done is called once it has closed
+// and its operations have ended (at once when the handshake fails). The caller has checked the
+// handshake's Origin; the key is checked in connection_init. A client that offers
+// graphql-transport-ws is served by creditd's own transport (ws.go); one that offers the older
+// graphql-ws protocol, or none, by gqlgen's.
+func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request, done func()) {
 	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout, req: r.Context()}
 	st := &stream{charge: h.streamOpts.Charge, ws: conn}
-	ctx := context.WithValue(r.Context(), streamKey{}, st)
-	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r.WithContext(ctx), freshLoaders{h: h}.executor(h.streams))
+	r = r.WithContext(context.WithValue(r.Context(), streamKey{}, st))
+	if ownsWebSocket(r) {
+		h.serveTransportWS(w, r, st, done)
+		return
+	}
+	defer done()
+	h.websocket(r).Do(&hijackWriter{ResponseWriter: w, conn: conn}, r, freshLoaders{h: h}.executor(h.streams))
 }
 
 // ServeSSE serves a subscription over Server-Sent Events: a POST of /graphql that accepts
@@ -177,48 +192,54 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	sw.pauseBeforeEnd()
 }
 
-// websocket is gqlgen's WebSocket transport for one handshake.
+// websocket is gqlgen's WebSocket transport for one handshake (the graphql-ws protocol).
 func (h *Handler) websocket(r *http.Request) transport.Websocket {
-	auth := h.streamOpts.Authenticate
 	return transport.Websocket{
 		Upgrader: websocket.Upgrader{
 			// The caller checked the Origin (contract §16).
 			CheckOrigin: func(*http.Request) bool { return true },
 			// Buffers only while writing, so an idle subscriber holds none.
-			WriteBufferPool: &sync.Pool{},
-			// A read buffer of its own, so that gorilla/websocket reads through wsConn (which
-			// marks subscribe messages) rather than the HTTP server's buffered reader.
-			ReadBufferSize: 1024,
+			WriteBufferPool: &wsWriteBuffers,
 		},
-		InitTimeout:      10 * time.Second,
+		InitTimeout:      wsInitTimeout,
 		PingPongInterval: h.streamOpts.KeepAlive,
 		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			st := streamFrom(ctx)
-			authorization := payload.Authorization()
-			if authorization == "" {
-				authorization = r.Header.Get("Authorization")
-			}
-			if auth == nil {
-				st.ws.closeWith(closeUnauthenticated, "unauthenticated")
-				return nil, nil, credit.ErrUnauthenticated()
-			}
-			ctx, err := auth(ctx, r, authorization)
-			if err != nil {
-				if credit.CodeOf(err) == credit.CodeUnauthenticated {
-					st.ws.closeWith(closeUnauthenticated, "unauthenticated")
-				} else {
-					st.ws.closeWith(closeRateLimited, string(credit.CodeOf(err)))
-				}
-				return nil, nil, err
-			}
-			// The connection's position, for every subscription it carries (contract §16,
-			// amended 2026-11-28): graphql-ws evaluates connectionParams at each connect.
-			st.resume, st.resumeParam = payload["afterEvent"], "afterEvent"
-			ctx, cancel := context.WithCancel(ctx)
-			st.ws.setCancel(cancel)
-			return ctx, nil, nil
+			ctx, err := h.websocketInit(ctx, r, payload)
+			return ctx, nil, err
 		},
 	}
+}
+
+// websocketInit authenticates a WebSocket's connection_init: the Authorization of its payload,
+// else of the handshake r. A refusal sets the close that follows: 4401 (unauthenticated) or
+// 4429 (the failed-authentication limit). The context returned carries the viewer and ends
+// with the stream's cancelConn.
+func (h *Handler) websocketInit(ctx context.Context, r *http.Request, payload transport.InitPayload) (context.Context, error) {
+	auth := h.streamOpts.Authenticate
+	st := streamFrom(ctx)
+	authorization := payload.Authorization()
+	if authorization == "" {
+		authorization = r.Header.Get("Authorization")
+	}
+	if auth == nil {
+		st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+		return nil, credit.ErrUnauthenticated()
+	}
+	ctx, err := auth(ctx, r, authorization)
+	if err != nil {
+		if credit.CodeOf(err) == credit.CodeUnauthenticated {
+			st.ws.closeWith(closeUnauthenticated, "unauthenticated")
+		} else {
+			st.ws.closeWith(closeRateLimited, string(credit.CodeOf(err)))
+		}
+		return nil, err
+	}
+	// The connection's position, for every subscription it carries (contract §16, amended
+	// 2026-11-28): graphql-ws evaluates connectionParams at each connect.
+	st.resume, st.resumeParam = payload["afterEvent"], "afterEvent"
+	ctx, cancel := context.WithCancel(ctx)
+	st.ws.setCancel(cancel)
+	return ctx, nil
 }
 
 // freshLoaders gives each message of a subscription loaders of its own: a loader caches what
@@ -243,7 +264,9 @@ func (f freshLoaders) DispatchError(ctx context.Context, list gqlerror.List) *gr
 }
 
 func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	next, inner := f.exec.DispatchOperation(withLoaders(ctx, newLoaders(f.h.svc)), oc)
+	// Only the subscription's resolver runs here, which loads nothing in batches: the loaders
+	// are each response's, and the operation, which lasts as long as its stream, keeps none.
+	next, inner := f.exec.DispatchOperation(ctx, oc)
 	if inner == nil {
 		// An operation middleware refused the operation (onlySubscriptions) without calling the
 		// next one, which leaves no context; the transport still needs one.
@@ -262,6 +285,8 @@ func (f freshLoaders) DispatchOperation(ctx context.Context, oc *graphql.Operati
 type hijackWriter struct {
 	http.ResponseWriter
 	conn *wsConn
+	// reader, when set, is the buffered reader handed over in place of the HTTP server's.
+	reader *bufio.Reader
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -277,6 +302,12 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		_ = tc.SetWriteBuffer(sendBuffer)
 	}
 	w.conn.Conn = c
+	if w.reader != nil && rw.Reader.Buffered() == 0 {
+		// gorilla/websocket reads through a reader of the caller's (it refuses a handshake
+		// whose client sent more before the answer, as it did).
+		w.reader.Reset(w.conn)
+		rw = bufio.NewReadWriter(w.reader, rw.Writer)
+	}
 	return w.conn, rw, nil
 }
 
@@ -300,32 +331,31 @@ type wsConn struct {
 
 	cut atomic.Bool
 
-	// rd marks the client's subscribe messages as gorilla/websocket reads them (wsframes.go);
-	// rdErr is the connection's read error, returned once rd has handed over what it holds.
-	rd    frameReader
-	rdErr error
+	// The byte awaitRead read, or its error, for the next Read.
+	peek    [1]byte
+	peeked  bool
+	peekErr error
 }
 
-// Read reads the client's frames, each subscribe message marked with its ID (frameReader).
+// awaitRead waits for the client's next byte and keeps it for Read: an idle connection's reader
+// waits here, a few calls deep, rather than inside gorilla/websocket's frame reader, so that its
+// goroutine's stack shrinks to a few KB. Only the reading goroutine calls it.
+func (c *wsConn) awaitRead() {
+	n, err := c.Conn.Read(c.peek[:])
+	c.peeked, c.peekErr = n == 1, err
+}
+
 func (c *wsConn) Read(b []byte) (int, error) {
-	for len(c.rd.out) == 0 {
-		if c.rdErr != nil {
-			return 0, c.rdErr
-		}
-		n, err := c.Conn.Read(b)
-		c.rd.feed(b[:n])
-		if err != nil {
-			c.rdErr = err
-			// What never became a whole frame goes as it is: the reader reports the cut.
-			c.rd.out, c.rd.in = append(c.rd.out, c.rd.in...), nil
-		}
+	if c.peeked && len(b) > 0 {
+		c.peeked = false
+		b[0] = c.peek[0]
+		return 1, nil
 	}
-	n := copy(b, c.rd.out)
-	c.rd.out = c.rd.out[n:]
-	if len(c.rd.out) == 0 {
-		c.rd.out = nil
+	if err := c.peekErr; err != nil {
+		c.peekErr = nil
+		return 0, err
 	}
-	return n, nil
+	return c.Conn.Read(b)
 }
 
 // closeWith sets the code and reason of the connection's close.

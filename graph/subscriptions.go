@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/httpapi"
 )
@@ -31,95 +29,163 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 	if err != nil {
 		return nil, err
 	}
+	if h, ok := ctx.Value(inlinePumpKey{}).(*inlinePump); ok {
+		// The transport runs the pump on its operation's goroutine, a step before each
+		// response it takes: one event waits in the channel between the step that confirmed
+		// the key and the response that takes it at once.
+		out := make(chan *credit.Event, 1)
+		p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out, inline: true}
+		h.step = func() bool { return st.pump(p) }
+		h.finish = p.finish
+		return out, nil
+	}
 	// Unbuffered: an event leaves the subscriber only when the transport takes it to write,
 	// right after the key was confirmed; what waits is in the feed, not in memory.
 	out := make(chan *credit.Event)
-	go st.pump(ctx, r.svc, sub, out)
+	p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out}
+	go func() {
+		defer p.finish()
+		for st.pump(p) {
+		}
+	}()
 	return out, nil
 }
 
-// pump reads the subscription's feed whenever woken and hands each event to the transport,
-// confirming the key before each, until the stream ends: the client leaves (ctx), the
-// service shuts down (restart), or the key no longer authenticates (an unauthenticated
-// error, then the stream's end as its transport does it).
-func (st *stream) pump(ctx context.Context, svc *credit.Service, sub *credit.EventSubscription, out chan<- *credit.Event) {
-	defer sub.Close()
-	fail := func(err error) {
-		if credit.CodeOf(err) == credit.CodeUnauthenticated {
-			svc.Events.NoteCutOff("unauthenticated")
-		}
-		st.fail(ctx, err, out)
+// inlinePump is what a transport that runs a subscription's pump on the operation's own
+// goroutine (the graphql-transport-ws transport, ws.go) puts in the operation's context; the
+// resolver sets it. Before taking each response, the transport calls step, which hands the
+// next event to the channel the resolver returned (or ends the stream: false); once the
+// operation has ended, finish.
+type inlinePump struct {
+	step   func() bool
+	finish func()
+}
+
+type inlinePumpKey struct{}
+
+// feedPump is a subscription's pump (stream.pump): it reads the feed whenever woken and hands
+// each event to the transport, confirming the key before each, until the stream ends: the
+// client leaves (ctx), the service shuts down (restart), or the key no longer authenticates
+// (an unauthenticated error, then the stream's end as its transport does it).
+type feedPump struct {
+	st  *stream
+	ctx context.Context
+	svc *credit.Service
+	sub *credit.EventSubscription
+	out chan<- *credit.Event
+	// inline is set when the transport pumps on the operation's goroutine
+	// (inlinePump): nothing may wait there for the operation to end.
+	inline bool
+
+	events  []credit.Event // read and not yet handed over
+	more    bool           // the last read filled a page
+	recheck *time.Timer
+	expiry  *time.Timer // the secret's grace end, when it has one
+	ended   bool
+}
+
+// finish closes the subscription and stops the timers; the next subscription of the store may
+// open.
+func (p *feedPump) finish() {
+	p.sub.Close()
+	if p.recheck != nil {
+		p.recheck.Stop()
 	}
-	recheck := time.NewTimer(sub.Recheck())
-	defer recheck.Stop()
-	var expiry *time.Timer // the secret's grace end, when it has one
-	defer func() {
-		if expiry != nil {
-			expiry.Stop()
+	if p.expiry != nil {
+		p.expiry.Stop()
+	}
+}
+
+// pump hands the next event of p to the transport, reading the feed and waiting for a wake-up
+// until there is one; false once the stream has ended.
+func (st *stream) pump(p *feedPump) bool {
+	if p.ended {
+		return false
+	}
+	ctx, sub := p.ctx, p.sub
+	for len(p.events) == 0 {
+		if !p.read() {
+			p.ended = true
+			return false
 		}
-	}()
-	for {
-		events, more, err := sub.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				close(out)
-				return
-			}
-			fail(err)
-			return
-		}
-		if len(events) == 0 {
-			// Woken with nothing to send: a key may have changed.
-			if err := sub.Confirm(ctx); err != nil {
-				fail(err)
-				return
-			}
-		}
-		for i := range events {
-			if err := sub.Confirm(ctx); err != nil {
-				fail(err)
-				return
-			}
-			if st.sse != nil {
-				st.sse.queueID(events[i].ID)
-			}
-			select {
-			case out <- &events[i]:
-				sub.Sent()
-			case <-ctx.Done():
-				close(out)
-				return
-			case <-sub.Done():
-				st.restart(ctx)
-				return
-			}
-		}
-		if more {
-			continue
-		}
+	}
+	if err := sub.Confirm(ctx); err != nil {
+		p.fail(err)
+		return false
+	}
+	if p.st.sse != nil {
+		p.st.sse.queueID(p.events[0].ID)
+	}
+	select {
+	case p.out <- &p.events[0]:
+		sub.Sent()
+		p.events = p.events[1:]
+		return true
+	case <-ctx.Done():
+		close(p.out)
+	case <-sub.Done():
+		p.st.restart(ctx)
+	}
+	p.ended = true
+	return false
+}
+
+// read reads the feed when the last read may have more, else waits for a wake-up first;
+// false when the stream has ended.
+func (p *feedPump) read() bool {
+	ctx, sub := p.ctx, p.sub
+	if p.recheck != nil && !p.more {
 		var expires <-chan time.Time
 		if until := sub.Expires(); !until.IsZero() {
 			d := time.Until(until) + time.Millisecond
-			if expiry == nil {
-				expiry = time.NewTimer(d)
+			if p.expiry == nil {
+				p.expiry = time.NewTimer(d)
 			} else {
-				expiry.Reset(d)
+				p.expiry.Reset(d)
 			}
-			expires = expiry.C
+			expires = p.expiry.C
 		}
-		recheck.Reset(sub.Recheck())
+		p.recheck.Reset(sub.Recheck())
 		select {
 		case <-sub.Wake():
-		case <-recheck.C:
+		case <-p.recheck.C:
 		case <-expires:
 		case <-ctx.Done():
-			close(out)
-			return
+			close(p.out)
+			return false
 		case <-sub.Done():
-			st.restart(ctx)
-			return
+			p.st.restart(ctx)
+			return false
 		}
 	}
+	if p.recheck == nil {
+		p.recheck = time.NewTimer(sub.Recheck())
+	}
+	events, more, err := sub.Next(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			close(p.out)
+			return false
+		}
+		p.fail(err)
+		return false
+	}
+	p.events, p.more = events, more
+	if len(events) == 0 {
+		// Woken with nothing to send: a key may have changed.
+		if err := sub.Confirm(ctx); err != nil {
+			p.fail(err)
+			return false
+		}
+	}
+	return true
+}
+
+func (p *feedPump) fail(err error) {
+	if credit.CodeOf(err) == credit.CodeUnauthenticated {
+		p.svc.Events.NoteCutOff("unauthenticated")
+	}
+	p.st.fail(p.ctx, err, p.out, p.inline)
 }
 
 // restart ends a stream the service ended (a shutdown) without completing it, so that the
@@ -145,7 +211,7 @@ func (st *stream) restart(ctx context.Context) {
 // fail ends a subscription with err: on a WebSocket an error message for the operation, then,
 // for unauthenticated, the connection's close with 4401; over SSE a last next message holding
 // the error, then complete.
-func (st *stream) fail(ctx context.Context, err error, out chan<- *credit.Event) {
+func (st *stream) fail(ctx context.Context, err error, out chan<- *credit.Event, inline bool) {
 	gqlErr := presentError(ctx, err)
 	unauthenticated := credit.CodeOf(err) == credit.CodeUnauthenticated
 	if st.ws == nil {
@@ -153,15 +219,22 @@ func (st *stream) fail(ctx context.Context, err error, out chan<- *credit.Event)
 		close(out)
 		return
 	}
-	transport.AddSubscriptionError(ctx, gqlErr)
+	addSubscriptionError(ctx, gqlErr)
 	if unauthenticated {
 		st.ws.closeWith(closeUnauthenticated, "unauthenticated")
 	}
 	close(out)
-	if unauthenticated {
-		// gqlgen sends the error message, then ends the operation's context: only then is the
-		// connection closed, so the client reads the error before the close.
-		<-ctx.Done()
-		st.ws.cancelConn()
+	if !unauthenticated {
+		return
 	}
+	// The transport sends the error message, then ends the operation's context: only then is
+	// the connection closed, so the client reads the error before the close. An inline pump
+	// (inlinePump) runs on the operation's goroutine, which sends that message once step
+	// returns: it leaves the close to the context's end.
+	if inline {
+		context.AfterFunc(ctx, st.ws.cancelConn)
+		return
+	}
+	<-ctx.Done()
+	st.ws.cancelConn()
 }

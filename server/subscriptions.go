@@ -61,14 +61,16 @@ func (s *Server) streamHandler(h *graph.Handler, origins []string) http.Handler 
 			graph.WriteError(w, r, errShuttingDown)
 			return
 		}
-		defer done()
-		h.ServeWebSocket(w, r)
+		// The handler returns once the handshake is answered; done, once the WebSocket has
+		// closed.
+		h.ServeWebSocket(w, r, done)
 	})))
 }
 
 // webSockets are the WebSockets the server serves subscriptions on. http.Server hands them
 // over (hijacked), so its Shutdown neither waits for them nor closes them: Serve does, through
-// close, once their streams are completed.
+// close, once their streams are completed. A WebSocket outlives its handshake's handler (which
+// returns once the connection is upgraded): it is open from open until its done.
 type webSockets struct {
 	mu      sync.Mutex
 	closing context.Context // ends when close begins; each WebSocket's context ends with it
@@ -78,9 +80,9 @@ type webSockets struct {
 }
 
 // open registers the WebSocket r asks for and returns r with a context that ends when close
-// is called, with the cause graph.ErrServiceRestart (gqlgen then closes the connection, with
-// 1012) and done, which the handler calls when it
-// returns. ok is false once close has begun: the handshake is refused.
+// is called, with the cause graph.ErrServiceRestart (the connection then closes with 1012),
+// and not when the handler returns, and done, which graph.Handler.ServeWebSocket calls once the
+// WebSocket has closed. ok is false once close has begun: the handshake is refused.
 func (ws *webSockets) open(r *http.Request) (_ *http.Request, done func(), ok bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -91,13 +93,16 @@ func (ws *webSockets) open(r *http.Request) (_ *http.Request, done func(), ok bo
 		ws.closing, ws.end = context.WithCancel(context.Background())
 	}
 	ws.serving.Add(1)
-	ctx, cancel := context.WithCancelCause(r.Context())
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	// The shutdown's cause closes the WebSocket with 1012 and no complete (graph).
 	stop := context.AfterFunc(ws.closing, func() { cancel(graph.ErrServiceRestart) })
+	var once sync.Once
 	return r.WithContext(ctx), func() {
-		stop()
-		cancel(nil)
-		ws.serving.Done()
+		once.Do(func() {
+			stop()
+			cancel(nil)
+			ws.serving.Done()
+		})
 	}, true
 }
 

@@ -342,7 +342,7 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 }
 
 // waitFor waits up to 10 s for cond.
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
