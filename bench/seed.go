@@ -468,7 +468,7 @@ func (s *seeder) company(storeID string, n int, hold bool) (string, []string, er
 		updated = end.Add(time.Minute)
 		holdKind, holdNote, holdAt, holdBy = "manual", "credit review", updated, "bench staff"
 		timelineSeq = 1
-		if err := s.insert(events, s.id("ev"), 1, credit.EventHoldPlaced, "staff", "bench staff", updated,
+		if err := s.insert(events, s.id("ev"), 1, credit.TimelineHoldPlaced, "staff", "bench staff", updated,
 			`{"kind":"manual","note":"credit review"}`, id, storeID); err != nil {
 			return "", nil, err
 		}

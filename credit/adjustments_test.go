@@ -112,7 +112,7 @@ func TestCreateAdjustment(t *testing.T) {
 					t.Errorf("%s: events %v", tc.name, got)
 				}
 				tl := env.timeline(t, co.ID)[timeline:]
-				if len(tl) != 1 || tl[0].Type != credit.EventAdjustmentCreated || tl[0].Actor != (credit.Actor{Type: "api_key", Label: "ERP sync"}) ||
+				if len(tl) != 1 || tl[0].Type != credit.TimelineAdjustmentCreated || tl[0].Actor != (credit.Actor{Type: "api_key", Label: "ERP sync"}) ||
 					tl[0].Data["ledger_entry_id"] != e.ID || tl[0].Data["note"] != *note || asJSON(tl[0].Data["amount"]) != asJSON(e.Amount) {
 					t.Errorf("%s: timeline %+v", tc.name, tl)
 				}

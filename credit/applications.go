@@ -304,7 +304,7 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 			created = &view
 			update.SetCompanyID(c.ID)
 			// The company's timeline starts with its approval, under the approver's name.
-			if err := s.events.recordEvent(ctx, tx, c, EventApplicationApproved, map[string]any{
+			if err := s.events.recordEvent(ctx, tx, c, TimelineApplicationApproved, map[string]any{
 				"application_id":       a.ID,
 				"credit_limit":         view.CreditLimit,
 				"payment_terms":        view.PaymentTerms,

@@ -242,7 +242,7 @@ func TestApprovalCreatesTheCompany(t *testing.T) {
 		t.Errorf("events %v", got)
 	}
 	tl := env.timeline(t, c.ID)
-	if len(tl) != 1 || tl[0].Type != credit.EventApplicationApproved || tl[0].Actor.Label != "test staff" || tl[0].Data["application_id"] != a.ID ||
+	if len(tl) != 1 || tl[0].Type != credit.TimelineApplicationApproved || tl[0].Actor.Label != "test staff" || tl[0].Data["application_id"] != a.ID ||
 		tl[0].Data["payment_terms"] != "NET_45" || tl[0].Data["platform_company_gid"] != "gid://platform/Company/7" {
 		t.Errorf("the company's timeline %+v", tl)
 	}

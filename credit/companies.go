@@ -424,7 +424,7 @@ func (s *Companies) SetCreditLimit(ctx context.Context, in CreditLimitInput) (Cr
 				return err
 			}
 		}
-		if err := s.events.recordEvent(ctx, tx, c, EventCreditLimitChanged, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, TimelineCreditLimitChanged, map[string]any{
 			"previous_credit_limit": NewMoney(previous, cur),
 			"credit_limit":          NewMoney(amount, cur),
 			"reason":                in.Reason,

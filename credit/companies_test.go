@@ -200,7 +200,7 @@ func TestSetCreditLimit(t *testing.T) {
 		if tc.reason != nil {
 			wantReason = *tc.reason
 		}
-		if len(tl) != 1 || tl[0].Type != credit.EventCreditLimitChanged || tl[0].Actor.Label != "ERP sync" || tl[0].Data["reason"] != wantReason ||
+		if len(tl) != 1 || tl[0].Type != credit.TimelineCreditLimitChanged || tl[0].Actor.Label != "ERP sync" || tl[0].Data["reason"] != wantReason ||
 			asJSON(tl[0].Data["credit_limit"]) != asJSON(res.Company.CreditLimit) || asJSON(tl[0].Data["previous_credit_limit"]) != asJSON(res.PreviousCreditLimit) {
 			t.Errorf("%s: timeline %+v", tc.name, tl)
 		}

@@ -51,7 +51,7 @@ func (s *Companies) SetPlatformCompanyGID(ctx context.Context, companyID, gid st
 			map[string]any{"platform_company_gid": previous}); err != nil {
 			return err
 		}
-		if err := s.events.recordEvent(ctx, tx, c, EventPlatformCompanyGIDChanged, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, TimelinePlatformCompanyGIDChanged, map[string]any{
 			"previous_platform_company_gid": previous,
 			"platform_company_gid":          gid,
 		}); err != nil {

@@ -83,7 +83,7 @@ func (s *Companies) PlaceHold(ctx context.Context, in HoldInput) (CompanyResult,
 		if err != nil {
 			return err
 		}
-		if err := s.events.recordEvent(ctx, tx, c, EventHoldPlaced, map[string]any{"kind": HoldManual, "note": in.Note}); err != nil {
+		if err := s.events.recordEvent(ctx, tx, c, TimelineHoldPlaced, map[string]any{"kind": HoldManual, "note": in.Note}); err != nil {
 			return err
 		}
 		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
@@ -121,7 +121,7 @@ func (s *Companies) LiftHold(ctx context.Context, companyID string) (CompanyResu
 		if err != nil {
 			return err
 		}
-		if err := s.events.recordEvent(ctx, tx, c, EventHoldLifted, map[string]any{"kind": kind}); err != nil {
+		if err := s.events.recordEvent(ctx, tx, c, TimelineHoldLifted, map[string]any{"kind": kind}); err != nil {
 			return err
 		}
 		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {

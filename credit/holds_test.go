@@ -96,7 +96,7 @@ func TestOverdueHoldFromTheFirstMomentPastDue(t *testing.T) {
 			}
 			tl := env.timeline(t, co.ID)
 			last := tl[len(tl)-1]
-			if last.Type != credit.EventOverdueHoldPlaced || last.Actor != (credit.Actor{Type: "system", Label: "system"}) ||
+			if last.Type != credit.TimelineOverdueHoldPlaced || last.Actor != (credit.Actor{Type: "system", Label: "system"}) ||
 				last.Data["platform_order_gid"] != orderGID(1) || last.Data["due_at"] != credit.At(due).String() || last.Data["kind"] != credit.HoldOverdue {
 				t.Errorf("timeline's last event %+v, want overdue_hold_placed by the system", last)
 			}
@@ -136,7 +136,7 @@ func TestSweepAsOfAnotherMoment(t *testing.T) {
 		t.Fatalf("company %+v hold %+v, want an overdue hold stamped %s (the clock's), due %s", c, c.Hold, now, due)
 	}
 	tl := env.timeline(t, co.ID)
-	if last := tl[len(tl)-1]; last.Type != credit.EventOverdueHoldPlaced || !last.OccurredAt.Equal(now) {
+	if last := tl[len(tl)-1]; last.Type != credit.TimelineOverdueHoldPlaced || !last.OccurredAt.Equal(now) {
 		t.Errorf("timeline's last event %+v, want overdue_hold_placed at %s", last, now)
 	}
 	feed := env.feed(t)
@@ -166,14 +166,14 @@ func TestSettlingTheOverdueInvoice(t *testing.T) {
 		outstanding string
 		recorded    string // the timeline event of the entry
 	}{
-		{"a payment of the order", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", credit.EventLedgerEntryRecorded},
-		{"a payment without an order", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-400.00"}, true, "0.00", credit.EventLedgerEntryRecorded},
-		{"an overpayment", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-500.00"}, true, "-100.00", credit.EventLedgerEntryRecorded},
-		{"a refund of the order", credit.LedgerEntryInput{Kind: credit.KindRefund, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", credit.EventLedgerEntryRecorded},
-		{"a cancellation of the order", credit.LedgerEntryInput{Kind: credit.KindCancellation, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", credit.EventLedgerEntryRecorded},
-		{"a partial payment", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-399.99", OrderGID: orderGID(1)}, false, "0.01", credit.EventLedgerEntryRecorded},
-		{"a negative adjustment, which pays no invoice", credit.LedgerEntryInput{Kind: credit.KindAdjustment, Amount: "-400.00", Note: "goodwill"}, false, "0.00", credit.EventAdjustmentCreated},
-		{"an opening balance, which pays no invoice", credit.LedgerEntryInput{Kind: credit.KindOpeningBalance, Amount: "-400.00"}, false, "0.00", credit.EventLedgerEntryRecorded},
+		{"a payment of the order", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", string(credit.TimelineLedgerEntryRecorded)},
+		{"a payment without an order", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-400.00"}, true, "0.00", string(credit.TimelineLedgerEntryRecorded)},
+		{"an overpayment", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-500.00"}, true, "-100.00", string(credit.TimelineLedgerEntryRecorded)},
+		{"a refund of the order", credit.LedgerEntryInput{Kind: credit.KindRefund, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", string(credit.TimelineLedgerEntryRecorded)},
+		{"a cancellation of the order", credit.LedgerEntryInput{Kind: credit.KindCancellation, Amount: "-400.00", OrderGID: orderGID(1)}, true, "0.00", string(credit.TimelineLedgerEntryRecorded)},
+		{"a partial payment", credit.LedgerEntryInput{Kind: credit.KindPayment, Amount: "-399.99", OrderGID: orderGID(1)}, false, "0.01", string(credit.TimelineLedgerEntryRecorded)},
+		{"a negative adjustment, which pays no invoice", credit.LedgerEntryInput{Kind: credit.KindAdjustment, Amount: "-400.00", Note: "goodwill"}, false, "0.00", string(credit.TimelineAdjustmentCreated)},
+		{"an opening balance, which pays no invoice", credit.LedgerEntryInput{Kind: credit.KindOpeningBalance, Amount: "-400.00"}, false, "0.00", string(credit.TimelineLedgerEntryRecorded)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -205,7 +205,7 @@ func TestSettlingTheOverdueInvoice(t *testing.T) {
 			wantTimeline := []string{tc.recorded + " by test staff"}
 			if tc.lifted {
 				wantFeed = append(wantFeed, string(credit.EventTypeCompanyHoldLifted))
-				wantTimeline = append(wantTimeline, credit.EventOverdueHoldLifted+" by system")
+				wantTimeline = append(wantTimeline, string(credit.TimelineOverdueHoldLifted)+" by system")
 				if c.Hold != nil || c.Status != credit.StatusApproved {
 					t.Errorf("after %s: %+v, want no hold", tc.name, c)
 				}

@@ -29,10 +29,10 @@ const (
 
 // Timeline event types of the invoice writes.
 const (
-	EventPromiseRecorded  = "promise_recorded"
-	EventPromiseWithdrawn = "promise_withdrawn"
-	EventInvoiceDisputed  = "invoice_disputed"
-	EventDisputeResolved  = "dispute_resolved"
+	TimelinePromiseRecorded  TimelineKind = "promise_recorded"
+	TimelinePromiseWithdrawn TimelineKind = "promise_withdrawn"
+	TimelineInvoiceDisputed  TimelineKind = "invoice_disputed"
+	TimelineDisputeResolved  TimelineKind = "dispute_resolved"
 )
 
 // MaxPromiseDays is how far ahead a promise to pay may be dated: 90 days from today (UTC).
@@ -155,7 +155,7 @@ func (s *Invoices) RecordPromise(ctx context.Context, in PromiseInput) (InvoiceR
 		if before.Promise != nil {
 			previous = map[string]any{"promise": before.Promise}
 		}
-		err = s.events.recordEvent(ctx, tx, c, EventPromiseRecorded, map[string]any{
+		err = s.events.recordEvent(ctx, tx, c, TimelinePromiseRecorded, map[string]any{
 			"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": in.PromisedFor, "note": in.Note,
 		})
 		return r, EventTypeInvoicePromiseRecorded, previous, err
@@ -174,7 +174,7 @@ func (s *Invoices) WithdrawPromise(ctx context.Context, invoiceID string) (Invoi
 	}
 	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_promise": before.Promise != nil}
-		if err := s.events.recordEvent(ctx, tx, c, EventPromiseWithdrawn, data); err != nil || before.Promise == nil {
+		if err := s.events.recordEvent(ctx, tx, c, TimelinePromiseWithdrawn, data); err != nil || before.Promise == nil {
 			return r, "", nil, err
 		}
 		r, err := tx.Invoice.UpdateOne(r).ClearPromisedFor().ClearPromiseNote().ClearPromiseRecordedBy().
@@ -204,7 +204,7 @@ func (s *Invoices) OpenDispute(ctx context.Context, in DisputeInput) (InvoiceRes
 		if before.Dispute != nil {
 			previous = map[string]any{"dispute": before.Dispute}
 		}
-		err = s.events.recordEvent(ctx, tx, c, EventInvoiceDisputed, map[string]any{
+		err = s.events.recordEvent(ctx, tx, c, TimelineInvoiceDisputed, map[string]any{
 			"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "reason": in.Reason,
 		})
 		return r, EventTypeInvoiceDisputed, previous, err
@@ -222,7 +222,7 @@ func (s *Invoices) ResolveDispute(ctx context.Context, invoiceID string) (Invoic
 	}
 	return s.writeInvoice(ctx, invoiceID, nil, func(tx *ent.Tx, c *ent.Company, r *ent.Invoice, before Invoice) (*ent.Invoice, EventType, map[string]any, error) {
 		data := map[string]any{"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "had_dispute": before.Dispute != nil}
-		if err := s.events.recordEvent(ctx, tx, c, EventDisputeResolved, data); err != nil || before.Dispute == nil {
+		if err := s.events.recordEvent(ctx, tx, c, TimelineDisputeResolved, data); err != nil || before.Dispute == nil {
 			return r, "", nil, err
 		}
 		r, err := tx.Invoice.UpdateOne(r).ClearDisputeReason().ClearDisputeOpenedBy().ClearDisputeOpenedAt().Save(ctx)

@@ -218,7 +218,7 @@ func (s *ledgerWriter) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.
 		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldPlaced, c, before); err != nil {
 			return nil, err
 		}
-		return c, s.events.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldPlaced, map[string]any{
+		return c, s.events.recordEventAs(ctx, tx, c, systemActor, TimelineOverdueHoldPlaced, map[string]any{
 			"kind": HoldOverdue, "platform_order_gid": overdue.OrderGID, "due_at": At(overdue.DueAt),
 		})
 	case overdue != nil && isOverdueHold && (deref(c.HoldOrderGid) != overdue.OrderGID || !deref(c.HoldDueAt).Equal(overdue.DueAt)):
@@ -240,7 +240,7 @@ func (s *ledgerWriter) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.
 		if err := s.events.emitHoldChange(ctx, tx, EventTypeCompanyHoldLifted, c, before); err != nil {
 			return nil, err
 		}
-		return c, s.events.recordEventAs(ctx, tx, c, systemActor, EventOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
+		return c, s.events.recordEventAs(ctx, tx, c, systemActor, TimelineOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
 	}
 	return c, nil
 }

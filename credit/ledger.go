@@ -198,7 +198,7 @@ func (s *Ledger) CreateAdjustment(ctx context.Context, in AdjustmentInput) (Adju
 		if err != nil {
 			return err
 		}
-		if err := s.events.recordEvent(ctx, tx, c, EventAdjustmentCreated, map[string]any{
+		if err := s.events.recordEvent(ctx, tx, c, TimelineAdjustmentCreated, map[string]any{
 			"ledger_entry_id": e.ID,
 			"amount":          NewMoney(amount, cur),
 			"note":            *in.Note,
@@ -272,7 +272,7 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 		}
 		// Contract §5: every adjustment is on the timeline, under its author's name,
 		// whichever side made it; so is every other entry a person or a key records.
-		typ, data := EventLedgerEntryRecorded, map[string]any{
+		typ, data := TimelineLedgerEntryRecorded, map[string]any{
 			"ledger_entry_id": e.ID,
 			"kind":            in.Kind,
 			"amount":          NewMoney(amount, cur),
@@ -280,7 +280,7 @@ func (s *Ledger) Record(ctx context.Context, in LedgerEntryInput) (LedgerEntry, 
 			"note":            note,
 		}
 		if in.Kind == KindAdjustment {
-			typ, data = EventAdjustmentCreated, map[string]any{
+			typ, data = TimelineAdjustmentCreated, map[string]any{
 				"ledger_entry_id": e.ID,
 				"amount":          NewMoney(amount, cur),
 				"note":            note,

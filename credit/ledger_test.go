@@ -94,9 +94,9 @@ func TestRecordRulesPerKind(t *testing.T) {
 		if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeLedgerEntryCreated)}) {
 			t.Errorf("%s: events %v", name, got)
 		}
-		want := credit.EventLedgerEntryRecorded
+		want := credit.TimelineLedgerEntryRecorded
 		if tc.kind == credit.KindAdjustment {
-			want = credit.EventAdjustmentCreated
+			want = credit.TimelineAdjustmentCreated
 		}
 		tl := env.timeline(t, co.ID)[timeline:]
 		if len(tl) != 1 || tl[0].Type != want || tl[0].Actor != (credit.Actor{Type: "staff", Label: "test staff"}) || tl[0].Data["ledger_entry_id"] != e.ID {

@@ -61,7 +61,7 @@ func (f *overdueFixture) timeline(t *testing.T) []credit.TimelineEvent {
 	}
 	var out []credit.TimelineEvent
 	for _, e := range page.Data {
-		if e.Type != credit.EventLedgerEntryRecorded {
+		if e.Type != credit.TimelineLedgerEntryRecorded {
 			out = append(out, e)
 		}
 	}
@@ -110,7 +110,7 @@ func TestOverdueHoldLifecycle(t *testing.T) {
 		t.Fatalf("paid invoice kept the hold: %+v", c)
 	}
 	ev := f.timeline(t)
-	if len(ev) != 2 || ev[1].Type != credit.EventOverdueHoldPlaced || ev[0].Type != credit.EventOverdueHoldLifted ||
+	if len(ev) != 2 || ev[1].Type != credit.TimelineOverdueHoldPlaced || ev[0].Type != credit.TimelineOverdueHoldLifted ||
 		ev[0].Actor != (credit.Actor{Type: "system", Label: "system"}) || ev[1].Actor.Type != "system" {
 		t.Fatalf("timeline: %+v", ev)
 	}
@@ -152,7 +152,7 @@ func TestManualHoldIsNeverOverwritten(t *testing.T) {
 		t.Fatalf("lift manual while overdue: %+v %v", res, err)
 	}
 	ev := f.timeline(t)
-	if len(ev) != 3 || ev[0].Type != credit.EventOverdueHoldPlaced || ev[1].Type != credit.EventHoldLifted || ev[2].Type != credit.EventHoldPlaced ||
+	if len(ev) != 3 || ev[0].Type != credit.TimelineOverdueHoldPlaced || ev[1].Type != credit.TimelineHoldLifted || ev[2].Type != credit.TimelineHoldPlaced ||
 		ev[2].Actor != (credit.Actor{Type: "staff", Label: "Maria (credit desk)"}) || ev[1].Actor.Label != "ERP sync" {
 		t.Fatalf("timeline: %+v", ev)
 	}

@@ -68,9 +68,9 @@ const (
 	ReasonDuplicate       = "duplicate"
 )
 
-// EventPlatformEntryRecorded is the timeline event of an entry the platform's delivery
+// TimelinePlatformEntryRecorded is the timeline event of an entry the platform's delivery
 // recorded, attributed to the actor "platform".
-const EventPlatformEntryRecorded = "platform_entry_recorded"
+const TimelinePlatformEntryRecorded TimelineKind = "platform_entry_recorded"
 
 // platformActor is the actor of what the platform's deliveries record, also when staff retry
 // one: the entry is still the platform's.
@@ -301,7 +301,7 @@ func (s *Inbox) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settl
 	if err != nil {
 		return settlement{}, err
 	}
-	if err := s.events.recordEventAs(ctx, tx, c, platformActor, EventPlatformEntryRecorded, map[string]any{
+	if err := s.events.recordEventAs(ctx, tx, c, platformActor, TimelinePlatformEntryRecorded, map[string]any{
 		"ledger_entry_id": e.ID, "kind": ev.kind, "amount": NewMoney(amount, c.Edges.Store.Currency), "platform_order_gid": ev.orderGID,
 	}); err != nil {
 		return settlement{}, err

@@ -39,8 +39,8 @@ const (
 
 // Timeline event types of the sweep, by the system.
 const (
-	EventReminderDue   = "reminder_due"
-	EventPromiseBroken = "promise_broken"
+	TimelineReminderDue   TimelineKind = "reminder_due"
+	TimelinePromiseBroken TimelineKind = "promise_broken"
 )
 
 // The bounds of a reminder schedule (contract §17).
@@ -367,7 +367,7 @@ func (s *Maintenance) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Comp
 				if err := s.events.emit(ctx, tx, c.StoreID, EventTypeInvoicePromiseBroken, views[0], nil); err != nil {
 					return err
 				}
-				if err := s.events.recordEventAs(ctx, tx, c, systemActor, EventPromiseBroken, map[string]any{
+				if err := s.events.recordEventAs(ctx, tx, c, systemActor, TimelinePromiseBroken, map[string]any{
 					"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "promised_for": r.PromisedFor.UTC().Format(time.DateOnly),
 				}); err != nil {
 					return err
@@ -424,7 +424,7 @@ func (s *Maintenance) emitReminder(ctx context.Context, tx *ent.Tx, c *ent.Compa
 	if err := s.events.emitData(ctx, tx, c.StoreID, eventID, EventTypeInvoiceReminderDue, data); err != nil {
 		return false, err
 	}
-	return true, s.events.recordEventAs(ctx, tx, c, systemActor, EventReminderDue, map[string]any{
+	return true, s.events.recordEventAs(ctx, tx, c, systemActor, TimelineReminderDue, map[string]any{
 		"invoice_id": r.ID, "platform_order_gid": r.PlatformOrderGid, "level": level, "offset_days": offset, "event_id": eventID,
 	})
 }

@@ -115,7 +115,7 @@ func (e *ruleEnv) timelineTypes(t testing.TB, companyID string, skip int) []stri
 	t.Helper()
 	var out []string
 	for _, ev := range e.timeline(t, companyID)[skip:] {
-		out = append(out, ev.Type+" by "+ev.Actor.Label)
+		out = append(out, string(ev.Type)+" by "+ev.Actor.Label)
 	}
 	return out
 }

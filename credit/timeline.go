@@ -17,28 +17,31 @@ import (
 // an API key by its label, a staff member by name, or the system. Events are numbered per
 // company in the writing transaction, so they keep their order even within one microsecond.
 
+// TimelineKind is the type of an entry of a company's timeline, such as "hold_placed".
+type TimelineKind string
+
 // Timeline event types.
 const (
-	EventAdjustmentCreated  = "adjustment_created"
-	EventCreditLimitChanged = "credit_limit_changed"
-	EventHoldPlaced         = "hold_placed"
-	EventHoldLifted         = "hold_lifted"
-	EventOverdueHoldPlaced  = "overdue_hold_placed"
-	EventOverdueHoldLifted  = "overdue_hold_lifted"
-	// EventLedgerEntryRecorded is an entry a person or a key recorded by hand (the console's
+	TimelineAdjustmentCreated  TimelineKind = "adjustment_created"
+	TimelineCreditLimitChanged TimelineKind = "credit_limit_changed"
+	TimelineHoldPlaced         TimelineKind = "hold_placed"
+	TimelineHoldLifted         TimelineKind = "hold_lifted"
+	TimelineOverdueHoldPlaced  TimelineKind = "overdue_hold_placed"
+	TimelineOverdueHoldLifted  TimelineKind = "overdue_hold_lifted"
+	// TimelineLedgerEntryRecorded is an entry a person or a key recorded by hand (the console's
 	// "Record a platform entry", the command line); adjustments have their own type and the
-	// platform's deliveries EventPlatformEntryRecorded.
-	EventLedgerEntryRecorded = "ledger_entry_recorded"
-	// EventApplicationApproved is on the timeline of the company an approval created.
-	EventApplicationApproved = "application_approved"
-	// EventPlatformCompanyGIDChanged is staff setting or correcting the platform company GID.
-	EventPlatformCompanyGIDChanged = "platform_company_gid_changed"
+	// platform's deliveries TimelinePlatformEntryRecorded.
+	TimelineLedgerEntryRecorded TimelineKind = "ledger_entry_recorded"
+	// TimelineApplicationApproved is on the timeline of the company an approval created.
+	TimelineApplicationApproved TimelineKind = "application_approved"
+	// TimelinePlatformCompanyGIDChanged is staff setting or correcting the platform company GID.
+	TimelinePlatformCompanyGIDChanged TimelineKind = "platform_company_gid_changed"
 )
 
 // TimelineEvent is one entry of a company's timeline.
 type TimelineEvent struct {
 	ID         string         `json:"id"`
-	Type       string         `json:"type"`
+	Type       TimelineKind   `json:"type"`
 	Actor      Actor          `json:"actor"`
 	OccurredAt Timestamp      `json:"occurred_at"`
 	Data       map[string]any `json:"data"`
@@ -60,7 +63,7 @@ func timelineEventView(e *ent.TimelineEvent) TimelineEvent {
 	}
 	return TimelineEvent{
 		ID:         e.ID,
-		Type:       e.Type,
+		Type:       TimelineKind(e.Type),
 		Actor:      Actor{Type: string(e.ActorType), Label: e.ActorLabel},
 		OccurredAt: At(e.OccurredAt),
 		Data:       data,
@@ -68,7 +71,7 @@ func timelineEventView(e *ent.TimelineEvent) TimelineEvent {
 }
 
 // recordEvent appends a timeline event for a write, attributed to the viewer.
-func (s *eventWriter) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ string, data map[string]any) error {
+func (s *eventWriter) recordEvent(ctx context.Context, tx *ent.Tx, c *ent.Company, typ TimelineKind, data map[string]any) error {
 	return s.recordEventAs(ctx, tx, c, actorOf(ctx), typ, data)
 }
 
@@ -86,7 +89,7 @@ func actorOf(ctx context.Context) Actor {
 // recordEventAs appends a timeline event with an explicit actor, numbering it after the
 // company's previous event, in one statement where the database allows (see
 // database.InsertNumbered).
-func (s *eventWriter) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ string, data map[string]any) error {
+func (s *eventWriter) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Company, actor Actor, typ TimelineKind, data map[string]any) error {
 	if err := timelineevent.ActorTypeValidator(timelineevent.ActorType(actor.Type)); err != nil {
 		return fmt.Errorf("timeline event: %w", err)
 	}
@@ -97,7 +100,7 @@ func (s *eventWriter) recordEventAs(ctx context.Context, tx *ent.Tx, c *ent.Comp
 	_, err = s.db.InsertNumbered(ctx, tx, timelineevent.Table,
 		[]string{timelineevent.FieldID, timelineevent.FieldStoreID, timelineevent.FieldCompanyID, timelineevent.FieldType,
 			timelineevent.FieldActorType, timelineevent.FieldActorLabel, timelineevent.FieldOccurredAt, timelineevent.FieldData},
-		[]any{ids.New(eventIDPrefix), c.StoreID, c.ID, typ, actor.Type, actor.Label, s.clock.Now(), json.RawMessage(encoded)})
+		[]any{ids.New(eventIDPrefix), c.StoreID, c.ID, string(typ), actor.Type, actor.Label, s.clock.Now(), json.RawMessage(encoded)})
 	return err
 }
 

@@ -131,7 +131,7 @@ func TestWebhookEndpointInput(t *testing.T) {
 		{"a description of 501 characters", strings.Repeat("d", 501), nil, "description", nil},
 		{"a blank description", "  ", nil, "description", nil},
 		{"an unknown type", "", []string{string(credit.EventTypeCompanyCreated), "company.deleted"}, "events", nil},
-		{"a timeline event's type", "", []string{credit.EventHoldPlaced}, "events", nil},
+		{"a timeline event's type", "", []string{string(credit.TimelineHoldPlaced)}, "events", nil},
 	} {
 		before, _ := env.Service.Webhooks.ListEndpoints(env.staff)
 		issued, err := env.Service.Webhooks.CreateEndpoint(env.staff, credit.WebhookEndpointInput{URL: url, Description: tc.description, EventTypes: tc.events})

@@ -9285,7 +9285,7 @@ func (ec *executionContext) fieldContext_TimelineEvent_id(_ context.Context, fie
 }
 
 func (ec *executionContext) _TimelineEvent_type(ctx context.Context, field graphql.CollectedField, obj *credit.TimelineEvent) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Type) // rewrite: plain leaf, see graph/internal/rewrite
+	return ec.marshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimelineKind(ctx, field.Selections, obj.Type) // rewrite: plain leaf, see graph/internal/rewrite
 }
 
 func (ec *executionContext) fieldContext_TimelineEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16142,6 +16142,23 @@ func (ec *executionContext) unmarshalNString2githubᚗcomᚋcreditdᚋcreditdᚋ
 }
 
 func (ec *executionContext) marshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐEventType(ctx context.Context, sel ast.SelectionSet, v credit.EventType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			ec.Errorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimelineKind(ctx context.Context, v any) (credit.TimelineKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := credit.TimelineKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNString2githubᚗcomᚋcreditdᚋcreditdᚋcreditᚐTimelineKind(ctx context.Context, sel ast.SelectionSet, v credit.TimelineKind) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {

@@ -66,11 +66,11 @@ func TestMutations(t *testing.T) {
 	}
 	var events []any
 	for _, e := range at(t, query(t, f.env, f.readCredit, `query($id: ID!) { company(id: $id) { timeline { edges { node { type actor { type label } } } } } }`, map[string]any{"id": co}), "company", "timeline", "edges").([]any) {
-		if at(t, e, "node", "type") != credit.EventLedgerEntryRecorded { // the fixture's entries, recorded as staff
+		if at(t, e, "node", "type") != string(credit.TimelineLedgerEntryRecorded) { // the fixture's entries, recorded as staff
 			events = append(events, e)
 		}
 	}
-	want := []string{credit.EventHoldLifted, credit.EventHoldPlaced, credit.EventCreditLimitChanged, credit.EventAdjustmentCreated}
+	want := []string{string(credit.TimelineHoldLifted), string(credit.TimelineHoldPlaced), string(credit.TimelineCreditLimitChanged), string(credit.TimelineAdjustmentCreated)}
 	if len(events) != len(want) {
 		t.Fatalf("timeline %v", events)
 	}

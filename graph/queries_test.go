@@ -170,7 +170,7 @@ func TestTimelineQuery(t *testing.T) {
 	// The fixture's ledger entries, recorded as staff, are on the timeline too (issue 31).
 	var edges []any
 	for _, e := range at(t, data, "company", "timeline", "edges").([]any) {
-		if at(t, e, "node", "type") != credit.EventLedgerEntryRecorded {
+		if at(t, e, "node", "type") != string(credit.TimelineLedgerEntryRecorded) {
 			edges = append(edges, e)
 		}
 	}
@@ -178,7 +178,7 @@ func TestTimelineQuery(t *testing.T) {
 		t.Fatalf("timeline %v", edges)
 	}
 	hold, limit := at(t, edges[0], "node"), at(t, edges[1], "node")
-	if at(t, hold, "type") != credit.EventHoldPlaced || at(t, limit, "type") != credit.EventCreditLimitChanged {
+	if at(t, hold, "type") != string(credit.TimelineHoldPlaced) || at(t, limit, "type") != string(credit.TimelineCreditLimitChanged) {
 		t.Fatalf("timeline not newest first: %v", edges)
 	}
 	if at(t, hold, "actor", "type") != "API_KEY" || at(t, hold, "actor", "label") != "erp" {
@@ -190,7 +190,7 @@ func TestTimelineQuery(t *testing.T) {
 	// Each event can be refetched by its ID.
 	id := at(t, hold, "id").(string)
 	node := query(t, f.env, f.readCredit, `query($id: ID!) { node(id: $id) { __typename id ... on TimelineEvent { type } } }`, map[string]any{"id": id})
-	if at(t, node, "node", "type") != credit.EventHoldPlaced {
+	if at(t, node, "node", "type") != string(credit.TimelineHoldPlaced) {
 		t.Errorf("node(%s) = %v", id, node)
 	}
 }

@@ -305,11 +305,11 @@ func (r *run) randomWrite(rng *rand.Rand, name string) error {
 			return fmt.Errorf("limit %s: %v %v", name, err, answers)
 		}
 		r.fresh.Add(1)
-		r.applied[c.id].add("", label, credit.EventCreditLimitChanged)
+		r.applied[c.id].add("", label, string(credit.TimelineCreditLimitChanged))
 	case op < 7: // hold placed or lifted: conflicts are answers too, but only a 200 applied
-		method, event, body := "POST", credit.EventHoldPlaced, fmt.Sprintf(`{"note":"hold %s"}`, name)
+		method, event, body := "POST", credit.TimelineHoldPlaced, fmt.Sprintf(`{"note":"hold %s"}`, name)
 		if rng.IntN(2) == 0 {
-			method, event, body = "DELETE", credit.EventHoldLifted, ""
+			method, event, body = "DELETE", credit.TimelineHoldLifted, ""
 		}
 		answers, err := r.sendWithRetries(rng, method, co+"/hold", key, idemKey, body)
 		if err != nil {
@@ -321,7 +321,7 @@ func (r *run) randomWrite(rng *rand.Rand, name string) error {
 		}
 		if fresh != nil {
 			r.fresh.Add(1)
-			r.applied[c.id].add("", label, event)
+			r.applied[c.id].add("", label, string(event))
 		}
 	case op < 8: // the same key with another body is refused, never applied
 		if idemKey == "" {
@@ -471,12 +471,12 @@ func (r *run) checkTimelines() {
 		got := map[string]int{}
 		gotEntries := map[string]string{}
 		for _, ev := range events {
-			if ev.Type == credit.EventLedgerEntryRecorded {
+			if ev.Type == string(credit.TimelineLedgerEntryRecorded) {
 				// The platform's entries, recorded here as staff, are on the timeline too
 				// (issue 31); the ledger's own checks count them.
 				continue
 			}
-			if ev.Type == credit.EventAdjustmentCreated {
+			if ev.Type == string(credit.TimelineAdjustmentCreated) {
 				id, _ := ev.Data["ledger_entry_id"].(string)
 				if _, dup := gotEntries[id]; dup {
 					t.Errorf("%s: two adjustment events for entry %s", c.id, id)

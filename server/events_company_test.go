@@ -153,7 +153,7 @@ func TestCreditLimitSetToItsValueChangesNothing(t *testing.T) {
 	if after := feedTypes(); !slices.Equal(after, before) {
 		t.Errorf("no-op limit changes appended events: %v, before %v", after, before)
 	}
-	if tl := timeline(); !slices.Equal(tl, []string{credit.EventCreditLimitChanged, credit.EventCreditLimitChanged}) {
+	if tl := timeline(); !slices.Equal(tl, []string{string(credit.TimelineCreditLimitChanged), string(credit.TimelineCreditLimitChanged)}) {
 		t.Errorf("timeline %v, want both limit changes", tl)
 	}
 

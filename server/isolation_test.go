@@ -220,10 +220,10 @@ func TestForeignIDsAnswerLikeUnknownIDs(t *testing.T) {
 	}
 	var types []string
 	for _, e := range timeline.Data {
-		types = append(types, e.Type)
+		types = append(types, string(e.Type))
 	}
 	// Its own two adjustments and its order (recorded on the admin side) and its hold, newest first.
-	if want := []string{credit.EventHoldPlaced, credit.EventLedgerEntryRecorded, credit.EventAdjustmentCreated, credit.EventAdjustmentCreated}; !slices.Equal(types, want) {
+	if want := []string{string(credit.TimelineHoldPlaced), string(credit.TimelineLedgerEntryRecorded), string(credit.TimelineAdjustmentCreated), string(credit.TimelineAdjustmentCreated)}; !slices.Equal(types, want) {
 		t.Errorf("the other store's timeline has %v, want only its own %v: %+v", types, want, timeline.Data)
 	}
 }

@@ -323,7 +323,7 @@ func TestPlatformDeliveriesApplyOnceInAnyOrder(t *testing.T) {
 	}
 	platform := 0
 	for _, ev := range page.Data {
-		if ev.Type == credit.EventPlatformEntryRecorded {
+		if ev.Type == credit.TimelinePlatformEntryRecorded {
 			platform++
 			if ev.Actor != (credit.Actor{Type: tenant.ActorPlatform, Label: "platform"}) {
 				t.Errorf("platform entry attributed to %+v", ev.Actor)

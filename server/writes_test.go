@@ -58,7 +58,7 @@ func (f *writeFixture) timeline(t *testing.T) []credit.TimelineEvent {
 	// tests look at what the writes under test add.
 	var out []credit.TimelineEvent
 	for _, e := range page.Data {
-		if e.Type != credit.EventLedgerEntryRecorded {
+		if e.Type != credit.TimelineLedgerEntryRecorded {
 			out = append(out, e)
 		}
 	}
@@ -105,7 +105,7 @@ func TestAdjustmentSuccess(t *testing.T) {
 		t.Fatalf("outstanding not persisted: %+v", got)
 	}
 	ev := f.timeline(t)
-	if len(ev) != 1 || ev[0].Type != credit.EventAdjustmentCreated || ev[0].Actor != (credit.Actor{Type: "api_key", Label: "ERP sync"}) ||
+	if len(ev) != 1 || ev[0].Type != credit.TimelineAdjustmentCreated || ev[0].Actor != (credit.Actor{Type: "api_key", Label: "ERP sync"}) ||
 		ev[0].Data["ledger_entry_id"] != res.LedgerEntry.ID {
 		t.Fatalf("timeline: %+v", ev)
 	}
@@ -278,7 +278,7 @@ func TestCreditLimit(t *testing.T) {
 		t.Fatalf("zero limit: %d %s", r.Status, r.Body)
 	}
 	ev := f.timeline(t)
-	if len(ev) != 2 || ev[0].Type != credit.EventCreditLimitChanged || ev[1].Data["reason"] != "annual review" || ev[0].Data["reason"] != nil {
+	if len(ev) != 2 || ev[0].Type != credit.TimelineCreditLimitChanged || ev[1].Data["reason"] != "annual review" || ev[0].Data["reason"] != nil {
 		t.Fatalf("timeline: %+v", ev)
 	}
 }
@@ -325,8 +325,8 @@ func TestManualHold(t *testing.T) {
 		t.Fatalf("hold with an empty JSON body: %d %s", r.Status, r.Body)
 	}
 	ev := f.timeline(t)
-	if len(ev) != 5 || ev[4].Type != credit.EventHoldPlaced || ev[3].Type != credit.EventHoldLifted || ev[2].Type != credit.EventHoldPlaced ||
-		ev[1].Type != credit.EventHoldLifted || ev[0].Type != credit.EventHoldPlaced {
+	if len(ev) != 5 || ev[4].Type != credit.TimelineHoldPlaced || ev[3].Type != credit.TimelineHoldLifted || ev[2].Type != credit.TimelineHoldPlaced ||
+		ev[1].Type != credit.TimelineHoldLifted || ev[0].Type != credit.TimelineHoldPlaced {
 		t.Fatalf("timeline: %+v", ev)
 	}
 	for _, e := range ev {

@@ -47,7 +47,7 @@ func TestCompanySetGIDAndStaffNames(t *testing.T) {
 	}
 	var events []string
 	for _, e := range page.Data {
-		events = append(events, e.Type+" by "+e.Actor.Label)
+		events = append(events, string(e.Type)+" by "+e.Actor.Label)
 	}
 	want := []string{"platform_company_gid_changed by Piet", "platform_company_gid_changed by Olga", "ledger_entry_recorded by Olga", "application_approved by Olga"}
 	if strings.Join(events, ", ") != strings.Join(want, ", ") {

@@ -54,9 +54,9 @@ func TestCLIWritesAppendEvents(t *testing.T) {
 	}
 	var types []string
 	for _, e := range timeline.Data {
-		types = append(types, e.Type)
+		types = append(types, string(e.Type))
 	}
-	if want := []string{credit.EventHoldLifted, credit.EventHoldPlaced, credit.EventAdjustmentCreated}; !slices.Equal(types, want) {
+	if want := []string{string(credit.TimelineHoldLifted), string(credit.TimelineHoldPlaced), string(credit.TimelineAdjustmentCreated)}; !slices.Equal(types, want) {
 		t.Errorf("timeline %v, want %v (newest first)", types, want)
 	}
 	if a := timeline.Data[2]; a.Actor.Type != "staff" || a.Data["note"] != "goodwill" {
