@@ -456,8 +456,10 @@ type sseWriter struct {
 // complete only when the end reaches it while the subscription waits for its next message;
 // when the end arrives in the same read as the last message, it delivers that message and then
 // waits forever, neither retrying nor reporting an error. A pause between the last message and
-// the end lets the page take the message and wait again before the end comes.
-const restartPause = 250 * time.Millisecond
+// the end lets the page take the message and wait again before the end comes. It is long enough
+// for a busy browser or a proxy between that forwards late (250 ms was not, under the race
+// detector's load in the browser test), and short beside the shutdown's 10 s for streams.
+const restartPause = time.Second
 
 // pauseBeforeEnd holds a stream ended for a restart open until restartPause has passed since
 // its last message, so that its end arrives apart from it (restartPause).

@@ -502,8 +502,8 @@ func TestSSERestartEndsApartFromTheLastMessage(t *testing.T) {
 	if strings.Contains(string(rest), "event:") {
 		t.Fatalf("after the last message and before the end: %q", rest)
 	}
-	if ended < 200*time.Millisecond {
-		t.Fatalf("the response ended %s after its last message, want a pause of 250 ms between them", ended)
+	if ended < 800*time.Millisecond {
+		t.Fatalf("the response ended %s after its last message, want a pause of 1 s between them", ended)
 	}
 	if err := <-served; err != nil {
 		t.Fatalf("serve: %v", err)
