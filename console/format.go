@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -110,6 +111,22 @@ func humanLabel(code string) string {
 	words := strings.ReplaceAll(code, "_", " ")
 	words = strings.ReplaceAll(words+" ", " gid ", " GID ")[:len(words)]
 	return strings.ToUpper(words[:1]) + words[1:]
+}
+
+// templateLabel is humanLabel for the templates, of any string type or a pointer to one: a code
+// (string, *string) or a timeline entry's kind (credit.TimelineKind). A nil pointer is "".
+func templateLabel(code any) string {
+	v := reflect.ValueOf(code)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.String {
+		return humanLabel(v.String())
+	}
+	return humanLabel(fmt.Sprint(code))
 }
 
 // detailNames are the names people read for the members of timeline events' data.

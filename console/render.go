@@ -58,7 +58,7 @@ var templateFuncs = template.FuncMap{
 	"when":       formatTime,
 	"day":        formatDay,
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
-	"label":      humanLabel,
+	"label":      templateLabel,
 	"detail":     eventDetail,
 	"terms":      formatTerms,
 	"actor":      formatActor,
