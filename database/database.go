@@ -72,8 +72,13 @@ func newDB(raw *sql.DB, dialectName string) *DB {
 	return (&DB{SQL: raw, Dialect: dialectName, faults: &faults{}}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
 }
 
-// Close closes the database.
+// WaitCommits returns once no goroutine of the group commit runs: every write that has
+// returned is committed, and the goroutine that committed it has found nothing more to do.
+func (db *DB) WaitCommits() { db.commits.leaders.Wait() }
+
+// Close closes the database, after the group commit's last goroutine has returned.
 func (db *DB) Close() error {
+	db.WaitCommits()
 	err := db.Client.Close()
 	if db.inUse != nil {
 		db.inUse()

@@ -38,6 +38,10 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*groupWrite
 	leading bool // a goroutine is committing batches
+	// leaders counts the leading goroutines still running, so that closing the database
+	// returns only after the last one has (DB.Close): it outlives the last write it commits by
+	// the moment it takes to find the queue empty.
+	leaders sync.WaitGroup
 
 	// current is the transaction of the write running in a savepoint of its own
 	// (groupSavepoint), nil when none is. Only the leading goroutine sets it, before and
@@ -70,7 +74,11 @@ func (g *groupCommit) run(ctx context.Context, fn func(tx *ent.Tx) error) error 
 	g.queue = append(g.queue, w)
 	if !g.leading {
 		g.leading = true
-		go g.lead()
+		g.leaders.Add(1)
+		go func() {
+			defer g.leaders.Done()
+			g.lead()
+		}()
 	}
 	g.mu.Unlock()
 	<-w.done

@@ -224,7 +224,11 @@ func serve(ctx context.Context, env *cmdEnv, f *serveFlags) error {
 	if env.m.Ready != nil {
 		env.m.Ready(ls.api.Addr().String())
 	}
-	return t.wait()
+	err = t.wait()
+	// A write the tasks made last has returned, but the group commit's goroutine that committed
+	// it may still be finding its queue empty: serve returns once it has.
+	env.db.WaitCommits()
+	return err
 }
 
 // serveListeners are serve's listeners: the API's, and the console's and pprof's when their
