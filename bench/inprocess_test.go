@@ -32,28 +32,7 @@ func BenchmarkScenarios(b *testing.B) {
 	// Cancellable, as net/http's request contexts are: drivers behave differently for them.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var (
-		path string
-		ds   Dataset
-	)
-	if dir := os.Getenv("CREDITBENCH_WORK"); dir != "" {
-		path = filepath.Join(dir, "bench-full.db")
-		var ok bool
-		if ds, ok = LoadDataset(path, FullSize); !ok {
-			b.Skipf("no full dataset in %s", dir)
-		}
-	} else {
-		path = filepath.Join(b.TempDir(), "bench.db")
-		var err error
-		if ds, err = Seed(ctx, path, TinySize); err != nil {
-			b.Fatal(err)
-		}
-	}
-	db, err := database.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	path, ds, db := benchDatabase(ctx, b)
 	srv := server.New(server.Config{Service: newService(db, path), DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RateLimit: 1_000_000_000})
 	for _, s := range Scenarios(ds, "inprocess") {
 		if s.Write {
@@ -98,28 +77,7 @@ func cpuTime() time.Duration {
 //	CREDITBENCH_WORK=DIR go test ./bench -run '^$' -bench StoreFigures
 func BenchmarkStoreFigures(b *testing.B) {
 	ctx := context.Background()
-	var (
-		path string
-		ds   Dataset
-	)
-	if dir := os.Getenv("CREDITBENCH_WORK"); dir != "" {
-		path = filepath.Join(dir, "bench-full.db")
-		var ok bool
-		if ds, ok = LoadDataset(path, FullSize); !ok {
-			b.Skipf("no full dataset in %s", dir)
-		}
-	} else {
-		path = filepath.Join(b.TempDir(), "bench.db")
-		var err error
-		if ds, err = Seed(ctx, path, TinySize); err != nil {
-			b.Fatal(err)
-		}
-	}
-	db, err := database.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	path, ds, db := benchDatabase(ctx, b)
 	svc := newService(db, path)
 	staff := tenant.Staff(ctx, ds.StoreID, "bench")
 	var paid int
@@ -170,4 +128,34 @@ func BenchmarkStoreFigures(b *testing.B) {
 		b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(float64(paid), "invoices")
 	})
+}
+
+// benchDatabase opens the dataset seeded by creditbench in $CREDITBENCH_WORK (bench-full.db),
+// skipping the benchmark when there is none there, or seeds the tiny one when that is unset;
+// the database closes with the benchmark.
+func benchDatabase(ctx context.Context, b *testing.B) (string, Dataset, *database.DB) {
+	b.Helper()
+	var (
+		path string
+		ds   Dataset
+	)
+	if dir := os.Getenv("CREDITBENCH_WORK"); dir != "" {
+		path = filepath.Join(dir, "bench-full.db")
+		var ok bool
+		if ds, ok = LoadDataset(path, FullSize); !ok {
+			b.Skipf("no full dataset in %s", dir)
+		}
+	} else {
+		path = filepath.Join(b.TempDir(), "bench.db")
+		var err error
+		if ds, err = Seed(ctx, path, TinySize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, err := database.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return path, ds, db
 }

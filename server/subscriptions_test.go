@@ -417,28 +417,11 @@ func TestSubscriptionRefusals(t *testing.T) {
 // complete; an SSE response ends without the complete event.
 func TestSubscriptionRestartedOnShutdown(t *testing.T) {
 	f := newSubsFixture(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := server.New(server.Config{Service: f.env.Service, DB: f.env.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	base := "http://" + l.Addr().String()
+	base, cancel, served := f.serve(t)
 	c := credittest.MustDialWS(t, base, f.key, credittest.WSOptions{})
 	c.Subscribe(t, "1", credittest.EventsSubscription, nil)
 	idle := credittest.MustDialWS(t, base, f.key, credittest.WSOptions{})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"subscription { events { id } }"}`))
-	req.Header.Set("Authorization", "Bearer "+f.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := f.subscribeSSE(t, base)
 	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 2 })
 	cancel()
 	for name, ws := range map[string]*credittest.WSConn{"subscribed": c, "idle": idle} {
@@ -461,25 +444,8 @@ func TestSubscriptionRestartedOnShutdown(t *testing.T) {
 // message, and given the last message and the end together it waits forever.
 func TestSSERestartEndsApartFromTheLastMessage(t *testing.T) {
 	f := newSubsFixture(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := server.New(server.Config{Service: f.env.Service, DB: f.env.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	base := "http://" + l.Addr().String()
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"subscription { events { id } }"}`))
-	req.Header.Set("Authorization", "Bearer "+f.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	base, cancel, served := f.serve(t)
+	resp := f.subscribeSSE(t, base)
 	waitFor(t, func() bool { return f.env.Service.Events.SubscriptionStats().Open == 1 })
 	f.adjust(t, base, "the last message")
 	rd := bufio.NewReader(resp.Body)
@@ -508,6 +474,37 @@ func TestSSERestartEndsApartFromTheLastMessage(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("serve: %v", err)
 	}
+}
+
+// serve runs the fixture's service behind server.Serve on a port of its own, as serve does,
+// until cancel; served then receives what Serve returned.
+func (f *subsFixture) serve(t *testing.T) (base string, cancel context.CancelFunc, served <-chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv := server.New(server.Config{Service: f.env.Service, DB: f.env.DB, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	return "http://" + l.Addr().String(), cancel, done
+}
+
+// subscribeSSE opens a subscription to every event over SSE at base, with the fixture's key.
+func (f *subsFixture) subscribeSSE(t *testing.T, base string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"subscription { events { id } }"}`))
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }
 
 // TestSubscriptionKeyInHandshakeHeader: outside browsers the key may come in the handshake's
