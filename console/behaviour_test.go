@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,27 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"github.com/creditd/creditd/console"
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/credittest"
 )
-
-// countingDriver counts the statements sent through it.
-type countingDriver struct {
-	dialect.Driver
-	n *int
-}
-
-func (d countingDriver) Query(ctx context.Context, query string, args, v any) error {
-	*d.n++
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d countingDriver) Exec(ctx context.Context, query string, args, v any) error {
-	*d.n++
-	return d.Driver.Exec(ctx, query, args, v)
-}
 
 // TestPaymentBehaviourShown checks the payment figures on the overview, the receivables page
 // and a company's page (with each open invoice's expected payment date) against a history
@@ -73,7 +55,7 @@ func TestPaymentBehaviourShown(t *testing.T) {
 	// Statements of a company's page: the same for a company that paid 2 invoices as for one
 	// that paid 40.
 	var n int
-	svc := credit.New(e.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{d, &n} }), credit.Options{Now: e.Clock.Now})
+	svc := e.Hooked(credittest.SQLHooks{Statement: func(string) error { n++; return nil }})
 	ts := httptest.NewServer(console.New(console.Config{Service: svc, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: e.Clock.Now}))
 	t.Cleanup(ts.Close)
 	many := e.MustCompany(t, store, "Many", "1000000").ID

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/credit"
@@ -156,22 +155,6 @@ func describe(b credit.PaymentBehaviour) string {
 		b.InvoicesPaid, s(b.AverageDaysToPay), s(b.AverageDaysBeyondTerms), p(b.PaidOnTimeShare), b.OpenOverdue, b.DSODays, p(b.Rating))
 }
 
-// countingDriver counts the statements sent through it.
-type countingDriver struct {
-	dialect.Driver
-	n *int
-}
-
-func (d countingDriver) Query(ctx context.Context, query string, args, v any) error {
-	*d.n++
-	return d.Driver.Query(ctx, query, args, v)
-}
-
-func (d countingDriver) Exec(ctx context.Context, query string, args, v any) error {
-	*d.n++
-	return d.Driver.Exec(ctx, query, args, v)
-}
-
 // TestPaymentBehaviourStatements wants the same number of statements for 1 company and for a
 // page of 50, each with a history.
 func TestPaymentBehaviourStatements(t *testing.T) {
@@ -190,7 +173,7 @@ func TestPaymentBehaviourStatements(t *testing.T) {
 	}
 	env.Clock.Set(env.Clock.Now().Add(45 * 24 * time.Hour))
 	var n int
-	svc := credit.New(env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{d, &n} }), credit.Options{Now: env.Clock.Now})
+	svc := env.Hooked(credittest.SQLHooks{Statement: func(string) error { n++; return nil }})
 	count := func(ids []string) int {
 		t.Helper()
 		n = 0

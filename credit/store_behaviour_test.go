@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/credit"
@@ -87,7 +86,7 @@ func TestStoreBehaviour(t *testing.T) {
 
 	// Two statements once the store is known, whatever its size; the DSO alone one.
 	var n int
-	svc := credit.New(env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return countingDriver{d, &n} }), credit.Options{Now: env.Clock.Now})
+	svc := env.Hooked(credittest.SQLHooks{Statement: func(string) error { n++; return nil }})
 	if _, err := svc.Reports.StoreBehaviour(ctx, 365); err != nil {
 		t.Fatal(err)
 	}

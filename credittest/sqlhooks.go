@@ -5,10 +5,12 @@ import (
 	stdsql "database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 
 	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/database"
 	"github.com/creditd/creditd/server"
 )
 
@@ -30,12 +32,23 @@ type SQLHooks struct {
 // the server's configuration further.
 func WithSQLHooks(hooks SQLHooks, adjust ...func(*server.Config)) Options {
 	return Options{ServerConfig: func(cfg *server.Config) {
-		db := cfg.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return hookedDriver{Driver: d, hooks: hooks} })
-		cfg.Service = credit.New(db, credit.Options{Now: cfg.Now})
+		cfg.Service = hookedService(cfg.DB, cfg.Now, hooks)
 		for _, a := range adjust {
 			a(cfg)
 		}
 	}}
+}
+
+// Hooked returns a second service over the env's database, on its clock, that sends its SQL
+// through hooks: to count the statements of the operations a test calls on it (the env's own
+// Service, used to set data up, is left alone).
+func (e *ServiceEnv) Hooked(hooks SQLHooks) *credit.Service {
+	return hookedService(e.DB, e.Clock.Now, hooks)
+}
+
+func hookedService(db *database.DB, now func() time.Time, hooks SQLHooks) *credit.Service {
+	hooked := db.WithDriver(func(d dialect.Driver) dialect.Driver { return hookedDriver{Driver: d, hooks: hooks} })
+	return credit.New(hooked, credit.Options{Now: now})
 }
 
 // SQLLog records the statements that the HTTP server's service sends (its Options), and can
