@@ -51,21 +51,10 @@ func (f *overdueFixture) sweep(t *testing.T) credit.SweepResult {
 	return res
 }
 
-// timeline returns what the writes under test added to the company's timeline, newest first
-// (the entries the fixture records as staff are left out).
+// timeline returns what the writes under test added to the company's timeline, newest first.
 func (f *overdueFixture) timeline(t *testing.T) []credit.TimelineEvent {
 	t.Helper()
-	page, err := f.env.Service.Timeline.List(f.staff, f.company.ID, credit.ListParams{})
-	if err != nil {
-		t.Fatalf("timeline: %v", err)
-	}
-	var out []credit.TimelineEvent
-	for _, e := range page.Data {
-		if e.Type != credit.TimelineLedgerEntryRecorded {
-			out = append(out, e)
-		}
-	}
-	return out
+	return f.env.WritesOnTimeline(t, f.company.ID)
 }
 
 // TestOverdueHoldLifecycle: the sweep places the overdue hold once an invoice is past due

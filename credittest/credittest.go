@@ -222,6 +222,24 @@ func (e *ServiceEnv) StaffOf(tb testing.TB, id string) context.Context {
 	return Staff(st)
 }
 
+// WritesOnTimeline returns the first page of a company's timeline, newest first, as its store's
+// staff read it, without the entries recorded by hand (ledger_entry_recorded): those a test's
+// set-up records with MustRecord, so that a test sees what the writes under test added.
+func (e *ServiceEnv) WritesOnTimeline(tb testing.TB, companyID string) []credit.TimelineEvent {
+	tb.Helper()
+	page, err := e.Service.Timeline.List(e.StaffOf(tb, companyID), companyID, credit.ListParams{})
+	if err != nil {
+		tb.Fatalf("timeline of %s: %v", companyID, err)
+	}
+	var out []credit.TimelineEvent
+	for _, ev := range page.Data {
+		if ev.Type != credit.TimelineLedgerEntryRecorded {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // MustStore creates a store.
 func (e *ServiceEnv) MustStore(tb testing.TB, name, currency string) string {
 	tb.Helper()

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
-	"github.com/creditd/creditd/tenant"
 )
 
 // writeFixture is a store with a company and keys of each kind.
@@ -46,23 +44,10 @@ func (f *writeFixture) ledgerCount(t *testing.T) int {
 	return len(page.Data)
 }
 
-// timeline returns the company's timeline as the store's staff would read it.
+// timeline returns what the writes under test added to the company's timeline.
 func (f *writeFixture) timeline(t *testing.T) []credit.TimelineEvent {
 	t.Helper()
-	ctx := tenant.Staff(context.Background(), f.storeID, "test")
-	page, err := f.env.Service.Timeline.List(ctx, f.company.ID, credit.ListParams{})
-	if err != nil {
-		t.Fatalf("timeline: %v", err)
-	}
-	// The entries the fixture records as staff are on the timeline too (issue 31); these
-	// tests look at what the writes under test add.
-	var out []credit.TimelineEvent
-	for _, e := range page.Data {
-		if e.Type != credit.TimelineLedgerEntryRecorded {
-			out = append(out, e)
-		}
-	}
-	return out
+	return f.env.WritesOnTimeline(t, f.company.ID)
 }
 
 func (f *writeFixture) companyNow(t *testing.T) credit.Company {
