@@ -21,6 +21,20 @@ import (
 // BehaviourWindowDays is the default trailing window of payment behaviour, in days.
 const BehaviourWindowDays = 365
 
+// MaxBehaviourWindowDays is the longest trailing window of payment behaviour: five years.
+const MaxBehaviourWindowDays = 1825
+
+// checkWindowDays refuses a window of payment behaviour outside 1 to MaxBehaviourWindowDays,
+// the company's and the store's alike.
+//
+// Errors: invalid_parameter (window_days).
+func checkWindowDays(windowDays int) error {
+	if windowDays < 1 || windowDays > MaxBehaviourWindowDays {
+		return ParamErrorf(CodeInvalidParameter, "window_days", "window_days must be from 1 to %d", MaxBehaviourWindowDays)
+	}
+	return nil
+}
+
 // averageDaysBeyondTerms returns, per company, the average of (paid_at − due_at) in days over
 // the invoices paid in the window ending at asOf, weighted by invoice amount and rounded to
 // one decimal (negative when paid early). Cancelled invoices never count; a company that paid
@@ -150,8 +164,8 @@ func (s *Reports) PaymentBehaviour(ctx context.Context, companyIDs []string, win
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return nil, err
 	}
-	if windowDays < 1 || windowDays > 1825 {
-		return nil, ParamErrorf(CodeInvalidParameter, "window_days", "window_days must be from 1 to 1825")
+	if err := checkWindowDays(windowDays); err != nil {
+		return nil, err
 	}
 	st, client, known, err := s.stores.viewerCompanies(ctx, companyIDs)
 	if err != nil {

@@ -52,8 +52,8 @@ func (s *Reports) StoreBehaviour(ctx context.Context, windowDays int) (StoreBeha
 	if err := requireScope(ctx, ScopeReadCredit); err != nil {
 		return StoreBehaviour{}, err
 	}
-	if windowDays < 1 || windowDays > 1825 {
-		return StoreBehaviour{}, ParamErrorf(CodeInvalidParameter, "window_days", "window_days must be from 1 to 1825")
+	if err := checkWindowDays(windowDays); err != nil {
+		return StoreBehaviour{}, err
 	}
 	st, err := s.stores.viewerStore(ctx)
 	if err != nil {

@@ -18,7 +18,7 @@ func (a *API) getPaymentBehaviour(w http.ResponseWriter, r *http.Request) {
 	window := credit.BehaviourWindowDays
 	if v, ok := q["window_days"]; ok {
 		if window, err = strconv.Atoi(v); err != nil {
-			httpapi.WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "window_days", "window_days must be a whole number from 1 to 1825"))
+			httpapi.WriteError(w, r, credit.ParamErrorf(credit.CodeInvalidParameter, "window_days", "window_days must be a whole number from 1 to %d", credit.MaxBehaviourWindowDays))
 			return
 		}
 	}
