@@ -34,6 +34,9 @@ type SubscriptionConfig struct {
 	Rate        int
 	Duration    time.Duration
 	Progress    io.Writer
+	// Profile takes a CPU profile of creditd (serve --pprof) during the load, into
+	// WorkDir/subscriptions.cpu.pprof.
+	Profile bool
 }
 
 // SubscriptionResult is what RunSubscriptions measured.
@@ -143,7 +146,11 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 		}
 		fixtures[i] = storeFixture{key: k["secret"].(string), company: co["id"].(string)}
 	}
-	p, err := StartCreditd(ctx, cfg.Creditd, dsn, filepath.Join(cfg.WorkDir, "subscriptions-serve.log"), "--rate-limit", "100000000")
+	flags := []string{"--rate-limit", "100000000"}
+	if cfg.Profile {
+		flags = append(flags, "--pprof", "127.0.0.1:0")
+	}
+	p, err := StartCreditd(ctx, cfg.Creditd, dsn, filepath.Join(cfg.WorkDir, "subscriptions-serve.log"), flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +251,10 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 	if err != nil {
 		return nil, err
 	}
+	stopProfile := func() error { return nil }
+	if cfg.Profile {
+		stopProfile = profile(ctx, p.PprofAddr, cfg.Duration, filepath.Join(cfg.WorkDir, "subscriptions.cpu.pprof"))
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var written atomic.Int64
 	var perStoreWritten = make([]atomic.Int64, stores)
@@ -275,6 +286,9 @@ func RunSubscriptions(ctx context.Context, cfg SubscriptionConfig) (*Subscriptio
 	}
 	tick.Stop()
 	writes.Wait()
+	if err := stopProfile(); err != nil {
+		logf("profile: %v", err)
+	}
 	// Let the last events arrive.
 	for range 50 {
 		var expected int64

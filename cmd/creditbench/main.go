@@ -169,6 +169,7 @@ func runSubscriptions(ctx context.Context, args []string) error {
 	rate := fs.Int("rate", 200, "events written per second, spread over the stores")
 	duration := fs.Duration("duration", 10*time.Second, "length of the load")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
+	profile := fs.Bool("profile", false, "take a CPU profile of creditd (serve --pprof) during the load, into <work>/subscriptions.cpu.pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func runSubscriptions(ctx context.Context, args []string) error {
 		}
 	}
 	res, err := bench.RunSubscriptions(ctx, bench.SubscriptionConfig{
-		Creditd: *creditd, WorkDir: *work, DB: *db, Subscribers: *subscribers, Rate: *rate, Duration: *duration, Progress: os.Stderr,
+		Creditd: *creditd, WorkDir: *work, DB: *db, Subscribers: *subscribers, Rate: *rate, Duration: *duration, Progress: os.Stderr, Profile: *profile,
 	})
 	if err != nil {
 		return err
