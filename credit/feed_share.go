@@ -78,8 +78,10 @@ func (f *storeFeed) next(ctx context.Context, sub *EventSubscription) (events []
 		gen, head, r := f.gen.Load(), f.head, &feedRead{done: make(chan struct{})}
 		f.reading = r
 		f.mu.Unlock()
+		rctx, cancel := context.WithTimeout(ctx, sub.s.subscriptionRead)
 		rows, err := sub.s.db.Ent().Event.Query().Where(event.SeqGT(head)).
-			Order(ent.Asc(event.FieldSeq)).Limit(subscriptionPage).All(ctx)
+			Order(ent.Asc(event.FieldSeq)).Limit(subscriptionPage).All(rctx)
+		cancel()
 		f.mu.Lock()
 		f.reading, r.err = nil, err
 		close(r.done)

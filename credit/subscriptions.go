@@ -212,17 +212,18 @@ func (s *Events) subscriptionStart(ctx context.Context, storeID, after, resume, 
 
 // Next reads the events after the subscription's position, up to a page, in feed order, and
 // moves the position past them. more reports a full page: more may follow at once.
-// ctx must carry the subscriber's viewer; each call has its own deadline.
+// ctx must carry the subscriber's viewer; each read of the database has its own deadline
+// (a subscriber that takes from its store's shared read makes none).
 //
 // Errors: the database's (unavailable).
 func (sub *EventSubscription) Next(ctx context.Context) (events []Event, more bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, sub.s.subscriptionRead)
-	defer cancel()
 	if sub.shared != nil {
 		if events, more, ok, err := sub.shared.next(ctx, sub); ok || err != nil {
 			return events, more, err
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, sub.s.subscriptionRead)
+	defer cancel()
 	sub.s.feed.reads.Add(1)
 	q := sub.s.db.Ent().Event.Query().Where(event.SeqGT(sub.seq))
 	if !sub.all {
@@ -254,15 +255,17 @@ func (sub *EventSubscription) Confirm(ctx context.Context) error {
 	if !sub.key.until.IsZero() && !s.clock.Now().Before(sub.key.until) {
 		return errUnauthenticated
 	}
-	ctx, cancel := context.WithTimeout(tenant.System(ctx), s.subscriptionRead)
-	defer cancel()
-	n, err := s.db.KeyChanges(ctx)
+	// The count is read by a read shared with the callers that came at the same time (the
+	// store's subscribers confirm together after each event), which bounds its own time.
+	n, err := s.db.KeyChanges(tenant.System(ctx))
 	if err != nil {
 		return err
 	}
 	if n == sub.key.changes {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(tenant.System(ctx), s.subscriptionRead)
+	defer cancel()
 	k, err := s.auth.authenticate(ctx, sub.key.hash)
 	if err != nil {
 		return err

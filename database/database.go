@@ -311,15 +311,14 @@ const keyChangesQuery = `SELECT n FROM "key_changes" WHERE id = 1`
 // secret's expiry, whichever process runs it (see credit's Authenticate), and every
 // authenticated request reads it.
 //
-// SQLite: the statement stays prepared on each connection, and it runs without the request's
-// cancellation (a one-row read in WAL mode never waits), since go-sqlite3 starts a goroutine to
-// watch a cancellable context on every row. PostgreSQL: concurrent callers share a read, but
-// only one that started after they called (see sharedRead), so what each sees was read after
-// any revocation that returned before it called.
+// Concurrent callers share a read, but only one that started after they called (see
+// sharedRead), so what each sees was read after any revocation that returned before it
+// called: a store's subscribers all confirm their keys at once after each event (credit's
+// EventSubscription.Confirm), and share a few reads instead of making one each. A caller whose
+// context has no deadline gets sharedReadTimeout's. SQLite: the statement stays prepared on
+// each connection, and it runs without the caller's cancellation (a one-row read in WAL mode
+// never waits), since go-sqlite3 starts a goroutine to watch a cancellable context on every row.
 func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
-	if db.Dialect != dialect.Postgres {
-		return db.readKeyChanges(context.WithoutCancel(ctx))
-	}
 	return db.keyChanges.do(ctx, db.readKeyChanges)
 }
 
@@ -335,6 +334,13 @@ func (db *DB) KeyChangesAre(n int64) func(*entsql.Selector) {
 }
 
 func (db *DB) readKeyChanges(ctx context.Context) (int64, error) {
+	if db.Dialect != dialect.Postgres {
+		ctx = context.WithoutCancel(ctx)
+	} else if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, sharedReadTimeout)
+		defer cancel()
+	}
 	var rows entsql.Rows
 	if err := db.driver.Query(ctx, keyChangesQuery, []any{}, &rows); err != nil {
 		return 0, err
