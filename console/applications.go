@@ -134,7 +134,7 @@ func (c *Console) setApplicationStatus(w http.ResponseWriter, r *http.Request, v
 		return
 	}
 	if co != nil {
-		msg := "Application approved: " + co.Name + " is a company with a credit limit of " + formatMoney(co.CreditLimit) + " on " + formatTerms(co.PaymentTerms) + "."
+		msg := "Application approved: " + co.Name + " is a company with a credit limit of " + formatMoney(co.CreditLimit) + " on " + credit.FormatPaymentTerms(co.PaymentTerms) + "."
 		if co.PlatformCompanyGID == nil {
 			msg += " It has no platform company GID yet: set it below, or the platform's deliveries for it fail."
 		}

@@ -50,6 +50,7 @@ const (
 
 // Config configures a Console.
 type Config struct {
+	// Service is the domain New serves; NewWith takes its Services instead.
 	Service *credit.Service
 	Logger  *slog.Logger
 	// Now is the sign-in limiters' clock; nil means time.Now. Sessions follow the service's
@@ -80,7 +81,7 @@ type Config struct {
 
 // Console is the staff console's HTTP handler.
 type Console struct {
-	svc      *credit.Service
+	svc      Services
 	log      *slog.Logger
 	policy   credit.SessionPolicy
 	secure   bool
@@ -96,13 +97,19 @@ type Console struct {
 	patterns []string
 }
 
-// New builds the console.
-func New(cfg Config) *Console {
+// New builds the console over cfg.Service.
+func New(cfg Config) *Console { return NewWith(servicesOf(cfg.Service), cfg) }
+
+// NewWith builds the console over the given services (cfg.Service is not used).
+func NewWith(s Services, cfg Config) *Console {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Console{svc: cfg.Service, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	c := &Console{svc: s, log: log, policy: cfg.Sessions, secure: cfg.SecureCookies,
 		byAddr: cfg.AddressLimiter, byEmail: cfg.AccountLimiter, command: cfg.Command, dbFlag: cfg.DatabaseFlag,
 		sendNow: cfg.SendWebhookNow}
 	if c.command == "" {

@@ -67,14 +67,6 @@ func readableTimes(text string) string {
 	})
 }
 
-// formatTerms shows payment terms as people write them: NET_14 is "Net 14".
-func formatTerms(code string) string {
-	if days, ok := strings.CutPrefix(code, "NET_"); ok {
-		return "Net " + days
-	}
-	return code
-}
-
 // formatActor names who made a change once: the staff member's name, the API key's label with
 // "(API key)", or "System".
 func formatActor(a credit.Actor) string {
@@ -175,7 +167,7 @@ func eventDetail(data map[string]any) string {
 			case "kind":
 				text = strings.ToLower(humanLabel(val))
 			case "payment_terms":
-				text = formatTerms(val)
+				text = credit.FormatPaymentTerms(val)
 			}
 		}
 		name := detailNames[k]

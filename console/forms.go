@@ -11,42 +11,41 @@ import (
 )
 
 // Forms in people's terms: payment terms are a choice of the usual Net days, or other days;
-// the form field's values are turned into the domain's NET_<days> here, once.
+// the form's values become the domain's NET_<days> through credit's payment-terms helpers
+// (credit/terms.go), which also name and bound them.
 
-// termsChoices are the payment terms offered by name; "other" asks for the days.
+// termsChoices are the days of the payment terms offered by name; "other" asks for the days.
 var termsChoices = []int{7, 14, 30, 60, 90}
 
 // termsFieldData is what the "terms" snippet renders: the select and the days of "other".
 type termsFieldData struct {
 	Prefix  string
-	Choices []int
+	Choices []termsChoice
 	// Choice is the selected value: "NET_30", or "other" with Days.
 	Choice, Days, Error string
+	// Min and Max bound the days of "other".
+	Min, Max int
 }
+
+// termsChoice is an option of the select: its code (NET_30) and its label (Net 30).
+type termsChoice struct{ Code, Label string }
 
 // termsField fills the snippet for a form (nil: a fresh form, Net 30 selected), keeping what
 // was submitted.
 func termsField(prefix string, f *form) termsFieldData {
-	d := termsFieldData{Prefix: prefix, Choices: termsChoices, Choice: "NET_30"}
+	d := termsFieldData{Prefix: prefix, Choice: credit.PaymentTerms(30), Min: credit.MinPaymentTermsDays, Max: credit.MaxPaymentTermsDays}
+	for _, days := range termsChoices {
+		code := credit.PaymentTerms(days)
+		d.Choices = append(d.Choices, termsChoice{Code: code, Label: credit.FormatPaymentTerms(code)})
+	}
 	if f == nil {
 		return d
 	}
 	d.Choice, d.Days, d.Error = f.Value("payment_terms"), f.Value("payment_terms_days"), f.FieldError("payment_terms")
-	if strings.HasPrefix(d.Choice, "NET_") {
-		if n, err := strconv.Atoi(strings.TrimPrefix(d.Choice, "NET_")); err == nil && !isTermsChoice(n) {
-			d.Choice, d.Days = "other", strconv.Itoa(n)
-		}
+	if n, ok := credit.PaymentTermsDays(d.Choice); ok && !slices.Contains(termsChoices, n) {
+		d.Choice, d.Days = "other", strconv.Itoa(n)
 	}
 	return d
-}
-
-func isTermsChoice(n int) bool {
-	for _, c := range termsChoices {
-		if c == n {
-			return true
-		}
-	}
-	return false
 }
 
 // formTerms reads the payment terms of a form: a choice such as NET_30, or "other" and the
@@ -57,11 +56,7 @@ func formTerms(choice, days string) (string, error) {
 	if choice != "other" {
 		return strings.TrimSpace(choice), nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(days))
-	if err != nil {
-		return "", credit.ParamErrorf(credit.CodeValidationFailed, "payment_terms", "the days to pay must be a whole number from 1 to 365")
-	}
-	return "NET_" + strconv.Itoa(n), nil
+	return credit.PaymentTermsOfDays(days, "payment_terms")
 }
 
 // amount reads an amount typed in a form as the store's locale writes numbers, or plainly.
@@ -107,7 +102,7 @@ func withFieldError(errs []error, err error) []error {
 func (v *visit) amountMessage(p httpapi.Problem) string {
 	if p.Param == "payment_terms" {
 		// The API's NET_<days> is the select's business, not the reader's.
-		return "the days to pay must be a whole number from 1 to 365"
+		return credit.PaymentTermsDaysRule
 	}
 	if p.Code != credit.CodeInvalidAmount || !strings.Contains(p.Message, "decimal string") {
 		return p.Message

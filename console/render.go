@@ -60,7 +60,7 @@ var templateFuncs = template.FuncMap{
 	"whenPtr":    func(t *credit.Timestamp) string { return formatTimePtr(t) },
 	"label":      templateLabel,
 	"detail":     eventDetail,
-	"terms":      formatTerms,
+	"terms":      credit.FormatPaymentTerms,
 	"actor":      formatActor,
 	"deref":      func(s *string) string { return derefString(s) },
 	"join":       strings.Join,

@@ -128,7 +128,7 @@ func (c *Console) rotateKeyOf(w http.ResponseWriter, r *http.Request, v *visit, 
 		return
 	}
 	p := pageFor(v, "Rotated API key", "settings")
-	p.Body = secretBody{KeyID: k.ID, Secret: k.Secret, Rotated: true, Grace: grace.String(), GraceEnds: credit.At(c.svc.Now().Add(grace))}
+	p.Body = secretBody{KeyID: k.ID, Secret: k.Secret, Rotated: true, Grace: grace.String(), GraceEnds: k.OldSecretsEnd}
 	c.render(w, r, http.StatusOK, "secret.html", p)
 }
 

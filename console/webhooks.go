@@ -141,7 +141,7 @@ func (c *Console) rotateWebhookOf(w http.ResponseWriter, r *http.Request, v *vis
 		return
 	}
 	p := pageFor(v, "Rotated webhook secret", "webhooks")
-	p.Body = webhookSecretBody{EndpointID: issued.ID, Secret: issued.Secret, Rotated: true, Grace: grace.String(), GraceEnds: credit.At(c.svc.Now().Add(grace))}
+	p.Body = webhookSecretBody{EndpointID: issued.ID, Secret: issued.Secret, Rotated: true, Grace: grace.String(), GraceEnds: issued.OldSecretEnds}
 	c.render(w, r, http.StatusOK, "webhook_secret.html", p)
 }
 

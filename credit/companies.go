@@ -3,7 +3,6 @@ package credit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -72,28 +71,7 @@ func companyView(c *ent.Company, st *ent.Store) Company {
 	return v
 }
 
-var (
-	companyGIDPattern = regexp.MustCompile(`^gid://platform/Company/[0-9]{1,20}$`)
-	paymentTerms      = regexp.MustCompile(`^NET_([0-9]{1,3})$`)
-)
-
-// PaymentTerms formats a number of days as the API's NET_<days> code.
-func PaymentTerms(days int) string { return fmt.Sprintf("NET_%d", days) }
-
-// ParsePaymentTerms reads a NET_<days> code with days from 1 to 365.
-//
-// Errors: validation_failed (param).
-func ParsePaymentTerms(s, param string) (int, error) {
-	m := paymentTerms.FindStringSubmatch(s)
-	if m == nil {
-		return 0, ParamErrorf(CodeValidationFailed, param, "%s must be NET_<days>, such as NET_30", param)
-	}
-	days, _ := strconv.Atoi(m[1])
-	if days < 1 || days > 365 {
-		return 0, ParamErrorf(CodeValidationFailed, param, "%s must be between NET_1 and NET_365", param)
-	}
-	return days, nil
-}
+var companyGIDPattern = regexp.MustCompile(`^gid://platform/Company/[0-9]{1,20}$`)
 
 // CompanyListParams are the inputs of Companies.List.
 type CompanyListParams struct {

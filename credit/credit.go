@@ -226,17 +226,7 @@ type (
 		db       Storage
 		recorder *idempotencyRecorder
 	}
-	// Maintenance is the part of the domain the periodic sweeps use (Service.Maintenance).
-	Maintenance struct {
-		db        Storage
-		clock     clock
-		companies *companyStore
-		events    *eventWriter
-		invoices  *invoiceReader
-		ledger    *ledgerWriter
-		// eventRetention is how long events are kept before PurgeEvents deletes them.
-		eventRetention time.Duration
-	}
+	// Maintenance is declared in maintenance.go, with its methods.
 	// Exports is the part of the domain about exports of a store's state (Service.Exports).
 	Exports struct {
 		db       Storage
@@ -301,7 +291,7 @@ type (
 	}
 
 	// ledgerWriter appends ledger entries and what follows from them: the allocation of
-	// payments to invoices and the overdue reconciliation (ledger.go, invoices.go).
+	// payments to invoices and the overdue reconciliation (ledger.go, allocation.go).
 	ledgerWriter struct {
 		clock    clock
 		events   *eventWriter

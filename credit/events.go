@@ -336,23 +336,6 @@ func (s *Events) Get(ctx context.Context, id string) (Event, error) {
 	return EventOf(e), nil
 }
 
-// EventRetention is how long this service keeps events.
-func (s *Maintenance) EventRetention() time.Duration { return s.eventRetention }
-
-// PurgeEvents deletes the events older than the retention, in all stores, and returns how
-// many it deleted: system work of the periodic sweep. Deleting the oldest events keeps the
-// rest gapless from the first one kept.
-func (s *Maintenance) PurgeEvents(ctx context.Context) (int, error) {
-	ctx = tenant.System(ctx)
-	var n int
-	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
-		var err error
-		n, err = tx.Event.Delete().Where(event.OccurredAtLT(s.clock.Now().Add(-s.eventRetention))).Exec(ctx)
-		return err
-	})
-	return n, err
-}
-
 // retentionText writes a retention in days where it is whole days.
 func retentionText(d time.Duration) string {
 	if d%(24*time.Hour) == 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 // Holds: a manual hold placed and lifted by an API key or a staff member, and the automatic
-// overdue hold (invoices.go), which cannot be lifted while its invoice is unpaid.
+// overdue hold (allocation.go), which cannot be lifted while its invoice is unpaid.
 
 // Hold kinds.
 const (

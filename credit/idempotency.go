@@ -243,16 +243,3 @@ func abandoned(claim string) bool {
 	_, ok := abandonedClaims.Load(claim)
 	return ok
 }
-
-// PurgeIdempotencyRecords deletes records past their retention, in all stores, and returns
-// how many it deleted: system work of the periodic sweep.
-func (s *Maintenance) PurgeIdempotencyRecords(ctx context.Context) (int, error) {
-	ctx = tenant.System(ctx)
-	var n int
-	err := s.db.InTx(ctx, func(tx *ent.Tx) error {
-		var err error
-		n, err = tx.IdempotencyRecord.Delete().Where(idempotencyrecord.ExpiresAtLTE(s.clock.Now())).Exec(ctx)
-		return err
-	})
-	return n, err
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
@@ -55,33 +54,23 @@ type InvoiceListParams struct {
 	Status string
 }
 
-// invoiceStatusWhere is the filter of a status, or an error naming param.
+// invoiceStatusWhere is the filter of a status, or an error naming param: a settled invoice is
+// cancelled when a cancellation entry references its order (Filters.CancelledInvoices), else
+// paid.
 //
 // Errors: invalid_parameter (param).
-func invoiceStatusWhere(status, param string) ([]predicate.Invoice, error) {
+func invoiceStatusWhere(f Filters, status, param string) ([]predicate.Invoice, error) {
 	switch status {
 	case "":
 		return nil, nil
 	case InvoiceOpen:
 		return []predicate.Invoice{invoice.Open(true)}, nil
 	case InvoicePaid:
-		return []predicate.Invoice{invoice.Open(false), invoice.Not(cancelledInvoice())}, nil
+		return []predicate.Invoice{invoice.Open(false), invoice.Not(f.CancelledInvoices())}, nil
 	case InvoiceCancelled:
-		return []predicate.Invoice{invoice.Open(false), cancelledInvoice()}, nil
+		return []predicate.Invoice{invoice.Open(false), f.CancelledInvoices()}, nil
 	}
 	return nil, ParamErrorf(CodeInvalidParameter, param, "%s must be open, paid or cancelled", param)
-}
-
-// cancelledInvoice holds for an invoice whose order a cancellation entry references.
-func cancelledInvoice() predicate.Invoice {
-	return func(sel *sql.Selector) {
-		t := sql.Table(ledgerentry.Table)
-		sel.Where(sql.Exists(sql.Select(t.C(ledgerentry.FieldID)).From(t).Where(sql.And(
-			sql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
-			sql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
-			sql.EQ(t.C(ledgerentry.FieldKind), KindCancellation),
-		))))
-	}
 }
 
 // List lists a company's invoices in the order they were issued, oldest first: the
@@ -96,7 +85,7 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
-	where, err := invoiceStatusWhere(p.Status, "status")
+	where, err := invoiceStatusWhere(s.db, p.Status, "status")
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
@@ -143,7 +132,7 @@ func (s *Invoices) FirstPages(ctx context.Context, companyIDs []string, status s
 	if err != nil {
 		return nil, err
 	}
-	where, err := invoiceStatusWhere(status, "status")
+	where, err := invoiceStatusWhere(s.db, status, "status")
 	if err != nil {
 		return nil, err
 	}

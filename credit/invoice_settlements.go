@@ -6,7 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// The allocation replayed from a ledger: the rule of allocate (invoices.go), without the
+// The allocation replayed from a ledger: the rule of allocate (allocation.go), without the
 // database. Contract §17 needs it twice: paid_at for invoices that existed before the column
 // did (a migration gives old invoices exactly what the live path writes), and a statement's
 // open invoices and aging as of the end of a past day (the entries up to then, replayed).

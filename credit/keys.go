@@ -337,6 +337,9 @@ type KeyInfo struct {
 type IssuedKey struct {
 	ID     string `json:"id"`
 	Secret string `json:"secret"`
+	// OldSecretsEnd is when the key's secrets before a rotation stop working (Keys.Rotate's
+	// clock plus its grace); zero for a new key. Not part of the command line's JSON.
+	OldSecretsEnd Timestamp `json:"-"`
 }
 
 // ParseScopes reads a comma-separated scope list.
@@ -409,7 +412,7 @@ func (s *Keys) Rotate(ctx context.Context, keyID string, grace time.Duration) (I
 		if err := tx.APIKeySecret.Create().SetStoreID(k.StoreID).SetKeyID(k.ID).SetHash(hashSecret(secret)).SetCreatedAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		out = IssuedKey{ID: k.ID, Secret: secret}
+		out = IssuedKey{ID: k.ID, Secret: secret, OldSecretsEnd: At(now.Add(grace))}
 		err = s.events.emit(ctx, tx, k.StoreID, EventTypeKeyRotated, keyEventView(k), nil)
 		return err
 	})

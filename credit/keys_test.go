@@ -174,6 +174,9 @@ func TestKeyRotationGrace(t *testing.T) {
 			if err != nil || next.ID != k.ID || next.Secret == k.Secret || !strings.HasPrefix(next.Secret, "ck_") {
 				t.Fatalf("rotate: %+v %v", next, err)
 			}
+			if !next.OldSecretsEnd.Equal(rotatedAt.Add(grace)) {
+				t.Errorf("the old secrets end at %v, want %v", next.OldSecretsEnd, rotatedAt.Add(grace))
+			}
 			if got := env.feedTypes(t, events); !slices.Equal(got, []string{string(credit.EventTypeKeyRotated)}) {
 				t.Errorf("events %v", got)
 			}

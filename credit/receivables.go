@@ -14,7 +14,7 @@ import (
 	"github.com/creditd/creditd/ent/predicate"
 )
 
-// Receivables (contract §15): each order_placed entry is an invoice (invoices.go keeps what is
+// Receivables (contract §15): each order_placed entry is an invoice (allocation.go keeps what is
 // open on it), and the aging of the open amounts by days past due, for a company and for the
 // store. Sums are computed by the database, one statement for any number of invoices or
 // companies, in exact decimals (MoneySums).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/storechange"
 	"github.com/creditd/creditd/ids"
-	"github.com/creditd/creditd/tenant"
 )
 
 // Reminders (contract §17): creditd sends no e-mail; it says when a reminder is due, as an
@@ -196,21 +194,6 @@ func (s *Stores) ReminderSchedule(ctx context.Context) (ReminderSchedule, error)
 	return out, nil
 }
 
-// ReminderSweepResult counts what a reminder sweep did.
-type ReminderSweepResult struct {
-	// Checked counts the invoices looked at under their company's lock.
-	Checked        int `json:"checked"`
-	Reminders      int `json:"reminders"`
-	PromisesBroken int `json:"promises_broken"`
-}
-
-// SweepRemindersAsOf sweeps as SweepReminders does, deciding what is due as of t instead of
-// the service clock's now (creditd reminders sweep --now); what it writes is stamped with the
-// service clock's time, as SweepHoldsAsOf's.
-func (s *Maintenance) SweepRemindersAsOf(ctx context.Context, t time.Time) (ReminderSweepResult, error) {
-	return s.SweepReminders(context.WithValue(ctx, asOfKey{}, t))
-}
-
 // promiseKept reports whether a promise of day promisedFor still stands at t: until the end
 // of that UTC day.
 func promiseKept(promisedFor *time.Time, t time.Time) bool {
@@ -227,81 +210,6 @@ func dueLevel(days []int, dueAt, t time.Time) (int, int) {
 		}
 	}
 	return level, offset
-}
-
-// SweepReminders emits, across all stores, the reminders that have fallen due and the
-// promises that were broken (see the top of this file). It reads what is pending without
-// locks, then settles each company's invoices in a transaction of its own under the company's
-// lock, reading them again there. Several sweeps may run at once (instances, a command line
-// beside serve): each level of each invoice is emitted once, by whichever inserts its row.
-func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, error) {
-	ctx = tenant.System(ctx)
-	asOf := s.clock.asOf(ctx)
-	var res ReminderSweepResult
-	companies := map[string]bool{}
-
-	// Promises whose day has passed with the invoice still open.
-	broken, err := s.db.Ent().Invoice.Query().
-		Where(invoice.Open(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(asOf.Add(-24*time.Hour))).
-		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
-	if err != nil {
-		return res, err
-	}
-	for _, id := range broken {
-		companies[id] = true
-	}
-
-	// Reminders: per store with a schedule, the open undisputed invoices whose first level's
-	// moment has passed, less those whose highest due level was emitted already.
-	stores, err := s.db.Ent().Store.Query().Where(store.ReminderDaysNotNil()).Select(store.FieldID, store.FieldReminderDays).All(ctx)
-	if err != nil {
-		return res, err
-	}
-	schedules := map[string][]int{}
-	for _, st := range stores {
-		if len(st.ReminderDays) == 0 {
-			continue
-		}
-		schedules[st.ID] = st.ReminderDays
-		first := time.Duration(st.ReminderDays[0]) * 24 * time.Hour
-		rows, err := s.db.Ent().Invoice.Query().
-			Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.DisputeReasonIsNil(), invoice.DueAtLT(asOf.Add(-first))).
-			Select(invoice.FieldID, invoice.FieldCompanyID, invoice.FieldDueAt, invoice.FieldPromisedFor).All(ctx)
-		if err != nil {
-			return res, err
-		}
-		emitted, err := emittedLevels(ctx, s.db.Ent(), rows)
-		if err != nil {
-			return res, err
-		}
-		for _, r := range rows {
-			if promiseKept(r.PromisedFor, asOf) {
-				continue
-			}
-			if level, _ := dueLevel(st.ReminderDays, r.DueAt, asOf); level > emitted[r.ID] {
-				companies[r.CompanyID] = true
-			}
-		}
-	}
-
-	companyIDs := make([]string, 0, len(companies))
-	for id := range companies {
-		companyIDs = append(companyIDs, id)
-	}
-	sort.Strings(companyIDs)
-	for _, id := range companyIDs {
-		err := s.db.InTx(ctx, func(tx *ent.Tx) error {
-			c, err := s.companies.lockCompany(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			return s.remindCompany(ctx, tx, c, schedules[c.StoreID], asOf, &res)
-		})
-		if err != nil && !IsNotFound(err) {
-			return res, err
-		}
-	}
-	return res, nil
 }
 
 // emittedLevels returns, by invoice ID, the highest level emitted for each of rows.

@@ -55,6 +55,9 @@ type WebhookEndpoint struct {
 type IssuedWebhookSecret struct {
 	ID     string `json:"id"`
 	Secret string `json:"secret"`
+	// OldSecretEnds is when the secret a rotation replaced stops signing (Webhooks.RotateSecret's
+	// clock plus its grace); zero for a new endpoint. Not part of the command line's JSON.
+	OldSecretEnds Timestamp `json:"-"`
 }
 
 // WebhookEndpointInput is what creating an endpoint takes.
@@ -273,11 +276,12 @@ func (s *Webhooks) RotateSecret(ctx context.Context, id string, grace time.Durat
 		if err != nil {
 			return err
 		}
-		upd := rotate(tx.WebhookEndpoint.UpdateOne(e), e.SecretSealed, sealer.Seal(secret), s.clock.Now(), grace)
+		now := s.clock.Now()
+		upd := rotate(tx.WebhookEndpoint.UpdateOne(e), e.SecretSealed, sealer.Seal(secret), now, grace)
 		if err := upd.Exec(ctx); err != nil {
 			return err
 		}
-		out = IssuedWebhookSecret{ID: e.ID, Secret: secret}
+		out = IssuedWebhookSecret{ID: e.ID, Secret: secret, OldSecretEnds: At(now.Add(grace))}
 		return nil
 	})
 	return out, err

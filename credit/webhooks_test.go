@@ -207,6 +207,9 @@ func TestWebhookSecretRotation(t *testing.T) {
 		t.Fatalf("rotate: %+v %v", s1, err)
 	}
 	ends := t0.Add(time.Hour)
+	if !s1.OldSecretEnds.Equal(ends) {
+		t.Errorf("the old secret ends at %v, want %v", s1.OldSecretEnds, ends)
+	}
 	signing("during the grace", s1.Secret, issued.Secret)
 	previousEnds("during the grace", &ends)
 	env.Clock.Set(ends.Add(-time.Microsecond))

@@ -36,7 +36,7 @@ var listKinds = map[string]string{
 }
 
 // argumentChecks is the extension that checks every connection field's arguments.
-type argumentChecks struct{ svc *credit.Service }
+type argumentChecks struct{ svc Services }
 
 var _ interface {
 	graphql.HandlerExtension
@@ -55,7 +55,7 @@ func (a argumentChecks) MutateOperationContext(ctx context.Context, oc *graphql.
 
 type argumentChecker struct {
 	ctx  context.Context
-	svc  *credit.Service
+	svc  Services
 	oc   *graphql.OperationContext
 	seen map[string]bool
 }
@@ -102,7 +102,7 @@ func (c *argumentChecker) field(f *ast.Field) *gqlerror.Error {
 		p.Limit = &n
 	}
 	p.Cursor, _ = args["after"].(string)
-	err := c.svc.CheckListParams(c.ctx, listKinds[f.Name], p)
+	err := c.svc.Lists.CheckListParams(c.ctx, listKinds[f.Name], p)
 	if err == nil {
 		after, _ := args["afterEntry"].(string)
 		err = credit.CheckLedgerAfter(after)

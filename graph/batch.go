@@ -20,7 +20,7 @@ import (
 
 // loaders is one request's batches. Its zero value is not usable; see newLoaders.
 type loaders struct {
-	svc *credit.Service
+	svc Services
 
 	mu           sync.Mutex
 	siblings     map[*credit.Company]*siblings
@@ -87,7 +87,7 @@ type batch[T any] struct {
 	err   error
 }
 
-func newLoaders(svc *credit.Service) *loaders {
+func newLoaders(svc Services) *loaders {
 	return &loaders{
 		svc:          svc,
 		siblings:     map[*credit.Company]*siblings{},
@@ -142,7 +142,7 @@ func (l *loaders) showCompany(c *credit.Company) {
 
 // companyOf returns the company of a ledger entry: the one the request read it under, else
 // read on its own (an entry fetched by node(id:)).
-func (l *loaders) companyOf(ctx context.Context, svc *credit.Service, e *credit.LedgerEntry) (*credit.Company, error) {
+func (l *loaders) companyOf(ctx context.Context, svc Services, e *credit.LedgerEntry) (*credit.Company, error) {
 	if l != nil {
 		l.mu.Lock()
 		c := l.shown[e.CompanyID]
@@ -178,7 +178,7 @@ func (l *loaders) addEvents(page []credit.Event) {
 // when the first of them is asked for; an event on its own (node(id:)) reads its company alone.
 //
 // Errors: Companies.GetMany's and Companies.Get's (not_found for a company the key cannot see).
-func (l *loaders) eventCompany(ctx context.Context, svc *credit.Service, e *credit.Event) (*credit.Company, error) {
+func (l *loaders) eventCompany(ctx context.Context, svc Services, e *credit.Event) (*credit.Company, error) {
 	id, err := e.CompanyID()
 	if err != nil || id == "" {
 		return nil, err
@@ -246,7 +246,7 @@ func (l *loaders) invoices(ctx context.Context, c *credit.Company, first *int, s
 
 // aging returns c's aging, read with its page's siblings' in one statement. found is false
 // when the company is not in the viewer's store.
-func (l *loaders) aging(ctx context.Context, svc *credit.Service, c *credit.Company) (credit.Aging, bool, error) {
+func (l *loaders) aging(ctx context.Context, svc Services, c *credit.Company) (credit.Aging, bool, error) {
 	return loadFigure(l, func(l *loaders) map[figureKey]*figureBatch[credit.Aging] { return l.agings }, ctx, c, 0, svc.Reports.CompanyAging)
 }
 
@@ -326,7 +326,7 @@ func load[T any](l *loaders, batches map[batchKey]*batch[T], ctx context.Context
 // paymentBehaviour returns c's payment behaviour over window days, read with its page's
 // siblings' for the same window in a constant number of statements. found is false when the
 // company is not in the viewer's store.
-func (l *loaders) paymentBehaviour(ctx context.Context, svc *credit.Service, c *credit.Company, window int) (credit.PaymentBehaviour, bool, error) {
+func (l *loaders) paymentBehaviour(ctx context.Context, svc Services, c *credit.Company, window int) (credit.PaymentBehaviour, bool, error) {
 	pick := func(l *loaders) map[figureKey]*figureBatch[credit.PaymentBehaviour] { return l.behaviours }
 	return loadFigure(l, pick, ctx, c, window, func(ctx context.Context, ids []string) (map[string]credit.PaymentBehaviour, error) {
 		return svc.Reports.PaymentBehaviour(ctx, ids, window)
@@ -342,7 +342,7 @@ type storeFigures struct {
 
 // storeBehaviour returns the store's payment figures over window days, read once per request
 // and window (Receivables' three fields share them).
-func (l *loaders) storeBehaviour(ctx context.Context, svc *credit.Service, window int) (credit.StoreBehaviour, error) {
+func (l *loaders) storeBehaviour(ctx context.Context, svc Services, window int) (credit.StoreBehaviour, error) {
 	if l == nil {
 		return svc.Reports.StoreBehaviour(ctx, window)
 	}

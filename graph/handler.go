@@ -19,6 +19,7 @@ import (
 // Options configure the GraphQL handler. Internal errors and panics are logged once each, with
 // the request id, on the request's logger (httpapi.WithLogger).
 type Options struct {
+	// Service is the domain NewHandler serves; NewHandlerWith takes its Services instead.
 	Service *credit.Service
 	// ChargeExtra takes n more requests from the caller's store allowance, returning the
 	// rate_limited error when it is spent (server.ChargeExtra). Nil charges nothing.
@@ -31,7 +32,7 @@ type Options struct {
 // once against the store's rate limit; see server.mountGraphQL. Subscriptions are served by
 // ServeWebSocket and ServeSSE.
 type Handler struct {
-	svc         *credit.Service
+	svc         Services
 	srv         *handler.Server
 	chargeExtra func(ctx context.Context, n int) error
 
@@ -48,8 +49,12 @@ type Handler struct {
 // leaves would skip it (graph/internal/rewrite; TestNoFieldMiddleware keeps it out).
 // Subscriptions run on an executor of their own with the same limits and presenter, which
 // runs nothing but subscriptions.
-func NewHandler(opts Options) *Handler {
-	h := &Handler{svc: opts.Service, chargeExtra: opts.ChargeExtra, streamOpts: opts.Streams}
+func NewHandler(opts Options) *Handler { return NewHandlerWith(servicesOf(opts.Service), opts) }
+
+// NewHandlerWith builds the GraphQL handler as NewHandler does, over the given services
+// (opts.Service is not used).
+func NewHandlerWith(s Services, opts Options) *Handler {
+	h := &Handler{svc: s, chargeExtra: opts.ChargeExtra, streamOpts: opts.Streams}
 	if h.streamOpts.KeepAlive <= 0 {
 		h.streamOpts.KeepAlive = DefaultKeepAlive
 	}
@@ -57,7 +62,7 @@ func NewHandler(opts Options) *Handler {
 		h.streamOpts.WriteTimeout = DefaultWriteTimeout
 	}
 	schema := NewExecutableSchema(Config{
-		Resolvers:  &Resolver{svc: opts.Service},
+		Resolvers:  &Resolver{svc: s},
 		Complexity: complexityRoot(),
 	})
 	srv := handler.New(schema)

@@ -11,9 +11,9 @@ import (
 // extension that is a graphql.FieldInterceptor). generated.go's plain leaves
 // (graph/internal/rewrite) skip graphql.ResolveField, which is where gqlgen runs field
 // middleware: a field middleware added to the handler would silently not run for them. It
-// reads the extensions of the handler NewHandler builds, in gqlgen's executor.
+// reads the extensions of the handler NewHandlerWith builds, in gqlgen's executor.
 func TestNoFieldMiddleware(t *testing.T) {
-	h := NewHandler(Options{})
+	h := NewHandlerWith(Services{}, Options{})
 	srv := reflect.ValueOf(h.srv).Elem()
 	exec := srv.FieldByName("exec")
 	if !exec.IsValid() || exec.Kind() != reflect.Pointer || exec.IsNil() {

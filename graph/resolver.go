@@ -11,7 +11,7 @@ import (
 
 // Resolver is the root resolver; gqlgen's generated code reaches every field through it.
 type Resolver struct {
-	svc *credit.Service
+	svc Services
 }
 
 // days is a figure in days with one decimal as a GraphQL Float (days are not money); nil stays

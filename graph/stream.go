@@ -153,7 +153,7 @@ func streamFrom(ctx context.Context) *stream {
 // graphql-transport-ws is served by creditd's own transport (ws.go); one that offers the older
 // graphql-ws protocol, or none, by gqlgen's.
 func (h *Handler) ServeWebSocket(w http.ResponseWriter, r *http.Request, done func()) {
-	conn := &wsConn{svc: h.svc, timeout: h.streamOpts.WriteTimeout, req: r.Context()}
+	conn := &wsConn{events: h.svc.Events, timeout: h.streamOpts.WriteTimeout, req: r.Context()}
 	st := &stream{charge: h.streamOpts.Charge, ws: conn}
 	r = r.WithContext(context.WithValue(r.Context(), streamKey{}, st))
 	if ownsWebSocket(r) {
@@ -182,7 +182,7 @@ func (h *Handler) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// The server's read timeout would end the stream: nothing more is read from the client.
 	_ = rc.SetReadDeadline(time.Time{})
-	sw := &sseWriter{ResponseWriter: w, rc: rc, timeout: h.streamOpts.WriteTimeout, cancel: cancel, svc: h.svc}
+	sw := &sseWriter{ResponseWriter: w, rc: rc, timeout: h.streamOpts.WriteTimeout, cancel: cancel, events: h.svc.Events}
 	st := &stream{sse: sw, resumeParam: "Last-Event-ID"}
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		st.resume = id
@@ -318,7 +318,7 @@ func (w *hijackWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // closeWith.
 type wsConn struct {
 	net.Conn
-	svc     *credit.Service
+	events  Events // counts the streams cut off
 	timeout time.Duration
 	// req is the handshake's context: ended with the cause ErrServiceRestart, the connection
 	// closes with 1012 whatever closes it.
@@ -414,7 +414,7 @@ func (c *wsConn) write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	var ne net.Error
 	if err != nil && errors.As(err, &ne) && ne.Timeout() && c.cut.CompareAndSwap(false, true) {
-		c.svc.Events.NoteCutOff("slow_consumer")
+		c.events.NoteCutOff("slow_consumer")
 		_ = c.Conn.Close()
 	}
 	return n, err
@@ -434,7 +434,7 @@ type sseWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	cancel  context.CancelFunc
-	svc     *credit.Service
+	events  Events // counts the streams cut off
 
 	mu     sync.Mutex
 	last   []byte
@@ -555,7 +555,7 @@ func (w *sseWriter) cutOff(err error) {
 	w.broken = true
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		w.svc.Events.NoteCutOff("slow_consumer")
+		w.events.NoteCutOff("slow_consumer")
 	}
 	w.cancel()
 }

@@ -70,7 +70,7 @@ type inlinePumpKey struct{}
 type feedPump struct {
 	st  *stream
 	ctx context.Context
-	svc *credit.Service
+	svc Services
 	sub *credit.EventSubscription
 	out chan<- *credit.Event
 	// inline is set when the transport pumps on the operation's goroutine

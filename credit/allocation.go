@@ -10,17 +10,20 @@ import (
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/ledgerentry"
-	"github.com/creditd/creditd/tenant"
 )
 
-// Invoices and overdue holds (contract §5).
+// Allocation and overdue holds (contract §5): what the ledger writer (ledgerWriter) does after
+// each append. The invoices' reads are Invoices' (invoice_reads.go), their collection writes
+// invoice_writes.go; the sweep that reconciles overdue holds as time passes is
+// Maintenance.SweepHolds (maintenance.go).
 //
 // Each order_placed entry is an invoice due at its occurred_at plus the company's NET days at
-// that moment, or, for an order the platform sent, plus that order's own payment terms. Entries that reference the order (payments, refunds, cancellations) reduce what
-// is open on it; payments without an order are applied to the oldest open invoices first, and
-// what is left waits as unapplied credit for the next orders. A company with an open invoice
-// past its due date gets an automatic overdue hold; it is lifted automatically when nothing is
-// overdue any more. A manual hold is never replaced: the overdue hold waits behind it.
+// that moment, or, for an order the platform sent, plus that order's own payment terms.
+// Entries that reference the order (payments, refunds, cancellations) reduce what is open on
+// it; payments without an order are applied to the oldest open invoices first, and what is
+// left waits as unapplied credit for the next orders. A company with an open invoice past its
+// due date gets an automatic overdue hold; it is lifted automatically when nothing is overdue
+// any more. A manual hold is never replaced: the overdue hold waits behind it.
 
 // allocate applies a freshly appended entry to the company's invoices and returns the company
 // with its unapplied credit updated. An order's invoice is due dueDays after it was placed.
@@ -243,87 +246,4 @@ func (s *ledgerWriter) reconcileOverdue(ctx context.Context, tx *ent.Tx, c *ent.
 		return c, s.events.recordEventAs(ctx, tx, c, systemActor, TimelineOverdueHoldLifted, map[string]any{"kind": HoldOverdue})
 	}
 	return c, nil
-}
-
-// SweepResult counts what a sweep changed.
-type SweepResult struct {
-	Checked int `json:"checked"`
-	Placed  int `json:"placed"`
-	Lifted  int `json:"lifted"`
-}
-
-// SweepHoldsAsOf sweeps as SweepHolds does, deciding what is overdue as of t instead of the
-// service clock's now (creditd holds sweep --now). What it changes is stamped with the
-// service clock's time all the same, never t (contract §11: a hold placed "in the future"
-// would give a company an updated_at that the next real change goes back from).
-func (s *Maintenance) SweepHoldsAsOf(ctx context.Context, t time.Time) (SweepResult, error) {
-	return s.SweepHolds(context.WithValue(ctx, asOfKey{}, t))
-}
-
-type asOfKey struct{}
-
-// asOf is the moment the overdue state is decided at: a sweep's --now, else the clock's now.
-func (c clock) asOf(ctx context.Context) time.Time {
-	if t, ok := ctx.Value(asOfKey{}).(time.Time); ok {
-		return t
-	}
-	return c.Now()
-}
-
-// SweepHolds finds companies whose overdue state changed with the passing of time (an invoice
-// fell due, or an overdue hold lost its reason) across all stores and reconciles each in its
-// own transaction. Several instances may sweep at once: each company is reconciled under its
-// lock, so the outcome is the same.
-func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
-	ctx = tenant.System(ctx)
-	now := s.clock.asOf(ctx)
-	var res SweepResult
-	dueIDs, err := s.db.Ent().Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
-		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
-	if err != nil {
-		return res, err
-	}
-	candidates := map[string]bool{}
-	for start := 0; start < len(dueIDs); start += 500 {
-		batch := dueIDs[start:min(start+500, len(dueIDs))]
-		unheld, err := s.db.Ent().Company.Query().Where(company.IDIn(batch...), company.HoldKindIsNil()).IDs(ctx)
-		if err != nil {
-			return res, err
-		}
-		for _, id := range unheld {
-			candidates[id] = true
-		}
-	}
-	held, err := s.db.Ent().Company.Query().Where(company.HoldKindEQ(company.HoldKindOverdue)).IDs(ctx)
-	if err != nil {
-		return res, err
-	}
-	for _, id := range held {
-		candidates[id] = true
-	}
-	for id := range candidates {
-		err := s.db.InTx(ctx, func(tx *ent.Tx) error {
-			c, err := s.companies.lockCompany(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			before := c.HoldKind
-			c, err = s.ledger.reconcileOverdue(ctx, tx, c)
-			if err != nil {
-				return err
-			}
-			res.Checked++
-			switch {
-			case before == nil && c.HoldKind != nil:
-				res.Placed++
-			case before != nil && c.HoldKind == nil:
-				res.Lifted++
-			}
-			return nil
-		})
-		if err != nil && !IsNotFound(err) {
-			return res, err
-		}
-	}
-	return res, nil
 }
