@@ -29,6 +29,7 @@ type Storage interface {
 	SeqRanges
 	Keysets
 	ReceivableSums
+	PaymentFigures
 	Filters
 	Search
 	Erasure
