@@ -17,13 +17,11 @@ import (
 // date, and the amounts times the microseconds beyond their due date), and the invoiced and
 // open amounts summed by day back from now, from the day of the oldest open invoice on (the
 // countback never goes further: the open total is at most what was invoiced since then), a
-// row per day. Amounts stay exact decimals: PostgreSQL sums numeric; SQLite, which keeps them
-// as TEXT, sums them with MoneySums' integer parts and fractions, and the products of amounts
-// and durations with a Go aggregate that SQLite runs over the rows (database.SumMoneyTimesMicros;
-// its integers would overflow and its SUM of a product is a float). Measured against reading
-// every paid invoice into the process (BENCHMARKS.md, "Issue 38"): on a store with 207,306
-// invoices paid in the year, 3.0 s of CPU (less than half the memory of the read, but more
-// CPU), too slow for a dashboard to poll; what to do next is said there.
+// row per day. Amounts stay exact decimals: PostgreSQL sums numeric; on SQLite, which keeps
+// them as TEXT, database/behaviour.go sums integer pieces of them (PaymentFigures.PaidSums,
+// IssuedByDay). Measured in BENCHMARKS.md ("Issue 38, second pass"): 1.8 s of CPU on a store
+// with 207,299 invoices paid in the year (2.6 s before), still too slow for a dashboard to
+// poll; what bounds it is said there.
 
 // StoreBehaviour is how the store's companies paid over a trailing window, and the store's DSO.
 type StoreBehaviour struct {
