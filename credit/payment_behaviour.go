@@ -204,7 +204,7 @@ func behaviourRows(ctx context.Context, db PaymentFigures, client *ent.Client, c
 		Open       bool            `json:"open"`
 		DueAt      time.Time       `json:"due_at"`
 		SettledAt  *time.Time      `json:"settled_at"`
-		IssuedAt   time.Time       `json:"occurred_at"`
+		IssuedAt   *time.Time      `json:"occurred_at"`
 		Cancelled  bool            `json:"cancelled"`
 	}
 	err := client.Invoice.Query().
@@ -220,7 +220,10 @@ func behaviourRows(ctx context.Context, db PaymentFigures, client *ent.Client, c
 	out := make([]behaviourRow, len(rows))
 	for i, r := range rows {
 		out[i] = behaviourRow{company: r.CompanyID, seq: r.Seq, amount: r.Amount, open: r.OpenAmount, isOpen: r.Open,
-			issued: r.IssuedAt, due: r.DueAt, settled: r.SettledAt, cancelled: r.Cancelled}
+			due: r.DueAt, settled: r.SettledAt, cancelled: r.Cancelled}
+		if r.IssuedAt != nil {
+			out[i].issued = *r.IssuedAt
+		}
 	}
 	return out, nil
 }

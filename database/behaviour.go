@@ -59,14 +59,15 @@ func hasCancellation(sel *entsql.Selector) *entsql.Predicate {
 }
 
 // IssueAndCancellation, given to the Aggregate of a Select of invoices, joins each invoice's
-// order entry and selects as "cancelled" whether the invoice is closed and its order has a
+// order entry (a left join: NULL when the entry is not found, as base's separate read left
+// the time zero) and selects as "cancelled" whether the invoice is closed and its order has a
 // cancellation entry (an open invoice is not looked up: it is not cancelled). It returns the
 // order entry's occurred_at (the invoice's issue time, column "occurred_at"), for the
 // Aggregate to select.
 func (db *DB) IssueAndCancellation() func(*entsql.Selector) string {
 	return func(sel *entsql.Selector) string {
 		le := entsql.Table(ledgerentry.Table).As("issued")
-		sel.Join(le).On(sel.C(invoice.FieldLedgerEntryID), le.C(ledgerentry.FieldID))
+		sel.LeftJoin(le).On(sel.C(invoice.FieldLedgerEntryID), le.C(ledgerentry.FieldID))
 		sel.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) {
 			b.WriteString("CASE WHEN ").Ident(sel.C(invoice.FieldOpen)).WriteString(" THEN FALSE ELSE ").
 				Join(hasCancellation(sel)).WriteString(" END")
