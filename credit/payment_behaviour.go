@@ -196,16 +196,9 @@ func behaviourRows(ctx context.Context, db PaymentFigures, client *ent.Client, c
 		return nil, nil
 	}
 	var rows []struct {
-		ID         string          `json:"id"`
-		CompanyID  string          `json:"company_id"`
-		Seq        int64           `json:"seq"`
-		Amount     decimal.Decimal `json:"amount"`
-		OpenAmount decimal.Decimal `json:"open_amount"`
-		Open       bool            `json:"open"`
-		DueAt      time.Time       `json:"due_at"`
-		SettledAt  *time.Time      `json:"settled_at"`
-		IssuedAt   *time.Time      `json:"occurred_at"`
-		Cancelled  bool            `json:"cancelled"`
+		ent.Invoice
+		IssuedAt  *time.Time `json:"occurred_at"`
+		Cancelled bool       `json:"cancelled"`
 	}
 	err := client.Invoice.Query().
 		Where(invoice.CompanyIDIn(companies...),
