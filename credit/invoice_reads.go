@@ -229,7 +229,7 @@ func (s *invoiceReader) invoiceDetails(ctx context.Context, client *ent.Client, 
 		}
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, s.filters.CancelledInvoices(), withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
 		return d, err
 	}
 	d.reminders, err = invoiceReminders(ctx, client, rows)

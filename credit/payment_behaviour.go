@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/invoice"
-	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/predicate"
 )
 
@@ -38,8 +36,9 @@ func checkWindowDays(windowDays int) error {
 // averageDaysBeyondTerms returns, per company, the average of (paid_at − due_at) in days over
 // the invoices paid in the window ending at asOf, weighted by invoice amount and rounded to
 // one decimal (negative when paid early). Cancelled invoices never count; a company that paid
-// nothing in the window is absent. One statement for all the companies.
-func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
+// nothing in the window is absent. One statement for all the companies; cancelled is the
+// storage's condition that an invoice was cancelled (Filters.CancelledInvoices).
+func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, cancelled predicate.Invoice, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
 	out := map[string]decimal.Decimal{}
 	if len(companyIDs) == 0 {
 		return out, nil
@@ -47,7 +46,7 @@ func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, companyIDs 
 	rows, err := client.Invoice.Query().
 		Where(invoice.CompanyIDIn(companyIDs...), invoice.Open(false),
 			invoice.SettledAtGT(asOf.Add(-time.Duration(windowDays)*24*time.Hour)), invoice.SettledAtLTE(asOf),
-			invoice.Not(cancelledInvoice())).
+			invoice.Not(cancelled)).
 		Select(invoice.FieldCompanyID, invoice.FieldAmount, invoice.FieldDueAt, invoice.FieldSettledAt).
 		All(ctx)
 	if err != nil {
@@ -173,7 +172,7 @@ func (s *Reports) PaymentBehaviour(ctx context.Context, companyIDs []string, win
 	}
 	now := s.clock.Now()
 	from := now.Add(-time.Duration(windowDays) * 24 * time.Hour)
-	rows, err := behaviourRows(ctx, client, known, from, now)
+	rows, err := behaviourRows(ctx, s.db, client, known, from, now)
 	if err != nil {
 		return nil, err
 	}
@@ -190,78 +189,38 @@ func (s *Reports) PaymentBehaviour(ctx context.Context, companyIDs []string, win
 
 // behaviourRows reads the invoices of companies that payment behaviour needs: those settled in
 // (from, now], and every invoice of a company whose seq is at least that of its oldest open
-// invoice. Three statements: the invoices, the order entries that give their issue dates, and
-// the cancellations of the settled ones; the last two select by subquery, never by a list of
-// IDs (a company may have hundreds of thousands of invoices).
-func behaviourRows(ctx context.Context, client *ent.Client, companies []string, from, now time.Time) ([]behaviourRow, error) {
+// invoice; each with its issue time (its order entry's) and whether it was cancelled. One
+// statement, which selects the invoices by company and finds each one's order entry by its
+// key and its cancellation by the order (PaymentFigures.IssueAndCancellation): never a list
+// of invoice IDs, since a company may have hundreds of thousands of invoices.
+func behaviourRows(ctx context.Context, db PaymentFigures, client *ent.Client, companies []string, from, now time.Time) ([]behaviourRow, error) {
 	if len(companies) == 0 {
 		return nil, nil
 	}
-	where := []predicate.Invoice{
-		invoice.CompanyIDIn(companies...),
-		invoice.Or(
-			invoice.And(invoice.SettledAtGT(from), invoice.SettledAtLTE(now)),
-			func(sel *sql.Selector) {
-				t := sql.Table(invoice.Table).As("oldest_open")
-				sel.Where(sql.GTE(sel.C(invoice.FieldSeq), sql.Select(sql.Min(t.C(invoice.FieldSeq))).From(t).
-					Where(sql.And(sql.ColumnsEQ(t.C(invoice.FieldCompanyID), sel.C(invoice.FieldCompanyID)), sql.EQ(t.C(invoice.FieldOpen), true)))))
-			},
-		),
+	var rows []struct {
+		ent.Invoice
+		IssuedAt  *time.Time `json:"occurred_at"`
+		Cancelled bool       `json:"cancelled"`
 	}
-	invs, err := client.Invoice.Query().Where(where...).
-		Select(invoice.FieldCompanyID, invoice.FieldSeq, invoice.FieldLedgerEntryID, invoice.FieldPlatformOrderGid, invoice.FieldAmount,
-			invoice.FieldOpenAmount, invoice.FieldOpen, invoice.FieldDueAt, invoice.FieldSettledAt).
-		All(ctx)
-	if err != nil || len(invs) == 0 {
-		return nil, err
-	}
-	matching := func(column string, extra ...predicate.Invoice) func(*sql.Selector) {
-		return func(sel *sql.Selector) {
-			t := sql.Select().From(sql.Table(invoice.Table))
-			inner := t.Select(t.C(column))
-			for _, w := range append(where, extra...) {
-				w(inner)
-			}
-			sel.Where(sql.In(sel.C(ledgerentryColumn(column)), inner))
-		}
-	}
-	entries, err := client.LedgerEntry.Query().Where(matching(invoice.FieldLedgerEntryID)).
-		Select(ledgerentry.FieldID, ledgerentry.FieldOccurredAt).All(ctx)
+	err := client.Invoice.Query().
+		Where(invoice.CompanyIDIn(companies...),
+			invoice.Or(invoice.And(invoice.SettledAtGT(from), invoice.SettledAtLTE(now)), db.InvoicesSinceOldestOpen())).
+		Select(invoice.FieldCompanyID, invoice.FieldSeq, invoice.FieldAmount, invoice.FieldOpenAmount, invoice.FieldOpen,
+			invoice.FieldDueAt, invoice.FieldSettledAt).
+		Aggregate(db.IssueAndCancellation()).
+		Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
 	}
-	issued := make(map[string]time.Time, len(entries))
-	for _, e := range entries {
-		issued[e.ID] = e.OccurredAt
-	}
-	cancels, err := client.LedgerEntry.Query().
-		Where(ledgerentry.KindEQ(ledgerentry.KindCancellation), ledgerentry.CompanyIDIn(companies...),
-			matching(invoice.FieldPlatformOrderGid, invoice.Open(false))).
-		Select(ledgerentry.FieldCompanyID, ledgerentry.FieldPlatformOrderGid).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cancelled := map[string]bool{}
-	for _, e := range cancels {
-		if e.PlatformOrderGid != nil {
-			cancelled[e.CompanyID+" "+*e.PlatformOrderGid] = true
-		}
-	}
-	out := make([]behaviourRow, len(invs))
-	for i, r := range invs {
+	out := make([]behaviourRow, len(rows))
+	for i, r := range rows {
 		out[i] = behaviourRow{company: r.CompanyID, seq: r.Seq, amount: r.Amount, open: r.OpenAmount, isOpen: r.Open,
-			issued: issued[r.LedgerEntryID], due: r.DueAt, settled: r.SettledAt,
-			cancelled: !r.Open && cancelled[r.CompanyID+" "+r.PlatformOrderGid]}
+			due: r.DueAt, settled: r.SettledAt, cancelled: r.Cancelled}
+		if r.IssuedAt != nil {
+			out[i].issued = *r.IssuedAt
+		}
 	}
 	return out, nil
-}
-
-// ledgerentryColumn is the ledger entry column an invoice column is matched against.
-func ledgerentryColumn(invoiceColumn string) string {
-	if invoiceColumn == invoice.FieldLedgerEntryID {
-		return ledgerentry.FieldID
-	}
-	return ledgerentry.FieldPlatformOrderGid
 }
 
 // behaviourOf computes one company's payment behaviour from its rows (behaviourRows).

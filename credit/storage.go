@@ -103,14 +103,6 @@ type MoneySums interface {
 	ParseMoneySum(text string) (decimal.Decimal, error)
 	// MoneyIsNotZero is the condition that the decimal column col is not zero.
 	MoneyIsNotZero(col string) *sql.Predicate
-	// SumMoneyTimesMicros is the SQL expression of the exact sum over the query's rows of the
-	// decimal column col times the microseconds from the time column earlier to the time
-	// column later (truncated toward zero, negative when later is earlier), as text that
-	// ParseMoneySum reads.
-	SumMoneyTimesMicros(col, later, earlier string) sql.Querier
-	// Micros is the SQL expression of the time column col as an integer number of
-	// microseconds since the Unix epoch.
-	Micros(col string) sql.Querier
 }
 
 // PackedReads reads the rows of the lists the API serves most (pages of companies, ledger
@@ -167,6 +159,29 @@ type ReceivableSums interface {
 	// ID as "k" and as "s" the exact sum (SumMoney's text) of the companies' outstanding
 	// balances.
 	OutstandingSums() func(*sql.Selector) string
+}
+
+// PaymentFigures reads what payment behaviour is computed from (contract §17): a page of
+// companies' invoices with what the invoice table does not hold, and the store's figures
+// summed by the database. Each is one statement whatever the number of companies and
+// invoices.
+type PaymentFigures interface {
+	// InvoicesSinceOldestOpen, given to a query of invoices' Where, keeps the invoices whose
+	// seq is at least that of their company's oldest open invoice.
+	InvoicesSinceOldestOpen() func(*sql.Selector)
+	// IssueAndCancellation, given to the Aggregate of a Select of invoices, selects as
+	// "occurred_at" the issue time of each invoice (its order entry's) and as "cancelled"
+	// whether it is closed and its order has a cancellation entry.
+	IssueAndCancellation() func(*sql.Selector) string
+	// PaidSums runs q, a query of invoices, and returns over those not cancelled that have
+	// settled_at: their number, the sum of their amounts, that of the amounts settled by their
+	// due date, and the sum of amount × the microseconds from due_at to settled_at, exactly.
+	PaidSums(ctx context.Context, q *ent.InvoiceQuery) (n int, paid, onTime, weighted decimal.Decimal, err error)
+	// IssuedByDay runs q, a query of store storeID's invoices, and returns, over the invoices
+	// issued since its oldest open one was, the amounts invoiced per day back from now (day k
+	// is [now − k days, now − (k−1) days), day 1 also holding now; cancelled invoices are not
+	// sales), the earliest day with any, and the open amounts' total.
+	IssuedByDay(ctx context.Context, q *ent.InvoiceQuery, storeID string, now time.Time) (byDay map[int64]decimal.Decimal, last int64, open decimal.Decimal, err error)
 }
 
 // Filters are the conditions that read another table than the query's own (a subquery),

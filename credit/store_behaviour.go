@@ -4,11 +4,9 @@ import (
 	"context"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
 	"github.com/creditd/creditd/ent/invoice"
-	"github.com/creditd/creditd/ent/ledgerentry"
 )
 
 // The store's payment figures (contract §17): the company's definitions (payment_behaviour.go)
@@ -19,13 +17,11 @@ import (
 // date, and the amounts times the microseconds beyond their due date), and the invoiced and
 // open amounts summed by day back from now, from the day of the oldest open invoice on (the
 // countback never goes further: the open total is at most what was invoiced since then), a
-// row per day. Amounts stay exact decimals: PostgreSQL sums numeric; SQLite, which keeps them
-// as TEXT, sums them with MoneySums' integer parts and fractions, and the products of amounts
-// and durations with a Go aggregate that SQLite runs over the rows (database.SumMoneyTimesMicros;
-// its integers would overflow and its SUM of a product is a float). Measured against reading
-// every paid invoice into the process (BENCHMARKS.md, "Issue 38"): on a store with 207,306
-// invoices paid in the year, 3.0 s of CPU (less than half the memory of the read, but more
-// CPU), too slow for a dashboard to poll; what to do next is said there.
+// row per day. Amounts stay exact decimals: PostgreSQL sums numeric; on SQLite, which keeps
+// them as TEXT, database/behaviour.go sums integer pieces of them (PaymentFigures.PaidSums,
+// IssuedByDay). Measured in BENCHMARKS.md ("Issue 38, second pass"): 1.8 s of CPU on a store
+// with 207,299 invoices paid in the year (2.6 s before), still too slow for a dashboard to
+// poll; what bounds it is said there.
 
 // StoreBehaviour is how the store's companies paid over a trailing window, and the store's DSO.
 type StoreBehaviour struct {
@@ -61,7 +57,7 @@ func (s *Reports) StoreBehaviour(ctx context.Context, windowDays int) (StoreBeha
 	}
 	now := s.clock.Now()
 	b := StoreBehaviour{AsOf: At(now), WindowDays: windowDays}
-	if err := s.storePaid(ctx, st.ID, &b, now.Add(-time.Duration(windowDays)*24*time.Hour), now); err != nil {
+	if err := s.storePaid(ctx, &b, now.Add(-time.Duration(windowDays)*24*time.Hour), now); err != nil {
 		return StoreBehaviour{}, err
 	}
 	if b.DSODays, err = s.storeDSO(ctx, st.ID, now); err != nil {
@@ -88,123 +84,29 @@ func (s *Reports) StoreDSO(ctx context.Context) (decimal.Decimal, error) {
 }
 
 // storePaid sums, in one statement, the store's invoices paid in (from, now] into b's averages.
-func (s *Reports) storePaid(ctx context.Context, storeID string, b *StoreBehaviour, from, now time.Time) error {
-	var rows []struct {
-		Key    string `json:"k"`
-		N      int    `json:"n"`
-		Paid   string `json:"paid"`
-		OnTime string `json:"on_time"`
-		Beyond string `json:"beyond"`
-	}
-	err := s.db.Reader(ctx).Invoice.Query().
-		Where(invoice.Open(false), invoice.SettledAtGT(from), invoice.SettledAtLTE(now), invoice.Not(cancelledInvoice())).
-		GroupBy(invoice.FieldStoreID).
-		Aggregate(func(sel *sql.Selector) string {
-			amount, settled, due := sel.C(invoice.FieldAmount), sel.C(invoice.FieldSettledAt), sel.C(invoice.FieldDueAt)
-			sel.AppendSelectAs(sel.C(invoice.FieldStoreID), "k")
-			sel.AppendSelectExprAs(sql.Expr("COUNT(*)"), "n")
-			sel.AppendSelectExprAs(s.db.SumMoney(amount, func(b *sql.Builder) { b.WriteString("1 = 1") }), "paid")
-			sel.AppendSelectExprAs(s.db.SumMoney(amount, func(b *sql.Builder) { b.Ident(settled).WriteOp(sql.OpLTE).Ident(due) }), "on_time")
-			sel.AppendSelectExprAs(s.db.SumMoneyTimesMicros(amount, settled, due), "beyond")
-			return ""
-		}).
-		Scan(ctx, &rows)
+func (s *Reports) storePaid(ctx context.Context, b *StoreBehaviour, from, now time.Time) error {
+	q := s.db.Reader(ctx).Invoice.Query().Where(invoice.Open(false), invoice.SettledAtGT(from), invoice.SettledAtLTE(now))
+	n, paid, onTime, beyond, err := s.db.PaidSums(ctx, q)
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if r.Key != storeID {
-			continue
-		}
-		var sums [3]decimal.Decimal
-		for i, text := range []string{r.Paid, r.OnTime, r.Beyond} {
-			if sums[i], err = s.db.ParseMoneySum(text); err != nil {
-				return err
-			}
-		}
-		b.InvoicesPaid = r.N
-		if paid := sums[0]; paid.IsPositive() {
-			perDay := decimal.NewFromInt((24 * time.Hour).Microseconds())
-			avg := sums[2].Div(paid).Div(perDay).Round(1)
-			share := sums[1].DivRound(paid, 3).StringFixed(3)
-			b.AverageDaysBeyondTerms, b.PaidOnTimeShare = &avg, &share
-		}
+	b.InvoicesPaid = n
+	if paid.IsPositive() {
+		perDay := decimal.NewFromInt((24 * time.Hour).Microseconds())
+		avg := beyond.Div(paid).Div(perDay).Round(1)
+		share := onTime.DivRound(paid, 3).StringFixed(3)
+		b.AverageDaysBeyondTerms, b.PaidOnTimeShare = &avg, &share
 	}
 	return nil
 }
 
-// storeDSO is the store's countback DSO (countback's days: day k is [now − k days,
-// now − (k−1) days), day 1 also holding now) from one statement: per day back from now, the
+// storeDSO is the store's countback DSO from one statement: per day back from now, the
 // amounts invoiced (cancelled invoices are not sales) and the amounts still open, over the
-// invoices issued since the oldest open one; invoices issued after now (day 0) are open but
-// no day's sales. The rows are at most the days since the oldest open invoice was issued.
+// invoices issued since the oldest open one (PaymentFigures.IssuedByDay).
 func (s *Reports) storeDSO(ctx context.Context, storeID string, now time.Time) (decimal.Decimal, error) {
-	dayMicros := (24 * time.Hour).Microseconds()
-	nowMicros := now.UnixMicro()
-	var rows []struct {
-		Key    string `json:"k"`
-		Day    int64  `json:"d"`
-		Issued string `json:"issued"`
-		Open   string `json:"open"`
-	}
-	// The oldest open invoice's issue time, by a subquery on the store's ID (not correlated
-	// with the row, so the database runs it once).
-	oldest := func() *sql.Selector {
-		oi, ol := sql.Table(invoice.Table).As("oldest_open"), sql.Table(ledgerentry.Table).As("oldest_issued")
-		return sql.Select(sql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
-			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-			Where(sql.And(sql.EQ(oi.C(invoice.FieldOpen), true), sql.EQ(oi.C(invoice.FieldStoreID), storeID)))
-	}
-	err := s.db.Reader(ctx).Invoice.Query().
-		Where(
-			// An invoice is due at or after it was issued: those due before the oldest open
-			// one was issued are left out before their issue time is looked up.
-			func(sel *sql.Selector) { sel.Where(sql.GTE(sel.C(invoice.FieldDueAt), oldest())) },
-			invoice.Not(invoice.And(invoice.Open(false), cancelledInvoice())),
-		).
-		GroupBy(invoice.FieldStoreID).
-		Aggregate(func(sel *sql.Selector) string {
-			le := sql.Table(ledgerentry.Table).As("issued")
-			sel.Join(le).On(sel.C(invoice.FieldLedgerEntryID), le.C(ledgerentry.FieldID))
-			sel.Where(sql.GTE(le.C(ledgerentry.FieldOccurredAt), oldest()))
-			issued := s.db.Micros(le.C(ledgerentry.FieldOccurredAt))
-			sel.AppendSelectAs(sel.C(invoice.FieldStoreID), "k")
-			sel.AppendSelectExprAs(sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("CASE WHEN ").Join(issued).WriteOp(sql.OpGT).Arg(nowMicros).WriteString(" THEN 0 WHEN ").
-					Join(issued).WriteOp(sql.OpGTE).Arg(nowMicros - dayMicros).WriteString(" THEN 1 ELSE (").
-					Arg(nowMicros + dayMicros - 1).WriteString(" - ").Join(issued).WriteString(") / ").Arg(dayMicros).WriteString(" END")
-			}), "d")
-			sel.AppendSelectExprAs(s.db.SumMoney(sel.C(invoice.FieldAmount), func(b *sql.Builder) { b.WriteString("1 = 1") }), "issued")
-			sel.AppendSelectExprAs(s.db.SumMoney(sel.C(invoice.FieldOpenAmount), func(b *sql.Builder) {
-				b.Ident(sel.C(invoice.FieldOpen)).WriteOp(sql.OpEQ).Arg(true)
-			}), "open")
-			sel.GroupBy("d")
-			return ""
-		}).
-		Scan(ctx, &rows)
+	byDay, last, open, err := s.db.IssuedByDay(ctx, s.db.Reader(ctx).Invoice.Query(), storeID, now)
 	if err != nil {
 		return decimal.Zero, err
-	}
-	byDay := map[int64]decimal.Decimal{}
-	open := decimal.Zero
-	var last int64
-	for _, r := range rows {
-		if r.Key != storeID {
-			continue
-		}
-		issued, err := s.db.ParseMoneySum(r.Issued)
-		if err != nil {
-			return decimal.Zero, err
-		}
-		o, err := s.db.ParseMoneySum(r.Open)
-		if err != nil {
-			return decimal.Zero, err
-		}
-		open = open.Add(o)
-		if r.Day > 0 {
-			byDay[r.Day] = byDay[r.Day].Add(issued)
-			last = max(last, r.Day)
-		}
 	}
 	return countbackDays(byDay, last, open), nil
 }

@@ -5,13 +5,11 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
-	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/ent/apikey"
 	"github.com/creditd/creditd/ent/apikeysecret"
 	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ent/invoicereminder"
-	"github.com/creditd/creditd/ent/ledgerentry"
 	"github.com/creditd/creditd/ent/store"
 	"github.com/creditd/creditd/ent/webhookdelivery"
 	"github.com/creditd/creditd/ent/webhookendpoint"
@@ -92,12 +90,5 @@ func (db *DB) ReceivableCompanies() func(*entsql.Selector) {
 // cancellation entry of the company's ledger references (an EXISTS over the ledger, which the
 // index on (company_id, platform_order_gid) answers per invoice).
 func (db *DB) CancelledInvoices() func(*entsql.Selector) {
-	return func(sel *entsql.Selector) {
-		t := entsql.Table(ledgerentry.Table)
-		sel.Where(entsql.Exists(entsql.Select(t.C(ledgerentry.FieldID)).From(t).Where(entsql.And(
-			entsql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
-			entsql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
-			entsql.EQ(t.C(ledgerentry.FieldKind), credit.KindCancellation),
-		))))
-	}
+	return func(sel *entsql.Selector) { sel.Where(hasCancellation(sel)) }
 }
