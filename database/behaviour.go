@@ -48,7 +48,8 @@ func (db *DB) InvoicesSinceOldestOpen() func(*entsql.Selector) {
 }
 
 // hasCancellation is the condition that the invoice of sel's row has a cancellation entry for
-// its order (the invoice is cancelled, whatever else was paid on it).
+// its order (the invoice is cancelled, whatever else was paid on it): a probe of the ledger's
+// index on (company_id, platform_order_gid, kind), which answers it without reading a row.
 func hasCancellation(sel *entsql.Selector) *entsql.Predicate {
 	t := entsql.Table(ledgerentry.Table).As("cancellation")
 	return entsql.Exists(entsql.Select(t.C(ledgerentry.FieldID)).From(t).Where(entsql.And(

@@ -423,9 +423,9 @@ var (
 				Columns: []*schema.Column{LedgerEntriesColumns[11], LedgerEntriesColumns[1]},
 			},
 			{
-				Name:    "ledgerentry_company_id_platform_order_gid",
+				Name:    "ledgerentry_company_id_platform_order_gid_kind",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[11], LedgerEntriesColumns[5]},
+				Columns: []*schema.Column{LedgerEntriesColumns[11], LedgerEntriesColumns[5], LedgerEntriesColumns[2]},
 			},
 		},
 	}

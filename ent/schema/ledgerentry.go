@@ -58,6 +58,9 @@ func (LedgerEntry) Edges() []ent.Edge {
 func (LedgerEntry) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("company_id", "seq").Unique(),
-		index.Fields("company_id", "platform_order_gid"),
+		// An order's entries, and among them its cancellation: whether an invoice was
+		// cancelled is answered by this index alone (database's hasCancellation), without
+		// reading the order's entries.
+		index.Fields("company_id", "platform_order_gid", "kind"),
 	}
 }
