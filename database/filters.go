@@ -88,7 +88,7 @@ func (db *DB) ReceivableCompanies() func(*entsql.Selector) {
 
 // CancelledInvoices, given to a query of invoices' Where, keeps the invoices whose order a
 // cancellation entry of the company's ledger references (an EXISTS over the ledger, which the
-// index on (company_id, platform_order_gid) answers per invoice).
+// index on (company_id, platform_order_gid, kind) answers per invoice, see hasCancellation).
 func (db *DB) CancelledInvoices() func(*entsql.Selector) {
 	return func(sel *entsql.Selector) { sel.Where(hasCancellation(sel)) }
 }
