@@ -315,7 +315,8 @@ const keyChangesQuery = `SELECT n FROM "key_changes" WHERE id = 1`
 // sharedRead), so what each sees was read after any revocation that returned before it
 // called: a store's subscribers all confirm their keys at once after each event (credit's
 // EventSubscription.Confirm), and share a few reads instead of making one each. A caller whose
-// context has no deadline gets sharedReadTimeout's. SQLite: the statement stays prepared on
+// context has no deadline gets that of the database's statements (LimitStatements), else
+// sharedReadTimeout's. SQLite: the statement stays prepared on
 // each connection, and it runs without the caller's cancellation (a one-row read in WAL mode
 // never waits), since go-sqlite3 starts a goroutine to watch a cancellable context on every row.
 func (db *DB) KeyChanges(ctx context.Context) (int64, error) {
@@ -337,8 +338,14 @@ func (db *DB) readKeyChanges(ctx context.Context) (int64, error) {
 	if db.Dialect != dialect.Postgres {
 		ctx = context.WithoutCancel(ctx)
 	} else if _, ok := ctx.Deadline(); !ok {
+		// The deadline of the database's statements (serve's --db-timeout, LimitStatements),
+		// which also bounds each database read of a live subscription.
+		d := time.Duration(db.faults.statementTimeout.Load())
+		if d <= 0 {
+			d = sharedReadTimeout
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, sharedReadTimeout)
+		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	var rows entsql.Rows
@@ -377,8 +384,10 @@ type sharedFlight struct {
 	err  error
 }
 
-// sharedReadTimeout bounds a read made for the callers who joined it, which runs on a context
-// of its own (any one caller's cancellation must not fail the others).
+// sharedReadTimeout bounds a read of the count of key changes on PostgreSQL whose context has
+// no deadline, when the database's statements have none either (LimitStatements): a read made
+// for the callers who joined it runs on a context of its own (any one caller's cancellation
+// must not fail the others), and so does a live subscriber's.
 const sharedReadTimeout = 10 * time.Second
 
 func (s *sharedRead) do(ctx context.Context, read func(context.Context) (int64, error)) (int64, error) {
@@ -415,9 +424,9 @@ func (s *sharedRead) finish(read func(context.Context) (int64, error)) {
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), sharedReadTimeout)
-		f.n, f.err = read(ctx)
-		cancel()
+		// No caller's context: read bounds its own time (readKeyChanges: the statements'
+		// deadline).
+		f.n, f.err = read(context.Background())
 		close(f.done)
 		s.finish(read)
 	}()
