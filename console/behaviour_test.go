@@ -20,25 +20,10 @@ import (
 func TestPaymentBehaviourShown(t *testing.T) {
 	e := newConsole(t)
 	day := 24 * time.Hour
-	t0 := e.Clock.Now()
 	store := e.MustStore(t, "Payers", "EUR")
 	e.MustStaff(t, store, "Pat Payer", "pat@example.com", password)
 	co := e.MustCompany(t, store, "Payer", "100000").ID
-	rec := func(co, kind, amount, order string) {
-		t.Helper()
-		e.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: kind, Amount: amount, OrderGID: "gid://platform/Order/" + order})
-	}
-	// NET 30: 100 paid 10 days early (20 days to pay), 300 paid 10 days late (40 days), 200
-	// open, issued 5 days before now, due at t0 + 75 days.
-	rec(co, credit.KindOrderPlaced, "100", "1")
-	rec(co, credit.KindOrderPlaced, "300", "2")
-	e.Clock.Set(t0.Add(20 * day))
-	rec(co, credit.KindPayment, "-100", "1")
-	e.Clock.Set(t0.Add(40 * day))
-	rec(co, credit.KindPayment, "-300", "2")
-	e.Clock.Set(t0.Add(45 * day))
-	rec(co, credit.KindOrderPlaced, "200", "3")
-	e.Clock.Set(t0.Add(50 * day))
+	t0 := e.MustPaymentHistory(t, co)
 
 	b := e.browser(t)
 	b.mustSignIn("pat@example.com", password)
@@ -60,10 +45,10 @@ func TestPaymentBehaviourShown(t *testing.T) {
 	t.Cleanup(ts.Close)
 	many := e.MustCompany(t, store, "Many", "1000000").ID
 	for i := range 40 {
-		rec(many, credit.KindOrderPlaced, "10", fmt.Sprint(100+i))
-		rec(many, credit.KindPayment, "-10", fmt.Sprint(100+i))
+		e.MustOrderEntry(t, many, credit.KindOrderPlaced, "10", fmt.Sprint(100+i))
+		e.MustOrderEntry(t, many, credit.KindPayment, "-10", fmt.Sprint(100+i))
 	}
-	rec(many, credit.KindOrderPlaced, "10", "999")
+	e.MustOrderEntry(t, many, credit.KindOrderPlaced, "10", "999")
 	counted := e.browser(t)
 	counted.base = ts.URL
 	counted.mustSignIn("pat@example.com", password)

@@ -32,40 +32,32 @@ func behaviourHistory(t *testing.T, env *credittest.ServiceEnv) (ctx context.Con
 	credited = env.MustCompany(t, st, "Credit Balance", "100000").ID
 	fresh = env.MustCompany(t, st, "Fresh", "100000").ID
 	stale = env.MustCompany(t, st, "Stale", "100000").ID
-	rec := func(co, kind, amount, order string) {
-		t.Helper()
-		in := credit.LedgerEntryInput{CompanyID: co, Kind: kind, Amount: amount}
-		if order != "" {
-			in.OrderGID = "gid://platform/Order/" + order
-		}
-		env.MustRecord(t, in)
-	}
 	at := func(d time.Duration) { env.Clock.Set(t0.Add(d)) }
 	back := credit.At(t0.Add(-100 * day))
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: stale, Kind: credit.KindOrderPlaced, Amount: "80",
 		OrderGID: "gid://platform/Order/90", OccurredAt: &back})
-	rec(payer, credit.KindOrderPlaced, "100", "1")
-	rec(payer, credit.KindOrderPlaced, "200", "2")
-	rec(payer, credit.KindOrderPlaced, "300", "3")
-	rec(payer, credit.KindOrderPlaced, "50", "4")
-	rec(credited, credit.KindOrderPlaced, "100", "20")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "100", "1")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "200", "2")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "300", "3")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "50", "4")
+	env.MustOrderEntry(t, credited, credit.KindOrderPlaced, "100", "20")
 	at(5 * day)
-	rec(credited, credit.KindPayment, "-150", "")
+	env.MustOrderEntry(t, credited, credit.KindPayment, "-150", "")
 	at(10 * day)
-	rec(payer, credit.KindPayment, "-200", "2")
-	rec(payer, credit.KindCancellation, "-50", "4")
+	env.MustOrderEntry(t, payer, credit.KindPayment, "-200", "2")
+	env.MustOrderEntry(t, payer, credit.KindCancellation, "-50", "4")
 	at(40 * day)
-	rec(payer, credit.KindPayment, "-300", "")
+	env.MustOrderEntry(t, payer, credit.KindPayment, "-300", "")
 	at(45 * day)
-	rec(payer, credit.KindPayment, "-100", "3")
+	env.MustOrderEntry(t, payer, credit.KindPayment, "-100", "3")
 	at(50 * day)
-	rec(payer, credit.KindOrderPlaced, "1000", "5")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "1000", "5")
 	at(60 * day)
-	rec(payer, credit.KindOrderPlaced, "500", "6")
+	env.MustOrderEntry(t, payer, credit.KindOrderPlaced, "500", "6")
 	at(70 * day)
-	rec(payer, credit.KindPayment, "-1200", "")
+	env.MustOrderEntry(t, payer, credit.KindPayment, "-1200", "")
 	at(99*day + 12*time.Hour)
-	rec(fresh, credit.KindOrderPlaced, "70", "30")
+	env.MustOrderEntry(t, fresh, credit.KindOrderPlaced, "70", "30")
 	at(100 * day)
 	return ctx, payer, credited, fresh, stale, t0
 }

@@ -22,26 +22,22 @@ func TestExpectedPaymentAt(t *testing.T) {
 	late := env.MustCompany(t, st, "Late Payer", "100000").ID
 	fresh := env.MustCompany(t, st, "New Buyer", "100000").ID
 	early := env.MustCompany(t, st, "Early Payer", "100000").ID
-	rec := func(co, kind, amount, order string) {
-		t.Helper()
-		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: kind, Amount: amount, OrderGID: "gid://platform/Order/" + order})
-	}
-	rec(late, credit.KindOrderPlaced, "1000", "10")
-	rec(late, credit.KindOrderPlaced, "100", "11")
-	rec(late, credit.KindOrderPlaced, "300", "12")
-	rec(late, credit.KindOrderPlaced, "50", "13")
-	rec(early, credit.KindOrderPlaced, "80", "30")
+	env.MustOrderEntry(t, late, credit.KindOrderPlaced, "1000", "10")
+	env.MustOrderEntry(t, late, credit.KindOrderPlaced, "100", "11")
+	env.MustOrderEntry(t, late, credit.KindOrderPlaced, "300", "12")
+	env.MustOrderEntry(t, late, credit.KindOrderPlaced, "50", "13")
+	env.MustOrderEntry(t, early, credit.KindOrderPlaced, "80", "30")
 	env.Clock.Set(t0.Add(day))
-	rec(late, credit.KindPayment, "-1000", "10") // 29 days early, but out of the window below
+	env.MustOrderEntry(t, late, credit.KindPayment, "-1000", "10") // 29 days early, but out of the window below
 	env.Clock.Set(t0.Add(28 * day))
-	rec(late, credit.KindPayment, "-300", "12")     // 2 days early
-	rec(late, credit.KindCancellation, "-50", "13") // cancelled: never counts
-	rec(early, credit.KindPayment, "-80", "30")     // 2 days early
+	env.MustOrderEntry(t, late, credit.KindPayment, "-300", "12")     // 2 days early
+	env.MustOrderEntry(t, late, credit.KindCancellation, "-50", "13") // cancelled: never counts
+	env.MustOrderEntry(t, early, credit.KindPayment, "-80", "30")     // 2 days early
 	env.Clock.Set(t0.Add(40 * day))
-	rec(late, credit.KindPayment, "-100", "11") // 10 days late
-	rec(late, credit.KindOrderPlaced, "70", "14")
-	rec(fresh, credit.KindOrderPlaced, "70", "20")
-	rec(early, credit.KindOrderPlaced, "70", "31")
+	env.MustOrderEntry(t, late, credit.KindPayment, "-100", "11") // 10 days late
+	env.MustOrderEntry(t, late, credit.KindOrderPlaced, "70", "14")
+	env.MustOrderEntry(t, fresh, credit.KindOrderPlaced, "70", "20")
+	env.MustOrderEntry(t, early, credit.KindOrderPlaced, "70", "31")
 	env.Clock.Set(t0.Add(366*day + time.Second)) // order 10's payment is 365 days and a second ago
 
 	openOf := func(co string) credit.Invoice {

@@ -304,6 +304,41 @@ func (e *ServiceEnv) MustRecord(tb testing.TB, in credit.LedgerEntryInput) credi
 	return le
 }
 
+// MustOrderEntry appends a ledger entry of kind for amount from the platform side, for order
+// gid://platform/Order/<order>, or for no order when order is "".
+func (e *ServiceEnv) MustOrderEntry(tb testing.TB, companyID, kind, amount, order string) credit.LedgerEntry {
+	tb.Helper()
+	in := credit.LedgerEntryInput{CompanyID: companyID, Kind: kind, Amount: amount}
+	if order != "" {
+		in.OrderGID = "gid://platform/Order/" + order
+	}
+	return e.MustRecord(tb, in)
+}
+
+// MustPaymentHistory gives companyID, on NET 30 terms, a payment history worked out by hand,
+// for the tests of each surface that shows payment behaviour (the domain's own figures are
+// tested on richer histories in credit/): orders of 100 and 300 placed at the clock's time t0,
+// the 100 paid 10 days early (day 20) and the 300 10 days late (day 40), an order of 200 placed
+// on day 45 and open; the clock is left at day 50, and t0 is returned. Over a window of 365
+// days: 35.0 days to pay, 5.0 days beyond terms, 0.250 paid on time; DSO 5.0 days (the 200
+// open, issued 5 days back); no rating with two invoices paid; the open invoice is expected at
+// its due date (day 75) plus 5.0 days. Over 15 days: the 300 alone, 10 days late.
+func (e *ServiceEnv) MustPaymentHistory(tb testing.TB, companyID string) time.Time {
+	tb.Helper()
+	day := 24 * time.Hour
+	t0 := e.Clock.Now()
+	e.MustOrderEntry(tb, companyID, credit.KindOrderPlaced, "100", "1")
+	e.MustOrderEntry(tb, companyID, credit.KindOrderPlaced, "300", "2")
+	e.Clock.Set(t0.Add(20 * day))
+	e.MustOrderEntry(tb, companyID, credit.KindPayment, "-100", "1")
+	e.Clock.Set(t0.Add(40 * day))
+	e.MustOrderEntry(tb, companyID, credit.KindPayment, "-300", "2")
+	e.Clock.Set(t0.Add(45 * day))
+	e.MustOrderEntry(tb, companyID, credit.KindOrderPlaced, "200", "3")
+	e.Clock.Set(t0.Add(50 * day))
+	return t0
+}
+
 // MustApplication creates an application in storeID.
 func (e *ServiceEnv) MustApplication(tb testing.TB, storeID string, in credit.ApplicationInput) credit.Application {
 	tb.Helper()

@@ -3,7 +3,6 @@ package graph_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
@@ -18,29 +17,15 @@ const storeBehaviourQuery = `{ receivables { dsoDays averageDaysBeyondTerms paid
 // store beside it; a window out of range is invalid_parameter naming windowDays.
 func TestReceivablesPaymentFigures(t *testing.T) {
 	env := credittest.New(t)
-	day := 24 * time.Hour
-	t0 := env.Clock.Now()
 	store := env.MustStore(t, "Figures", "EUR")
 	key := env.MustKey(t, store, "dash", credit.ScopeReadCredit)
 	co := env.MustCompany(t, store, "Payer", "100000").ID
 	other := env.MustStore(t, "Other", "EUR")
 	otherKey := env.MustKey(t, other, "dash", credit.ScopeReadCredit)
 	elsewhere := env.MustCompany(t, other, "Elsewhere", "100000").ID
-	rec := func(co, kind, amount, order string) {
-		t.Helper()
-		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: kind, Amount: amount, OrderGID: "gid://platform/Order/" + order})
-	}
-	// NET 30: 100 paid 10 days early, 300 paid 10 days late, 200 open issued 5 days before now.
-	rec(co, credit.KindOrderPlaced, "100", "1")
-	rec(co, credit.KindOrderPlaced, "300", "2")
-	rec(elsewhere, credit.KindOrderPlaced, "9000", "9")
-	env.Clock.Set(t0.Add(20 * day))
-	rec(co, credit.KindPayment, "-100", "1")
-	env.Clock.Set(t0.Add(40 * day))
-	rec(co, credit.KindPayment, "-300", "2")
-	env.Clock.Set(t0.Add(45 * day))
-	rec(co, credit.KindOrderPlaced, "200", "3")
-	env.Clock.Set(t0.Add(50 * day))
+	// 9000 open in the other store, issued with the history's first orders.
+	env.MustOrderEntry(t, elsewhere, credit.KindOrderPlaced, "9000", "9")
+	env.MustPaymentHistory(t, co)
 
 	data := query(t, env, key, storeBehaviourQuery)
 	r := at(t, data, "receivables")
