@@ -92,11 +92,18 @@ func (db *DB) Reader(ctx context.Context) *ent.Client {
 
 // ForUpdate, given to a query's Where, makes the query lock the rows it reads until the
 // transaction ends, so that concurrent writers of the same rows take turns. PostgreSQL takes
-// row locks (SELECT ... FOR UPDATE). SQLite has none and needs none: its write transactions
-// start with BEGIN IMMEDIATE and hold the database's single write lock throughout.
+// row locks: SELECT ... FOR NO KEY UPDATE, the lock an UPDATE of the row takes anyway, which
+// every other writer's lock waits for, but which lets other transactions insert rows that
+// refer to the locked one (their foreign-key checks take FOR KEY SHARE). FOR UPDATE would make
+// them wait too: every idempotency claim and every insert of another company's rows, which
+// all refer to the store's row, would queue behind the store's current writer until it
+// commits (issue 40: measured in BENCHMARKS.md). No writer changes a key of these rows, and a
+// delete takes FOR UPDATE, which still waits. SQLite has none and needs none: its write
+// transactions start with BEGIN IMMEDIATE and hold the database's single write lock
+// throughout.
 func (db *DB) ForUpdate(s *entsql.Selector) {
 	if db.Dialect == dialect.Postgres {
-		s.ForUpdate()
+		s.For(entsql.LockNoKeyUpdate)
 	}
 }
 
@@ -118,7 +125,7 @@ func (db *DB) LockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
 // locks the store's row before the company's, where the database takes row locks: the row of
 // store storeID, or when storeID is "" (system work) of the store that company companyID
 // names, read in the same statement. Both locks are one statement: the store's lock is a
-// condition that names no column of the company (an EXISTS … FOR UPDATE OF locked_store),
+// condition that names no column of the company (an EXISTS … FOR NO KEY UPDATE OF locked_store),
 // which PostgreSQL evaluates once, as an InitPlan, before it reads and locks the company's
 // row. On SQLite it adds nothing.
 func (db *DB) ForUpdateStoreFirst(storeID, companyID string) func(*entsql.Selector) {
@@ -128,7 +135,7 @@ func (db *DB) ForUpdateStoreFirst(storeID, companyID string) func(*entsql.Select
 	return func(sel *entsql.Selector) {
 		// OF locked_store: only the store's row, whatever else the subquery reads.
 		stores := entsql.Table(store.Table).As("locked_store")
-		lock := entsql.Select(stores.C(store.FieldID)).From(stores).ForUpdate(entsql.WithLockTables("locked_store"))
+		lock := entsql.Select(stores.C(store.FieldID)).From(stores).For(entsql.LockNoKeyUpdate, entsql.WithLockTables("locked_store"))
 		if storeID != "" {
 			lock.Where(entsql.EQ(stores.C(store.FieldID), storeID))
 		} else {
