@@ -16,6 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/creditd/creditd/credit"
 )
 
 // The graphql-transport-ws protocol (contract §16), served by creditd itself over
@@ -329,25 +331,9 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 				pump.step = nil
 			}
 			if ev := pump.take(); ev != nil {
-				// The payload of another subscriber of the group, or else this one's
-				// response to the event.
-				payload := share.payload(ctx, ev.Seq, func() ([]byte, bool) {
-					pump.deliver(ev)
-					resp := responses(ctx)
-					if resp == nil {
-						return nil, false
-					}
-					s.payloads.executed.Add(1)
-					b, err := json.Marshal(resp)
-					if err != nil {
-						panic(err)
-					}
-					return b, shareableResponse(resp)
-				})
-				if payload == nil {
+				if !s.sendEvent(ctx, ev, pump, share, responses, &next) {
 					return
 				}
-				s.sendFrame(next, payload)
 				continue
 			}
 			resp := responses(ctx)
@@ -359,9 +345,39 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 	}()
 }
 
+// sendEvent sends the next message of event ev, which pump handed over: the payload another
+// subscriber of the group share executed, or else this operation's response to the event
+// (responses, once pump delivered it). false when the operation has ended. It is apart from
+// the operation's loop, whose frame stays on the stack while the subscription waits: small
+// frames there let the idle goroutine's stack shrink to its least.
+func (s *wsSession) sendEvent(ctx context.Context, ev *credit.Event, pump *inlinePump, share *payloadMember,
+	responses graphql.ResponseHandler, frame *[2]string) bool {
+	payload := share.payload(ctx, ev.Seq, func() ([]byte, bool) {
+		pump.deliver(ev)
+		resp := responses(ctx)
+		if resp == nil {
+			return nil, false
+		}
+		s.payloads.executed.Add(1)
+		b, err := json.Marshal(resp)
+		if err != nil {
+			panic(err)
+		}
+		return b, shareableResponse(resp)
+	})
+	if payload == nil {
+		return false
+	}
+	s.sendFrame(*frame, payload)
+	return true
+}
+
 // nextFrame is how a next message of the operation id is written around its payload: the
 // bytes before and after it, as send writes them (wsMessage's members in their order, a
-// newline after).
+// newline after). Not inlined: the operation's loop, which calls it, keeps a small frame
+// (sendEvent).
+//
+//go:noinline
 func nextFrame(id string) [2]string {
 	b, _ := json.Marshal(id)
 	return [2]string{`{"payload":`, `,"id":` + string(b) + `,"type":"next"}` + "\n"}
