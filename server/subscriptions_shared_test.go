@@ -224,3 +224,49 @@ func jsonEqual(tb testing.TB, a, b json.RawMessage) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// TestSharedPayloadsAndRevocation (issue 40): subscribers that share payloads still confirm
+// their own keys before each message. Of a group (one document, keys of the same scopes), the
+// subscriber whose key is revoked gets its unauthenticated error in place of its next event and
+// its connection closes with 4401, while the others receive the events after the revocation.
+func TestSharedPayloadsAndRevocation(t *testing.T) {
+	f := newSubsFixture(t)
+	other := f.env.MustKey(t, f.store, "other", credit.ScopeReadCredit, credit.ScopeWriteCredit)
+	doc := `subscription { events { id type company { id name } } }`
+	var kept []*credittest.WSConn
+	for range 2 {
+		c := credittest.MustDialWS(t, f.env.Server.URL, other, credittest.WSOptions{})
+		c.Subscribe(t, "1", doc, nil)
+		kept = append(kept, c)
+	}
+	revoked := credittest.MustDialWS(t, f.env.Server.URL, f.key, credittest.WSOptions{})
+	revoked.Subscribe(t, "1", doc, nil)
+	time.Sleep(200 * time.Millisecond) // the subscriptions have started
+	f.adjust(t, f.env.Server.URL, "before")
+	for _, c := range append(kept, revoked) {
+		credittest.NextEvent(t, c.Read(t, 5*time.Second))
+	}
+	if err := f.env.Service.Keys.Revoke(f.env.StaffOf(t, f.keyID), f.keyID); err != nil {
+		t.Fatal(err)
+	}
+	f.env.MustRecord(t, credit.LedgerEntryInput{CompanyID: f.company, Kind: "adjustment", Amount: "2.00", Note: "after"})
+	var feed []string
+	for _, p := range f.env.WalkPages(t, other, "/v1/events?limit=250", nil) {
+		feed = append(feed, p.IDs(t)...)
+	}
+	// The revocation's own event (key.revoked), then the entry.
+	for i, c := range kept {
+		for _, want := range feed[len(feed)-2:] {
+			if ev := credittest.NextEvent(t, c.Read(t, 5*time.Second)); ev.ID != want {
+				t.Fatalf("subscriber %d of the kept key: %+v, want %s of feed %v", i+1, ev, want, feed)
+			}
+		}
+	}
+	m := revoked.Read(t, 5*time.Second)
+	if m == nil || m.Type != "error" || strings.Join(credittest.ErrorCodes(m), ",") != "unauthenticated" {
+		t.Fatalf("the revoked key's subscriber after the revocation: %+v (close %v)", m, revoked.Closed)
+	}
+	if m := revoked.Read(t, 5*time.Second); m != nil || revoked.Closed == nil || revoked.Closed.Code != 4401 {
+		t.Fatalf("after the error: %+v, close %v", m, revoked.Closed)
+	}
+}
