@@ -27,9 +27,9 @@ import (
 //
 // The payloads a group keeps are few and short-lived: one is dropped once every member has
 // passed its event (each member of a group takes the same events, those after its own
-// position), and a group keeps at most maxSharedPayloads (the
-// oldest go first; a member that lags further executes its own). A member holds one small
-// struct; a group lives while it has members.
+// position), and a group keeps at most maxSharedPayloads (the oldest go first; a member that
+// lags further executes its own). A member holds one small struct; a group lives while it has
+// members.
 
 // maxSharedPayloads is the most payloads a group keeps: a member further behind than that
 // executes its own.
