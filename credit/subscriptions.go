@@ -277,6 +277,10 @@ func (sub *EventSubscription) Confirm(ctx context.Context) error {
 	return nil
 }
 
+// Position is the seq of the last event of the store's feed the subscription has read past
+// (or starts after, before its first Next): every event Next returns comes after it.
+func (sub *EventSubscription) Position() int64 { return sub.seq }
+
 // Wake is ready when the feed of the subscription's store may have moved or a key changed.
 func (sub *EventSubscription) Wake() <-chan struct{} { return sub.wake }
 

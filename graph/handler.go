@@ -39,6 +39,9 @@ type Handler struct {
 	// streams executes subscriptions, configured as srv is, for the streaming transports.
 	streams    *executor.Executor
 	streamOpts StreamOptions
+	// payloads are the groups of subscriptions that share their messages' payloads
+	// (payloads.go).
+	payloads payloadGroups
 }
 
 // NewHandler builds the GraphQL handler: gqlgen's server with only the POST and GET

@@ -409,6 +409,11 @@ func (c *wsConn) Write(b []byte) (int, error) {
 	return c.write(b)
 }
 
+// SetWriteDeadline does nothing: every write sets its own deadline (write), and
+// gorilla/websocket, which clears the deadline before each frame it writes, would otherwise
+// reset the connection's timer twice a message.
+func (c *wsConn) SetWriteDeadline(time.Time) error { return nil }
+
 func (c *wsConn) write(b []byte) (int, error) {
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
 	n, err := c.Conn.Write(b)

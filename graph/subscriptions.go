@@ -34,8 +34,15 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 		// response it takes: one event waits in the channel between the step that confirmed
 		// the key and the response that takes it at once.
 		out := make(chan *credit.Event, 1)
-		p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out, inline: true}
+		p := &feedPump{st: st, ctx: ctx, svc: r.svc, sub: sub, out: out, inline: h}
+		h.start = sub.Position()
 		h.step = func() bool { return st.pump(p) }
+		h.deliver = func(ev *credit.Event) {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+			}
+		}
 		h.finish = p.finish
 		return out, nil
 	}
@@ -53,12 +60,24 @@ func (r *Resolver) subscribeEvents(ctx context.Context, afterEvent *string, type
 
 // inlinePump is what a transport that runs a subscription's pump on the operation's own
 // goroutine (the graphql-transport-ws transport, ws.go) puts in the operation's context; the
-// resolver sets it. Before taking each response, the transport calls step, which hands the
-// next event to the channel the resolver returned (or ends the stream: false); once the
-// operation has ended, finish.
+// resolver sets it. Before taking each response, the transport calls step, which confirms the
+// key and hands over the next event in event (or ends the stream: false); the transport then
+// either sends a payload of that event another subscriber executed (payloads.go) or delivers
+// the event to the channel the resolver returned, for the operation's next response to
+// execute. Once the operation has ended, it calls finish.
 type inlinePump struct {
-	step   func() bool
-	finish func()
+	step    func() bool
+	deliver func(*credit.Event)
+	finish  func()
+	event   *credit.Event // handed over by the last step, not yet taken
+	start   int64         // the position in the store's feed the subscription starts after
+}
+
+// take returns the event the last step handed over, if it did, and forgets it.
+func (h *inlinePump) take() *credit.Event {
+	ev := h.event
+	h.event = nil
+	return ev
 }
 
 type inlinePumpKey struct{}
@@ -74,8 +93,9 @@ type feedPump struct {
 	sub *credit.EventSubscription
 	out chan<- *credit.Event
 	// inline is set when the transport pumps on the operation's goroutine
-	// (inlinePump): nothing may wait there for the operation to end.
-	inline bool
+	// (inlinePump): nothing may wait there for the operation to end, and an event is handed
+	// over in inline.event rather than on out.
+	inline *inlinePump
 
 	events  []credit.Event // read and not yet handed over
 	more    bool           // the last read filled a page
@@ -115,6 +135,21 @@ func (st *stream) pump(p *feedPump) bool {
 	}
 	if p.st.sse != nil {
 		p.st.sse.queueID(p.events[0].ID)
+	}
+	if p.inline != nil {
+		select {
+		case <-ctx.Done():
+			close(p.out)
+		case <-sub.Done():
+			p.st.restart(ctx)
+		default:
+			p.inline.event = &p.events[0]
+			sub.Sent()
+			p.events = p.events[1:]
+			return true
+		}
+		p.ended = true
+		return false
 	}
 	select {
 	case p.out <- &p.events[0]:
@@ -185,7 +220,7 @@ func (p *feedPump) fail(err error) {
 	if credit.CodeOf(err) == credit.CodeUnauthenticated {
 		p.svc.Events.NoteCutOff("unauthenticated")
 	}
-	p.st.fail(p.ctx, err, p.out, p.inline)
+	p.st.fail(p.ctx, err, p.out, p.inline != nil)
 }
 
 // restart ends a stream the service ended (a shutdown) without completing it, so that the

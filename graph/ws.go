@@ -16,6 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/creditd/creditd/credit"
 )
 
 // The graphql-transport-ws protocol (contract §16), served by creditd itself over
@@ -59,6 +61,7 @@ type wsMessage struct {
 // wsSession is one graphql-transport-ws connection.
 type wsSession struct {
 	exec      graphql.GraphExecutor
+	payloads  *payloadGroups
 	conn      *websocket.Conn
 	br        *bufio.Reader // conn's
 	st        *stream
@@ -94,7 +97,7 @@ func (h *Handler) serveTransportWS(w http.ResponseWriter, r *http.Request, st *s
 		done() // gorilla/websocket answered the handshake
 		return
 	}
-	s := &wsSession{br: br, exec: freshLoaders{h: h}.executor(h.streams), conn: conn, st: st, keepAlive: h.streamOpts.KeepAlive,
+	s := &wsSession{br: br, exec: freshLoaders{h: h}.executor(h.streams), payloads: &h.payloads, conn: conn, st: st, keepAlive: h.streamOpts.KeepAlive,
 		done: done, ctx: r.Context(), ops: map[string]context.CancelFunc{}}
 	s.init = func(ctx context.Context, payload transport.InitPayload) (context.Context, error) {
 		return h.websocketInit(ctx, r, payload)
@@ -289,6 +292,7 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 		ctx := context.WithValue(ctx, subscriptionErrorsKey{}, failed)
 		pump := &inlinePump{}
 		ctx = context.WithValue(ctx, inlinePumpKey{}, pump)
+		var share *payloadMember // the operation's group of shared payloads, if it has one
 		defer func() {
 			if r := recover(); r != nil {
 				err := rc.Recover(ctx, r)
@@ -313,13 +317,24 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 			if pump.finish != nil {
 				pump.finish()
 			}
+			share.leave()
 		}()
 		responses, ctx := s.exec.DispatchOperation(ctx, rc)
+		if pump.step != nil {
+			share = s.payloads.join(ctx, rc, pump.start)
+		}
+		next := nextFrame(m.ID)
 		for {
-			// The subscription's resolver has run: its pump, if it set one, hands the next
-			// event to the response that follows, or ends the stream.
+			// The subscription's resolver has run: its pump, if it set one, hands over the
+			// next event (its key confirmed), or ends the stream.
 			if pump.step != nil && !pump.step() {
 				pump.step = nil
+			}
+			if ev := pump.take(); ev != nil {
+				if !s.sendEvent(ctx, ev, pump, share, responses, &next) {
+					return
+				}
+				continue
 			}
 			resp := responses(ctx)
 			if resp == nil {
@@ -328,6 +343,64 @@ func (s *wsSession) subscribe(start time.Time, m wsMessage) {
 			s.sendResponse(m.ID, resp)
 		}
 	}()
+}
+
+// sendEvent sends the next message of event ev, which pump handed over: the payload another
+// subscriber of the group share executed, or else this operation's response to the event
+// (responses, once pump delivered it). false when the operation has ended. It is apart from
+// the operation's loop, whose frame stays on the stack while the subscription waits: small
+// frames there let the idle goroutine's stack shrink to its least.
+func (s *wsSession) sendEvent(ctx context.Context, ev *credit.Event, pump *inlinePump, share *payloadMember,
+	responses graphql.ResponseHandler, frame *[2]string) bool {
+	payload := share.payload(ctx, ev.Seq, func() ([]byte, bool) {
+		pump.deliver(ev)
+		resp := responses(ctx)
+		if resp == nil {
+			return nil, false
+		}
+		s.payloads.executed.Add(1)
+		b, err := json.Marshal(resp)
+		if err != nil {
+			panic(err)
+		}
+		return b, shareableResponse(resp)
+	})
+	if payload == nil {
+		return false
+	}
+	s.sendFrame(*frame, payload)
+	return true
+}
+
+// nextFrame is how a next message of the operation id is written around its payload: the
+// bytes before and after it, as send writes them (wsMessage's members in their order, a
+// newline after). Not inlined: the operation's loop, which calls it, keeps a small frame
+// (sendEvent).
+//
+//go:noinline
+func nextFrame(id string) [2]string {
+	b, _ := json.Marshal(id)
+	return [2]string{`{"payload":`, `,"id":` + string(b) + `,"type":"next"}` + "\n"}
+}
+
+// frameBuffers hold a next message while it is assembled.
+var frameBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// sendFrame writes a next message: around payload (a response's JSON, compact, as json.Marshal
+// writes it) the bytes of frame (nextFrame). It is the message send would write, without
+// encoding the payload again: one frame, written in one call.
+func (s *wsSession) sendFrame(frame [2]string, payload []byte) {
+	bp := frameBuffers.Get().(*[]byte)
+	b := append(append(append((*bp)[:0], frame[0]...), payload...), frame[1]...)
+	s.mu.Lock()
+	if !s.closed {
+		_ = s.conn.WriteMessage(websocket.TextMessage, b)
+	}
+	s.mu.Unlock()
+	if cap(b) <= 64<<10 {
+		*bp = b
+		frameBuffers.Put(bp)
+	}
 }
 
 // subscriptionErrors are the errors an operation ends with (addSubscriptionError): its last

@@ -105,7 +105,12 @@ func New(cfg Config) *Server {
 	s.authFailures = newAuthFailures(authLimiter, now, reg)
 	reg.MustRegister(cfg.Collectors...)
 	reg.MustRegister(newInboxCollector(cfg.Service.Inbox))
-	reg.MustRegister(newSubscriptionCollector(cfg.Service.Events))
+	reg.MustRegister(newSubscriptionCollector(cfg.Service.Events, func() int64 {
+		if s.graph == nil {
+			return 0
+		}
+		return s.graph.SubscriptionPayloadsExecuted()
+	}))
 
 	mux := http.NewServeMux()
 	api := rest.New(cfg.Service)

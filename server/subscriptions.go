@@ -179,16 +179,22 @@ type subscriptionCollector struct {
 	svc interface {
 		SubscriptionStats() credit.SubscriptionStats
 	}
-	open, sent, reads, cutOffDs *prometheus.Desc
+	// executed counts the payloads of subscription messages executed (graph's shared
+	// payloads: the others reused one).
+	executed func() int64
+
+	open, sent, reads, executedDs, cutOffDs *prometheus.Desc
 }
 
-func newSubscriptionCollector(svc *credit.Events) *subscriptionCollector {
+func newSubscriptionCollector(svc *credit.Events, executed func() int64) *subscriptionCollector {
 	return &subscriptionCollector{
-		svc:      svc,
-		open:     prometheus.NewDesc("creditd_subscriptions_open", "Open GraphQL subscriptions on this instance.", nil, nil),
-		sent:     prometheus.NewDesc("creditd_subscription_messages_sent_total", "Events handed to subscription streams.", nil, nil),
-		reads:    prometheus.NewDesc("creditd_subscription_feed_reads_total", "Reads of the event feed by subscriptions: one per store and wake-up for those that keep up, one per subscription for those reading alone.", nil, nil),
-		cutOffDs: prometheus.NewDesc("creditd_subscriptions_cut_off_total", "Subscriptions ended by the server, by reason (slow_consumer, unauthenticated).", []string{"reason"}, nil),
+		svc:        svc,
+		executed:   executed,
+		executedDs: prometheus.NewDesc("creditd_subscription_payloads_executed_total", "Subscription messages whose selection was executed; the others reused the payload a subscriber of the same store, document, variables and scopes executed for the same event.", nil, nil),
+		open:       prometheus.NewDesc("creditd_subscriptions_open", "Open GraphQL subscriptions on this instance.", nil, nil),
+		sent:       prometheus.NewDesc("creditd_subscription_messages_sent_total", "Events handed to subscription streams.", nil, nil),
+		reads:      prometheus.NewDesc("creditd_subscription_feed_reads_total", "Reads of the event feed by subscriptions: one per store and wake-up for those that keep up, one per subscription for those reading alone.", nil, nil),
+		cutOffDs:   prometheus.NewDesc("creditd_subscriptions_cut_off_total", "Subscriptions ended by the server, by reason (slow_consumer, unauthenticated).", []string{"reason"}, nil),
 	}
 }
 
@@ -196,6 +202,7 @@ func (c *subscriptionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.open
 	ch <- c.sent
 	ch <- c.reads
+	ch <- c.executedDs
 	ch <- c.cutOffDs
 }
 
@@ -204,6 +211,7 @@ func (c *subscriptionCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(st.Open))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
 	ch <- prometheus.MustNewConstMetric(c.reads, prometheus.CounterValue, float64(st.FeedReads))
+	ch <- prometheus.MustNewConstMetric(c.executedDs, prometheus.CounterValue, float64(c.executed()))
 	for _, reason := range []string{"slow_consumer", "unauthenticated"} {
 		ch <- prometheus.MustNewConstMetric(c.cutOffDs, prometheus.CounterValue, float64(st.CutOff[reason]), reason)
 	}
