@@ -297,7 +297,11 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
-	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	var base dialect.Driver = entsql.OpenDB(db.Dialect, db.SQL)
+	if db.Dialect == dialect.Postgres {
+		base = planDriver{base}
+	}
+	drv := wrap(base)
 	client := ent.NewClient(ent.Driver(drv))
 	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, wrap: wrap, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }
