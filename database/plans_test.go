@@ -64,3 +64,29 @@ func TestPlanForArguments(t *testing.T) {
 		t.Fatalf("the plain read: %d prepared statements, want 1", n)
 	}
 }
+
+// TestNoJIT checks that creditd's PostgreSQL connections do not compile statements (jit off),
+// unless the DSN says otherwise.
+func TestNoJIT(t *testing.T) {
+	ctx := context.Background()
+	dsn := credittest.PostgresURL(t)
+	for _, c := range []struct{ suffix, want string }{{"", "off"}, {"&jit=on", "on"}} {
+		u := dsn + c.suffix
+		if c.suffix != "" && !strings.Contains(dsn, "?") {
+			u = dsn + "?" + c.suffix[1:]
+		}
+		db, err := database.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jit string
+		err = db.SQL.QueryRowContext(ctx, "SHOW jit").Scan(&jit)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jit != c.want {
+			t.Errorf("DSN …%s: jit %s, want %s", c.suffix, jit, c.want)
+		}
+	}
+}
