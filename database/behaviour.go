@@ -67,6 +67,12 @@ func (db *DB) ClosedInvoices() func(*entsql.Selector) {
 	}
 }
 
+// isOpen is the condition that the invoice column open is true, as "open = true" (see
+// ClosedInvoices), which SQLite seeks in the index on (store_id, open, settled_at).
+func isOpen(col string) *entsql.Predicate {
+	return entsql.P(func(b *entsql.Builder) { b.Ident(col).WriteOp(entsql.OpEQ).Arg(true) })
+}
+
 // IssueAndCancellation, given to the Aggregate of a Select of invoices, joins each invoice's
 // order entry (a left join: NULL when the entry is not found, as base's separate read left
 // the time zero) and selects as "cancelled" whether the invoice is closed and its order has a
@@ -286,7 +292,7 @@ func (db *DB) IssuedByDay(ctx context.Context, q *ent.InvoiceQuery, storeID stri
 		oi, ol := entsql.Table(invoice.Table).As("oldest_open"), entsql.Table(ledgerentry.Table).As("oldest_issued")
 		return entsql.Select(entsql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
 			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-			Where(entsql.And(entsql.EQ(oi.C(invoice.FieldOpen), true), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
+			Where(entsql.And(isOpen(oi.C(invoice.FieldOpen)), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
 	}
 	err = q.Where(
 		// An invoice is due at or after it was issued: those due before the oldest open one

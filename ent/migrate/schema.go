@@ -353,6 +353,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{InvoicesColumns[19], InvoicesColumns[7], InvoicesColumns[9]},
 			},
+			{
+				Name:    "invoice_store_id_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[19], InvoicesColumns[8]},
+			},
 		},
 	}
 	// InvoiceRemindersColumns holds the columns for the "invoice_reminders" table.

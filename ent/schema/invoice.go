@@ -67,5 +67,8 @@ func (Invoice) Indexes() []ent.Index {
 		// The store's invoices settled in a window (the store's payment figures), read by
 		// range rather than among every store's closed invoices.
 		index.Fields("store_id", "open", "settled_at"),
+		// The store's invoices due since a moment (the store's DSO reads those issued since
+		// its oldest open invoice, which are due no earlier).
+		index.Fields("store_id", "due_at"),
 	}
 }
