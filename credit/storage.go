@@ -178,10 +178,6 @@ type PaymentFigures interface {
 	// "occurred_at" the issue time of each invoice (its order entry's) and as "cancelled"
 	// whether it is closed and its order has a cancellation entry.
 	IssueAndCancellation() func(*sql.Selector) string
-	// ClosedInvoices, given to a query of invoices' Where, keeps the invoices that are not
-	// open, in a form that an index with open after its leading columns can seek (ent's
-	// Open(false) is a negation, which SQLite reads as an expression, not as a column's value).
-	ClosedInvoices() func(*sql.Selector)
 	// PaidSums runs q, a query of invoices, and returns over those not cancelled that have
 	// settled_at: their number, the sum of their amounts, that of the amounts settled by their
 	// due date, and the sum of amount × the microseconds from due_at to settled_at, exactly.

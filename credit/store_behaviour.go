@@ -85,9 +85,7 @@ func (s *Reports) StoreDSO(ctx context.Context) (decimal.Decimal, error) {
 
 // storePaid sums, in one statement, the store's invoices paid in (from, now] into b's averages.
 func (s *Reports) storePaid(ctx context.Context, b *StoreBehaviour, from, now time.Time) error {
-	// The store's closed invoices settled in the window: a range of the index on (store_id,
-	// open, settled_at).
-	q := s.db.Reader(ctx).Invoice.Query().Where(s.db.ClosedInvoices(), invoice.SettledAtGT(from), invoice.SettledAtLTE(now))
+	q := s.db.Reader(ctx).Invoice.Query().Where(invoice.Open(false), invoice.SettledAtGT(from), invoice.SettledAtLTE(now))
 	n, paid, onTime, beyond, err := s.db.PaidSums(ctx, q)
 	if err != nil {
 		return err

@@ -348,16 +348,6 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{InvoicesColumns[7], InvoicesColumns[8]},
 			},
-			{
-				Name:    "invoice_store_id_open_settled_at",
-				Unique:  false,
-				Columns: []*schema.Column{InvoicesColumns[19], InvoicesColumns[7], InvoicesColumns[9]},
-			},
-			{
-				Name:    "invoice_store_id_due_at",
-				Unique:  false,
-				Columns: []*schema.Column{InvoicesColumns[19], InvoicesColumns[8]},
-			},
 		},
 	}
 	// InvoiceRemindersColumns holds the columns for the "invoice_reminders" table.

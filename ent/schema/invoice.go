@@ -57,18 +57,11 @@ func (Invoice) Fields() []ent.Field {
 	}
 }
 
-// Indexes serve "oldest open invoice", "the invoice of this order", the overdue sweep and
-// the store's payment figures.
+// Indexes serve "oldest open invoice", "the invoice of this order" and the overdue sweep.
 func (Invoice) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("company_id", "open", "seq"),
 		index.Fields("company_id", "platform_order_gid"),
 		index.Fields("open", "due_at"),
-		// The store's invoices settled in a window (the store's payment figures), read by
-		// range rather than among every store's closed invoices.
-		index.Fields("store_id", "open", "settled_at"),
-		// The store's invoices due since a moment (the store's DSO reads those issued since
-		// its oldest open invoice, which are due no earlier).
-		index.Fields("store_id", "due_at"),
 	}
 }
