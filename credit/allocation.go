@@ -86,8 +86,12 @@ func allocateEntry(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.Ledge
 			if at != nil {
 				settled = append(settled, inv.ID)
 			}
-			return c, settled, tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).
-				SetNillableSettledAt(at).Exec(ctx)
+			u := tx.Invoice.UpdateOne(inv).SetOpenAmount(open).SetOpen(open.IsPositive()).SetNillableSettledAt(at)
+			if e.Kind == ledgerentry.KindCancellation {
+				// The invoice is cancelled from now on, whatever else was or will be paid on it.
+				u.SetCancelled(true)
+			}
+			return c, settled, u.Exec(ctx)
 		}
 		// A payment without an order: oldest open invoices first.
 		remaining := e.Amount.Neg()

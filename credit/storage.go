@@ -43,6 +43,11 @@ type Transactions interface {
 	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
 	// Reader returns the client to read with: ctx's transaction's, else the database's.
 	Reader(ctx context.Context) *ent.Client
+	// PlanForArguments returns ctx for reads whose best plan depends on their arguments'
+	// values (a page of one store's companies: the large store has 10,000, most have ten):
+	// the database plans each read made with it, outside a transaction, for its own
+	// arguments every time, never with a plan made for average arguments and kept.
+	PlanForArguments(ctx context.Context) context.Context
 }
 
 // RowLocks is how writers of the same rows take turns. Where the database runs writers

@@ -48,15 +48,18 @@ func (db *DB) InvoicesSinceOldestOpen() func(*entsql.Selector) {
 }
 
 // hasCancellation is the condition that the invoice of sel's row has a cancellation entry for
-// its order (the invoice is cancelled, whatever else was paid on it): a probe of the ledger's
-// index on (company_id, platform_order_gid, kind), which answers it without reading a row.
+// its order (the invoice is cancelled, whatever else was paid on it): the invoice's cancelled
+// column, which the transaction appending the cancellation sets (migration 0019 set it for the
+// invoices before it), so that a read of many invoices looks none of their orders up.
 func hasCancellation(sel *entsql.Selector) *entsql.Predicate {
-	t := entsql.Table(ledgerentry.Table).As("cancellation")
-	return entsql.Exists(entsql.Select(t.C(ledgerentry.FieldID)).From(t).Where(entsql.And(
-		entsql.ColumnsEQ(t.C(ledgerentry.FieldCompanyID), sel.C(invoice.FieldCompanyID)),
-		entsql.ColumnsEQ(t.C(ledgerentry.FieldPlatformOrderGid), sel.C(invoice.FieldPlatformOrderGid)),
-		entsql.EQ(t.C(ledgerentry.FieldKind), ledgerentry.KindCancellation.String()),
-	)))
+	return entsql.EQ(sel.C(invoice.FieldCancelled), true)
+}
+
+// isOpen is the condition that the invoice column open is true, written "open = true":
+// ent writes a bare "open", an expression through which SQLite does not seek the index on
+// (open, due_at).
+func isOpen(col string) *entsql.Predicate {
+	return entsql.P(func(b *entsql.Builder) { b.Ident(col).WriteOp(entsql.OpEQ).Arg(true) })
 }
 
 // IssueAndCancellation, given to the Aggregate of a Select of invoices, joins each invoice's
@@ -278,12 +281,18 @@ func (db *DB) IssuedByDay(ctx context.Context, q *ent.InvoiceQuery, storeID stri
 		oi, ol := entsql.Table(invoice.Table).As("oldest_open"), entsql.Table(ledgerentry.Table).As("oldest_issued")
 		return entsql.Select(entsql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
 			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-			Where(entsql.And(entsql.EQ(oi.C(invoice.FieldOpen), true), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
+			Where(entsql.And(isOpen(oi.C(invoice.FieldOpen)), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
 	}
 	err = q.Where(
 		// An invoice is due at or after it was issued: those due before the oldest open one
 		// was issued are left out before their issue time is looked up.
-		func(sel *entsql.Selector) { sel.Where(entsql.GTE(sel.C(invoice.FieldDueAt), oldest())) },
+		func(sel *entsql.Selector) {
+			// "open IN (false, true)" holds for every invoice; it lets SQLite, which has no
+			// index that leads with store_id, read the due dates by a range of the index on
+			// (open, due_at) for each value (without it, it scanned every invoice of the store
+			// and looked each one's issue time up).
+			sel.Where(entsql.And(entsql.In(sel.C(invoice.FieldOpen), false, true), entsql.GTE(sel.C(invoice.FieldDueAt), oldest())))
+		},
 		func(sel *entsql.Selector) {
 			sel.Where(entsql.Or(entsql.EQ(sel.C(invoice.FieldOpen), true), entsql.Not(hasCancellation(sel))))
 		},

@@ -178,6 +178,14 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
+	// No JIT compilation: PostgreSQL compiles a statement whose estimated cost passes
+	// jit_above_cost, and creditd's statements are short reads and writes for which a compile
+	// never pays. The store's DSO (IssuedByDay) on the large store ran 0.3 s and compiled for
+	// 1.3–2.1 s on top (EXPLAIN ANALYZE; BENCHMARKS.md, "Issue 38, third pass"). Sent in the
+	// startup message: no round trip. A DSN that sets jit itself (…?jit=on) keeps its own.
+	if _, ok := config.RuntimeParams["jit"]; !ok {
+		config.RuntimeParams["jit"] = "off"
+	}
 	faults := &faults{}
 	// Each new connection starts with the statement timeout of the moment (LimitStatements),
 	// sent in its startup message: no round trip of its own.
@@ -297,7 +305,11 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 // every statement of its ent client going through wrap first, and commits of its own. Tests and
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
-	drv := wrap(entsql.OpenDB(db.Dialect, db.SQL))
+	var base dialect.Driver = entsql.OpenDB(db.Dialect, db.SQL)
+	if db.Dialect == dialect.Postgres {
+		base = planDriver{base}
+	}
+	drv := wrap(base)
 	client := ent.NewClient(ent.Driver(drv))
 	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, wrap: wrap, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }

@@ -87,8 +87,8 @@ func (db *DB) ReceivableCompanies() func(*entsql.Selector) {
 }
 
 // CancelledInvoices, given to a query of invoices' Where, keeps the invoices whose order a
-// cancellation entry of the company's ledger references (an EXISTS over the ledger, which the
-// index on (company_id, platform_order_gid, kind) answers per invoice, see hasCancellation).
+// cancellation entry of the company's ledger references (the invoices' cancelled column, see
+// hasCancellation).
 func (db *DB) CancelledInvoices() func(*entsql.Selector) {
 	return func(sel *entsql.Selector) { sel.Where(hasCancellation(sel)) }
 }

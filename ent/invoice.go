@@ -39,6 +39,8 @@ type Invoice struct {
 	DueAt time.Time `json:"due_at,omitempty"`
 	// SettledAt holds the value of the "settled_at" field.
 	SettledAt *time.Time `json:"settled_at,omitempty"`
+	// Cancelled holds the value of the "cancelled" field.
+	Cancelled bool `json:"cancelled,omitempty"`
 	// PromisedFor holds the value of the "promised_for" field.
 	PromisedFor *time.Time `json:"promised_for,omitempty"`
 	// PromiseNote holds the value of the "promise_note" field.
@@ -88,7 +90,7 @@ func (*Invoice) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case invoice.FieldAmount, invoice.FieldOpenAmount:
 			values[i] = new(decimal.Decimal)
-		case invoice.FieldOpen:
+		case invoice.FieldOpen, invoice.FieldCancelled:
 			values[i] = new(sql.NullBool)
 		case invoice.FieldSeq:
 			values[i] = new(sql.NullInt64)
@@ -177,6 +179,12 @@ func (_m *Invoice) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SettledAt = new(time.Time)
 				*_m.SettledAt = value.Time
+			}
+		case invoice.FieldCancelled:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field cancelled", values[i])
+			} else if value.Valid {
+				_m.Cancelled = value.Bool
 			}
 		case invoice.FieldPromisedFor:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -306,6 +314,9 @@ func (_m *Invoice) String() string {
 		builder.WriteString("settled_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("cancelled=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Cancelled))
 	builder.WriteString(", ")
 	if v := _m.PromisedFor; v != nil {
 		builder.WriteString("promised_for=")

@@ -93,6 +93,20 @@ func (_c *InvoiceCreate) SetNillableSettledAt(v *time.Time) *InvoiceCreate {
 	return _c
 }
 
+// SetCancelled sets the "cancelled" field.
+func (_c *InvoiceCreate) SetCancelled(v bool) *InvoiceCreate {
+	_c.mutation.SetCancelled(v)
+	return _c
+}
+
+// SetNillableCancelled sets the "cancelled" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableCancelled(v *bool) *InvoiceCreate {
+	if v != nil {
+		_c.SetCancelled(*v)
+	}
+	return _c
+}
+
 // SetPromisedFor sets the "promised_for" field.
 func (_c *InvoiceCreate) SetPromisedFor(v time.Time) *InvoiceCreate {
 	_c.mutation.SetPromisedFor(v)
@@ -261,6 +275,10 @@ func (_c *InvoiceCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *InvoiceCreate) defaults() error {
+	if _, ok := _c.mutation.Cancelled(); !ok {
+		v := invoice.DefaultCancelled
+		_c.mutation.SetCancelled(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if invoice.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized invoice.DefaultID (forgotten import ent/runtime?)")
@@ -304,6 +322,9 @@ func (_c *InvoiceCreate) check() error {
 	}
 	if _, ok := _c.mutation.DueAt(); !ok {
 		return &ValidationError{Name: "due_at", err: errors.New(`ent: missing required field "Invoice.due_at"`)}
+	}
+	if _, ok := _c.mutation.Cancelled(); !ok {
+		return &ValidationError{Name: "cancelled", err: errors.New(`ent: missing required field "Invoice.cancelled"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := invoice.IDValidator(v); err != nil {
@@ -384,6 +405,10 @@ func (_c *InvoiceCreate) createSpec() (*Invoice, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SettledAt(); ok {
 		_spec.SetField(invoice.FieldSettledAt, field.TypeTime, value)
 		_node.SettledAt = &value
+	}
+	if value, ok := _c.mutation.Cancelled(); ok {
+		_spec.SetField(invoice.FieldCancelled, field.TypeBool, value)
+		_node.Cancelled = value
 	}
 	if value, ok := _c.mutation.PromisedFor(); ok {
 		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)
@@ -525,6 +550,18 @@ func (u *InvoiceUpsert) UpdateSettledAt() *InvoiceUpsert {
 // ClearSettledAt clears the value of the "settled_at" field.
 func (u *InvoiceUpsert) ClearSettledAt() *InvoiceUpsert {
 	u.SetNull(invoice.FieldSettledAt)
+	return u
+}
+
+// SetCancelled sets the "cancelled" field.
+func (u *InvoiceUpsert) SetCancelled(v bool) *InvoiceUpsert {
+	u.Set(invoice.FieldCancelled, v)
+	return u
+}
+
+// UpdateCancelled sets the "cancelled" field to the value that was provided on create.
+func (u *InvoiceUpsert) UpdateCancelled() *InvoiceUpsert {
+	u.SetExcluded(invoice.FieldCancelled)
 	return u
 }
 
@@ -787,6 +824,20 @@ func (u *InvoiceUpsertOne) UpdateSettledAt() *InvoiceUpsertOne {
 func (u *InvoiceUpsertOne) ClearSettledAt() *InvoiceUpsertOne {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.ClearSettledAt()
+	})
+}
+
+// SetCancelled sets the "cancelled" field.
+func (u *InvoiceUpsertOne) SetCancelled(v bool) *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetCancelled(v)
+	})
+}
+
+// UpdateCancelled sets the "cancelled" field to the value that was provided on create.
+func (u *InvoiceUpsertOne) UpdateCancelled() *InvoiceUpsertOne {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateCancelled()
 	})
 }
 
@@ -1240,6 +1291,20 @@ func (u *InvoiceUpsertBulk) UpdateSettledAt() *InvoiceUpsertBulk {
 func (u *InvoiceUpsertBulk) ClearSettledAt() *InvoiceUpsertBulk {
 	return u.Update(func(s *InvoiceUpsert) {
 		s.ClearSettledAt()
+	})
+}
+
+// SetCancelled sets the "cancelled" field.
+func (u *InvoiceUpsertBulk) SetCancelled(v bool) *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.SetCancelled(v)
+	})
+}
+
+// UpdateCancelled sets the "cancelled" field to the value that was provided on create.
+func (u *InvoiceUpsertBulk) UpdateCancelled() *InvoiceUpsertBulk {
+	return u.Update(func(s *InvoiceUpsert) {
+		s.UpdateCancelled()
 	})
 }
 

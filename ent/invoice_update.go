@@ -77,6 +77,20 @@ func (_u *InvoiceUpdate) ClearSettledAt() *InvoiceUpdate {
 	return _u
 }
 
+// SetCancelled sets the "cancelled" field.
+func (_u *InvoiceUpdate) SetCancelled(v bool) *InvoiceUpdate {
+	_u.mutation.SetCancelled(v)
+	return _u
+}
+
+// SetNillableCancelled sets the "cancelled" field if the given value is not nil.
+func (_u *InvoiceUpdate) SetNillableCancelled(v *bool) *InvoiceUpdate {
+	if v != nil {
+		_u.SetCancelled(*v)
+	}
+	return _u
+}
+
 // SetPromisedFor sets the "promised_for" field.
 func (_u *InvoiceUpdate) SetPromisedFor(v time.Time) *InvoiceUpdate {
 	_u.mutation.SetPromisedFor(v)
@@ -301,6 +315,9 @@ func (_u *InvoiceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.Cancelled(); ok {
+		_spec.SetField(invoice.FieldCancelled, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.PromisedFor(); ok {
 		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)
 	}
@@ -414,6 +431,20 @@ func (_u *InvoiceUpdateOne) SetNillableSettledAt(v *time.Time) *InvoiceUpdateOne
 // ClearSettledAt clears the value of the "settled_at" field.
 func (_u *InvoiceUpdateOne) ClearSettledAt() *InvoiceUpdateOne {
 	_u.mutation.ClearSettledAt()
+	return _u
+}
+
+// SetCancelled sets the "cancelled" field.
+func (_u *InvoiceUpdateOne) SetCancelled(v bool) *InvoiceUpdateOne {
+	_u.mutation.SetCancelled(v)
+	return _u
+}
+
+// SetNillableCancelled sets the "cancelled" field if the given value is not nil.
+func (_u *InvoiceUpdateOne) SetNillableCancelled(v *bool) *InvoiceUpdateOne {
+	if v != nil {
+		_u.SetCancelled(*v)
+	}
 	return _u
 }
 
@@ -670,6 +701,9 @@ func (_u *InvoiceUpdateOne) sqlSave(ctx context.Context) (_node *Invoice, err er
 	}
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(invoice.FieldSettledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Cancelled(); ok {
+		_spec.SetField(invoice.FieldCancelled, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.PromisedFor(); ok {
 		_spec.SetField(invoice.FieldPromisedFor, field.TypeTime, value)

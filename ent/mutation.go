@@ -6943,6 +6943,7 @@ type InvoiceMutation struct {
 	open                *bool
 	due_at              *time.Time
 	settled_at          *time.Time
+	cancelled           *bool
 	promised_for        *time.Time
 	promise_note        *string
 	promise_recorded_by *string
@@ -7456,6 +7457,42 @@ func (m *InvoiceMutation) ResetSettledAt() {
 	delete(m.clearedFields, invoice.FieldSettledAt)
 }
 
+// SetCancelled sets the "cancelled" field.
+func (m *InvoiceMutation) SetCancelled(b bool) {
+	m.cancelled = &b
+}
+
+// Cancelled returns the value of the "cancelled" field in the mutation.
+func (m *InvoiceMutation) Cancelled() (r bool, exists bool) {
+	v := m.cancelled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCancelled returns the old "cancelled" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCancelled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCancelled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCancelled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCancelled: %w", err)
+	}
+	return oldValue.Cancelled, nil
+}
+
+// ResetCancelled resets all changes to the "cancelled" field.
+func (m *InvoiceMutation) ResetCancelled() {
+	m.cancelled = nil
+}
+
 // SetPromisedFor sets the "promised_for" field.
 func (m *InvoiceMutation) SetPromisedFor(t time.Time) {
 	m.promised_for = &t
@@ -7909,7 +7946,7 @@ func (m *InvoiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InvoiceMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 19)
 	if m.store != nil {
 		fields = append(fields, invoice.FieldStoreID)
 	}
@@ -7939,6 +7976,9 @@ func (m *InvoiceMutation) Fields() []string {
 	}
 	if m.settled_at != nil {
 		fields = append(fields, invoice.FieldSettledAt)
+	}
+	if m.cancelled != nil {
+		fields = append(fields, invoice.FieldCancelled)
 	}
 	if m.promised_for != nil {
 		fields = append(fields, invoice.FieldPromisedFor)
@@ -7992,6 +8032,8 @@ func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
 		return m.DueAt()
 	case invoice.FieldSettledAt:
 		return m.SettledAt()
+	case invoice.FieldCancelled:
+		return m.Cancelled()
 	case invoice.FieldPromisedFor:
 		return m.PromisedFor()
 	case invoice.FieldPromiseNote:
@@ -8037,6 +8079,8 @@ func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDueAt(ctx)
 	case invoice.FieldSettledAt:
 		return m.OldSettledAt(ctx)
+	case invoice.FieldCancelled:
+		return m.OldCancelled(ctx)
 	case invoice.FieldPromisedFor:
 		return m.OldPromisedFor(ctx)
 	case invoice.FieldPromiseNote:
@@ -8131,6 +8175,13 @@ func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSettledAt(v)
+		return nil
+	case invoice.FieldCancelled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCancelled(v)
 		return nil
 	case invoice.FieldPromisedFor:
 		v, ok := value.(time.Time)
@@ -8338,6 +8389,9 @@ func (m *InvoiceMutation) ResetField(name string) error {
 		return nil
 	case invoice.FieldSettledAt:
 		m.ResetSettledAt()
+		return nil
+	case invoice.FieldCancelled:
+		m.ResetCancelled()
 		return nil
 	case invoice.FieldPromisedFor:
 		m.ResetPromisedFor()

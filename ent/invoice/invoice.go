@@ -33,6 +33,8 @@ const (
 	FieldDueAt = "due_at"
 	// FieldSettledAt holds the string denoting the settled_at field in the database.
 	FieldSettledAt = "settled_at"
+	// FieldCancelled holds the string denoting the cancelled field in the database.
+	FieldCancelled = "cancelled"
 	// FieldPromisedFor holds the string denoting the promised_for field in the database.
 	FieldPromisedFor = "promised_for"
 	// FieldPromiseNote holds the string denoting the promise_note field in the database.
@@ -75,6 +77,7 @@ var Columns = []string{
 	FieldOpen,
 	FieldDueAt,
 	FieldSettledAt,
+	FieldCancelled,
 	FieldPromisedFor,
 	FieldPromiseNote,
 	FieldPromiseRecordedBy,
@@ -105,6 +108,8 @@ var (
 	Interceptors [1]ent.Interceptor
 	// StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
 	StoreIDValidator func(string) error
+	// DefaultCancelled holds the default value on creation for the "cancelled" field.
+	DefaultCancelled bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -167,6 +172,11 @@ func ByDueAt(opts ...sql.OrderTermOption) OrderOption {
 // BySettledAt orders the results by the settled_at field.
 func BySettledAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSettledAt, opts...).ToFunc()
+}
+
+// ByCancelled orders the results by the cancelled field.
+func ByCancelled(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCancelled, opts...).ToFunc()
 }
 
 // ByPromisedFor orders the results by the promised_for field.

@@ -116,6 +116,11 @@ func SettledAt(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldSettledAt, v))
 }
 
+// Cancelled applies equality check predicate on the "cancelled" field. It's identical to CancelledEQ.
+func Cancelled(v bool) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldCancelled, v))
+}
+
 // PromisedFor applies equality check predicate on the "promised_for" field. It's identical to PromisedForEQ.
 func PromisedFor(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldPromisedFor, v))
@@ -634,6 +639,16 @@ func SettledAtIsNil() predicate.Invoice {
 // SettledAtNotNil applies the NotNil predicate on the "settled_at" field.
 func SettledAtNotNil() predicate.Invoice {
 	return predicate.Invoice(sql.FieldNotNull(FieldSettledAt))
+}
+
+// CancelledEQ applies the EQ predicate on the "cancelled" field.
+func CancelledEQ(v bool) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldCancelled, v))
+}
+
+// CancelledNEQ applies the NEQ predicate on the "cancelled" field.
+func CancelledNEQ(v bool) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldCancelled, v))
 }
 
 // PromisedForEQ applies the EQ predicate on the "promised_for" field.

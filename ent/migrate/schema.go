@@ -308,6 +308,7 @@ var (
 		{Name: "open", Type: field.TypeBool},
 		{Name: "due_at", Type: field.TypeTime},
 		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "cancelled", Type: field.TypeBool, Default: false},
 		{Name: "promised_for", Type: field.TypeTime, Nullable: true},
 		{Name: "promise_note", Type: field.TypeString, Nullable: true},
 		{Name: "promise_recorded_by", Type: field.TypeString, Nullable: true},
@@ -326,7 +327,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "invoices_stores_store",
-				Columns:    []*schema.Column{InvoicesColumns[18]},
+				Columns:    []*schema.Column{InvoicesColumns[19]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},

@@ -250,6 +250,10 @@ func init() {
 	invoiceDescStoreID := invoiceMixinFields0[0].Descriptor()
 	// invoice.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
 	invoice.StoreIDValidator = invoiceDescStoreID.Validators[0].(func(string) error)
+	// invoiceDescCancelled is the schema descriptor for cancelled field.
+	invoiceDescCancelled := invoiceFields[10].Descriptor()
+	// invoice.DefaultCancelled holds the default value on creation for the cancelled field.
+	invoice.DefaultCancelled = invoiceDescCancelled.Default.(bool)
 	// invoiceDescID is the schema descriptor for id field.
 	invoiceDescID := invoiceFields[0].Descriptor()
 	// invoice.DefaultID holds the default value on creation for the id field.

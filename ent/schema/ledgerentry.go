@@ -58,9 +58,9 @@ func (LedgerEntry) Edges() []ent.Edge {
 func (LedgerEntry) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("company_id", "seq").Unique(),
-		// An order's entries, and among them its cancellation: whether an invoice was
-		// cancelled is answered by this index alone (database's hasCancellation), without
-		// reading the order's entries.
+		// An order's entries, and among them its cancellation (the invoice views find the
+		// cancellation among the order's entries; the reads of many invoices use the
+		// invoice's own cancelled column since migration 0019).
 		index.Fields("company_id", "platform_order_gid", "kind"),
 	}
 }

@@ -1,0 +1,92 @@
+package database_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ids"
+	"github.com/creditd/creditd/tenant"
+)
+
+// TestPlanForArguments checks on PostgreSQL that a read made with PlanForArguments's context
+// goes as an unnamed statement, which PostgreSQL plans for its arguments every time, while the
+// same read without it is kept prepared on the connection (a named statement, which
+// PostgreSQL may run with a generic plan after five runs), and that both read the same rows.
+func TestPlanForArguments(t *testing.T) {
+	ctx := context.Background()
+	dsn, drop, err := database.ScratchSchema(ctx, credittest.PostgresURL(t), "plans_"+strings.ToLower(ids.Random(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop()
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// One connection, whose prepared statements pg_prepared_statements lists.
+	db.SQL.SetMaxOpenConns(1)
+	const text = `"companies"."id" IN (`
+	prepared := func() int {
+		t.Helper()
+		var n int
+		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, $1) > 0", text).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	sys := tenant.System(ctx)
+	read := func(ctx context.Context) int {
+		t.Helper()
+		got, err := db.Client.Company.Query().Where(company.IDIn("co_a", "co_b")).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(got)
+	}
+	for range 7 {
+		if n := read(db.PlanForArguments(sys)); n != 0 {
+			t.Fatalf("read %d companies of none", n)
+		}
+	}
+	if n := prepared(); n != 0 {
+		t.Fatalf("planned for its arguments, the read was prepared on the connection (%d statements)", n)
+	}
+	read(sys)
+	if n := prepared(); n != 1 {
+		t.Fatalf("the plain read: %d prepared statements, want 1", n)
+	}
+}
+
+// TestNoJIT checks that creditd's PostgreSQL connections do not compile statements (jit off),
+// unless the DSN says otherwise.
+func TestNoJIT(t *testing.T) {
+	ctx := context.Background()
+	dsn := credittest.PostgresURL(t)
+	for _, c := range []struct{ suffix, want string }{{"", "off"}, {"&jit=on", "on"}} {
+		u := dsn + c.suffix
+		if c.suffix != "" && !strings.Contains(dsn, "?") {
+			u = dsn + "?" + c.suffix[1:]
+		}
+		db, err := database.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jit string
+		err = db.SQL.QueryRowContext(ctx, "SHOW jit").Scan(&jit)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jit != c.want {
+			t.Errorf("DSN …%s: jit %s, want %s", c.suffix, jit, c.want)
+		}
+	}
+}
