@@ -48,6 +48,9 @@ type Transactions interface {
 	// the database plans each read made with it, outside a transaction, for its own
 	// arguments every time, never with a plan made for average arguments and kept.
 	PlanForArguments(ctx context.Context) context.Context
+	// CompaniesByKey, given to a query of companies whose Where names their keys, makes the
+	// database look them up by key, not walk the store's companies for them.
+	CompaniesByKey() func(*sql.Selector)
 }
 
 // RowLocks is how writers of the same rows take turns. Where the database runs writers

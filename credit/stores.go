@@ -200,9 +200,9 @@ func (s *storeCache) viewerCompanies(ctx context.Context, companyIDs []string) (
 		return nil, nil, nil, err
 	}
 	client := s.db.Reader(ctx)
-	// Planned for its arguments: a plan made for the average store would walk the store's
-	// companies (10,000 in the large store) rather than look the keys up.
-	known, err := client.Company.Query().Where(company.IDIn(companyIDs...)).IDs(s.db.PlanForArguments(ctx))
+	// By key, and planned for its arguments: a plan made for the average store would walk
+	// the store's companies (10,000 in the large store) rather than look the keys up.
+	known, err := client.Company.Query().Where(company.IDIn(companyIDs...), s.db.CompaniesByKey()).IDs(s.db.PlanForArguments(ctx))
 	return st, client, known, err
 }
 

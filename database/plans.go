@@ -4,7 +4,10 @@ import (
 	"context"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/creditd/creditd/ent/company"
 )
 
 // Plans made for a read's own arguments (PostgreSQL).
@@ -50,4 +53,29 @@ func (d planDriver) Query(ctx context.Context, query string, args, v any) error 
 		args = append([]any{pgx.QueryExecModeCacheDescribe}, a...)
 	}
 	return d.Driver.Query(ctx, query, args, v)
+}
+
+// companiesPrimaryKey is SQLite's name for the index of the companies' primary key (a TEXT
+// key gets an automatic index, named after its table).
+const companiesPrimaryKey = "sqlite_autoindex_companies_1"
+
+// CompaniesByKey, given to a query of companies whose Where names their keys (IDIn), makes
+// SQLite look them up by the primary key. Without statistics SQLite takes the tenant's
+// store_id = ? for the narrower condition and walks the store's entries of an index led by
+// store_id, all 10,000 of the large store for a page of 50 companies (3.0–3.5 ms in the
+// sqlite3 shell, 0.2 ms by the keys); "INDEXED BY" names the index to use, and the store's
+// condition still filters the rows. PostgreSQL plans such a read for its arguments
+// (PlanForArguments); there this does nothing.
+func (db *DB) CompaniesByKey() func(*entsql.Selector) {
+	return func(sel *entsql.Selector) {
+		if db.Dialect != dialect.SQLite {
+			return
+		}
+		// An unquoted table is written as it is; its alias, the table's own name, is what
+		// the query's columns are qualified with.
+		var b entsql.Builder
+		b.SetDialect(dialect.SQLite)
+		b.Ident(company.Table).WriteString(" INDEXED BY ").Ident(companiesPrimaryKey)
+		sel.From(entsql.Table(b.String()).Unquote().As(company.Table))
+	}
 }

@@ -2,8 +2,11 @@ package database_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"entgo.io/ent/dialect"
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
@@ -88,5 +91,62 @@ func TestNoJIT(t *testing.T) {
 		if jit != c.want {
 			t.Errorf("DSN …%s: jit %s, want %s", c.suffix, jit, c.want)
 		}
+	}
+}
+
+// capturingDriver keeps the text and arguments of the last query it sends.
+type capturingDriver struct {
+	dialect.Driver
+	query *string
+	args  *[]any
+}
+
+func (d capturingDriver) Query(ctx context.Context, query string, args, v any) error {
+	*d.query, *d.args = query, args.([]any)
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+// TestCompaniesByKey checks on SQLite that a viewer's read of companies by key, with
+// CompaniesByKey, is looked up by the primary key (EXPLAIN QUERY PLAN of the very statement,
+// the tenant's store condition in it), not by an index led by store_id, and that it still
+// keeps only the store's companies.
+func TestCompaniesByKey(t *testing.T) {
+	credittest.RequireSQLite(t)
+	env := credittest.NewService(t)
+	st := env.MustStore(t, "Keys", "EUR")
+	other := env.MustStore(t, "Others", "EUR")
+	a := env.MustCompany(t, st, "Alpha", "100").ID
+	b := env.MustCompany(t, st, "Beta", "100").ID
+	c := env.MustCompany(t, other, "Gamma", "100").ID
+	var query string
+	var args []any
+	db := env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return capturingDriver{d, &query, &args} })
+	ctx := tenant.Staff(context.Background(), st, "test")
+	got, err := db.Client.Company.Query().Where(company.IDIn(a, b, c), db.CompaniesByKey()).IDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || slices.Contains(got, c) {
+		t.Fatalf("read %v of %s, %s (and another store's %s)", got, a, b, c)
+	}
+	if !strings.Contains(query, "store_id") {
+		t.Fatalf("the read has no store condition: %s", query)
+	}
+	rows, err := env.DB.SQL.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "sqlite_autoindex_companies_1 (id=?)") {
+		t.Errorf("plan %q, want a search of the primary key by id", plan)
 	}
 }
