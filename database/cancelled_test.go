@@ -28,23 +28,23 @@ func TestMigration0019GivesOldInvoicesTheLiveCancelled(t *testing.T) {
 	rec := func(co, kind, amount, order string) {
 		t.Helper()
 		env.Clock.Advance(11 * time.Minute)
-		env.MustRecord(t, credit.LedgerEntryInput{CompanyID: co, Kind: kind, Amount: amount, OrderGID: order})
+		env.MustOrderEntry(t, co, kind, amount, order)
 	}
 	gid := func(n string) string { return "gid://platform/Order/" + n }
-	rec(a, credit.KindOrderPlaced, "100", gid("1"))
-	rec(a, credit.KindCancellation, "-100", gid("1")) // cancelled whole
-	rec(a, credit.KindOrderPlaced, "50", gid("2"))
-	rec(a, credit.KindPayment, "-20", gid("2"))
-	rec(a, credit.KindCancellation, "-30", gid("2")) // the rest cancelled
-	rec(a, credit.KindOrderPlaced, "40", gid("3"))
-	rec(a, credit.KindPayment, "-40", gid("3"))
-	rec(a, credit.KindCancellation, "-40", gid("3")) // paid, then cancelled
-	rec(a, credit.KindOrderPlaced, "10", gid("4"))   // paid
-	rec(a, credit.KindPayment, "-10", gid("4"))
-	rec(a, credit.KindOrderPlaced, "5", gid("5")) // open
-	rec(b, credit.KindOrderPlaced, "7", gid("1")) // the same GID in another company: not cancelled
-	rec(b, credit.KindOrderPlaced, "8", gid("6"))
-	rec(b, credit.KindCancellation, "-8", gid("6"))
+	rec(a, credit.KindOrderPlaced, "100", "1")
+	rec(a, credit.KindCancellation, "-100", "1") // cancelled whole
+	rec(a, credit.KindOrderPlaced, "50", "2")
+	rec(a, credit.KindPayment, "-20", "2")
+	rec(a, credit.KindCancellation, "-30", "2") // the rest cancelled
+	rec(a, credit.KindOrderPlaced, "40", "3")
+	rec(a, credit.KindPayment, "-40", "3")
+	rec(a, credit.KindCancellation, "-40", "3") // paid, then cancelled
+	rec(a, credit.KindOrderPlaced, "10", "4")   // paid
+	rec(a, credit.KindPayment, "-10", "4")
+	rec(a, credit.KindOrderPlaced, "5", "5") // open
+	rec(b, credit.KindOrderPlaced, "7", "1") // the same GID in another company: not cancelled
+	rec(b, credit.KindOrderPlaced, "8", "6")
+	rec(b, credit.KindCancellation, "-8", "6")
 
 	ctx := tenant.System(context.Background())
 	read := func() map[string]bool {

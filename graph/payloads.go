@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -152,7 +153,7 @@ func (m *payloadMember) payload(ctx context.Context, seq int64, execute func() (
 	}
 	g := m.g
 	g.mu.Lock()
-	i, found := slices.BinarySearchFunc(g.payloads, seq, func(p *sharedPayload, seq int64) int { return cmpSeq(p.seq, seq) })
+	i, found := slices.BinarySearchFunc(g.payloads, seq, func(p *sharedPayload, seq int64) int { return cmp.Compare(p.seq, seq) })
 	if found {
 		p := g.payloads[i]
 		g.mu.Unlock()
@@ -184,16 +185,6 @@ func (m *payloadMember) payload(ctx context.Context, seq int64, execute func() (
 	g.mu.Unlock()
 	m.passed(seq)
 	return b
-}
-
-func cmpSeq(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // passed records that m sent the event seq, and drops the payloads no member needs.
