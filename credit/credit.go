@@ -288,8 +288,7 @@ type (
 	// invoiceReader turns invoice rows into their views, with settlements and the state as of
 	// the clock (invoice_reads.go).
 	invoiceReader struct {
-		clock   clock
-		filters Filters
+		clock clock
 	}
 
 	// ledgerWriter appends ledger entries and what follows from them: the allocation of
@@ -340,7 +339,7 @@ func New(db Storage, opts Options) *Service {
 	auth := &keyAuth{db: db, clock: now, lastUsedWritten: map[string]time.Time{}}
 	events := &eventWriter{db: db, clock: now}
 	companies := &companyStore{db: db, clock: now, stores: stores, auth: auth}
-	invoices := &invoiceReader{clock: now, filters: db}
+	invoices := &invoiceReader{clock: now}
 	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices}
 	recorder := &idempotencyRecorder{db: db, clock: now, idempotencyTTL: ttl}
 	secrets := &secretSealer{webhookSealer: opts.WebhookSealer}

@@ -259,9 +259,8 @@ func (s *Exports) exportLedger(ctx context.Context, w *exportWriter, st *ent.Sto
 func (s *Exports) exportInvoices(ctx context.Context, w *exportWriter, st *ent.Store) (int, error) {
 	n, last := 0, ""
 	now := s.clock.Now()
-	// invoiceDetails' statement names each settled invoice of the batch in one condition,
-	// which SQLite bounds (an expression tree at most 1,000 deep): read at most a page's
-	// worth of invoices at a time, as the invoice lists do.
+	// Read at most a page's worth of invoices at a time, as the invoice lists do: each batch's
+	// details (invoiceDetails) are statements over the batch's keys.
 	batch := min(s.exportBatch, MaxPageSize)
 	for {
 		client := s.db.Reader(ctx)

@@ -55,20 +55,20 @@ type InvoiceListParams struct {
 }
 
 // invoiceStatusWhere is the filter of a status, or an error naming param: a settled invoice is
-// cancelled when a cancellation entry references its order (Filters.CancelledInvoices), else
-// paid.
+// cancelled when a cancellation entry references its order (its cancelled column, which the
+// transaction appending the cancellation sets), else paid.
 //
 // Errors: invalid_parameter (param).
-func invoiceStatusWhere(f Filters, status, param string) ([]predicate.Invoice, error) {
+func invoiceStatusWhere(status, param string) ([]predicate.Invoice, error) {
 	switch status {
 	case "":
 		return nil, nil
 	case InvoiceOpen:
 		return []predicate.Invoice{invoice.Open(true)}, nil
 	case InvoicePaid:
-		return []predicate.Invoice{invoice.Open(false), invoice.Not(f.CancelledInvoices())}, nil
+		return []predicate.Invoice{invoice.Open(false), invoice.Cancelled(false)}, nil
 	case InvoiceCancelled:
-		return []predicate.Invoice{invoice.Open(false), f.CancelledInvoices()}, nil
+		return []predicate.Invoice{invoice.Open(false), invoice.Cancelled(true)}, nil
 	}
 	return nil, ParamErrorf(CodeInvalidParameter, param, "%s must be open, paid or cancelled", param)
 }
@@ -85,7 +85,7 @@ func (s *Invoices) List(ctx context.Context, companyID string, p InvoiceListPara
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
-	where, err := invoiceStatusWhere(s.db, p.Status, "status")
+	where, err := invoiceStatusWhere(p.Status, "status")
 	if err != nil {
 		return Page[Invoice]{}, err
 	}
@@ -132,7 +132,7 @@ func (s *Invoices) FirstPages(ctx context.Context, companyIDs []string, status s
 	if err != nil {
 		return nil, err
 	}
-	where, err := invoiceStatusWhere(s.db, status, "status")
+	where, err := invoiceStatusWhere(status, "status")
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +181,9 @@ func (s *invoiceReader) invoicePages(ctx context.Context, client *ent.Client, st
 	return out, nil
 }
 
-// invoiceDetail is what an invoice's view needs from the ledger.
+// invoiceDetail is what an invoice's view needs beyond its row.
 type invoiceDetails struct {
-	issued    map[string]time.Time // by ledger entry ID
-	cancelled map[string]bool      // by company ID + " " + order GID
+	issued map[string]time.Time // by ledger entry ID
 	// beyondTerms is each company's average days beyond terms, for the companies with an
 	// open invoice among the rows that paid something in the window.
 	beyondTerms map[string]decimal.Decimal
@@ -192,44 +191,32 @@ type invoiceDetails struct {
 	reminders map[string][]InvoiceReminder
 }
 
-// invoiceDetails reads, in one statement, the order entries of the invoices (their issue dates)
-// and the cancellations that reference the settled ones.
+// invoiceDetails reads, in one statement, the order entries of the invoices (their issue
+// dates); whether a settled invoice was cancelled is its own column.
 func (s *invoiceReader) invoiceDetails(ctx context.Context, client *ent.Client, rows []*ent.Invoice) (invoiceDetails, error) {
-	d := invoiceDetails{issued: map[string]time.Time{}, cancelled: map[string]bool{}}
+	d := invoiceDetails{issued: map[string]time.Time{}}
 	if len(rows) == 0 {
 		return d, nil
 	}
 	entryIDs := make([]string, 0, len(rows))
-	var settled []predicate.LedgerEntry
 	var withOpen []string
 	for _, r := range rows {
 		entryIDs = append(entryIDs, r.LedgerEntryID)
 		if r.Open && (len(withOpen) == 0 || withOpen[len(withOpen)-1] != r.CompanyID) {
 			withOpen = append(withOpen, r.CompanyID)
 		}
-		if !r.Open {
-			settled = append(settled, ledgerentry.And(ledgerentry.CompanyID(r.CompanyID), ledgerentry.PlatformOrderGid(r.PlatformOrderGid)))
-		}
 	}
-	match := ledgerentry.IDIn(entryIDs...)
-	if len(settled) > 0 {
-		match = ledgerentry.Or(match, ledgerentry.And(ledgerentry.KindEQ(ledgerentry.KindCancellation), ledgerentry.Or(settled...)))
-	}
-	entries, err := client.LedgerEntry.Query().Where(match).
-		Select(ledgerentry.FieldID, ledgerentry.FieldCompanyID, ledgerentry.FieldKind, ledgerentry.FieldPlatformOrderGid, ledgerentry.FieldOccurredAt).
+	entries, err := client.LedgerEntry.Query().Where(ledgerentry.IDIn(entryIDs...)).
+		Select(ledgerentry.FieldID, ledgerentry.FieldOccurredAt).
 		All(ctx)
 	if err != nil {
 		return d, err
 	}
 	for _, e := range entries {
-		if string(e.Kind) == KindCancellation && e.PlatformOrderGid != nil {
-			d.cancelled[e.CompanyID+" "+*e.PlatformOrderGid] = true
-		} else {
-			d.issued[e.ID] = e.OccurredAt
-		}
+		d.issued[e.ID] = e.OccurredAt
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, s.filters.CancelledInvoices(), withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
 		return d, err
 	}
 	d.reminders, err = invoiceReminders(ctx, client, rows)
@@ -260,7 +247,7 @@ func invoiceView(r *ent.Invoice, d invoiceDetails, currency string, now time.Tim
 			t := At(ExpectedPaymentAt(r.DueAt, avg))
 			v.ExpectedPaymentAt = &t
 		}
-	case d.cancelled[r.CompanyID+" "+r.PlatformOrderGid]:
+	case r.Cancelled:
 		v.Status = InvoiceCancelled
 	default:
 		v.Status = InvoicePaid

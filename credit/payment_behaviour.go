@@ -9,7 +9,6 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/invoice"
-	"github.com/creditd/creditd/ent/predicate"
 )
 
 // How companies pay (contract §17): the figures a credit manager judges a company by. For now
@@ -36,9 +35,8 @@ func checkWindowDays(windowDays int) error {
 // averageDaysBeyondTerms returns, per company, the average of (paid_at − due_at) in days over
 // the invoices paid in the window ending at asOf, weighted by invoice amount and rounded to
 // one decimal (negative when paid early). Cancelled invoices never count; a company that paid
-// nothing in the window is absent. One statement for all the companies; cancelled is the
-// storage's condition that an invoice was cancelled (Filters.CancelledInvoices).
-func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, cancelled predicate.Invoice, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
+// nothing in the window is absent. One statement for all the companies.
+func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
 	out := map[string]decimal.Decimal{}
 	if len(companyIDs) == 0 {
 		return out, nil
@@ -46,7 +44,7 @@ func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, cancelled p
 	rows, err := client.Invoice.Query().
 		Where(invoice.CompanyIDIn(companyIDs...), invoice.Open(false),
 			invoice.SettledAtGT(asOf.Add(-time.Duration(windowDays)*24*time.Hour)), invoice.SettledAtLTE(asOf),
-			invoice.Not(cancelled)).
+			invoice.Cancelled(false)).
 		Select(invoice.FieldCompanyID, invoice.FieldAmount, invoice.FieldDueAt, invoice.FieldSettledAt).
 		All(ctx)
 	if err != nil {

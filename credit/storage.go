@@ -212,8 +212,6 @@ type Filters interface {
 	// ReceivableCompanies keeps the companies with a balance that is not zero or an open
 	// invoice.
 	ReceivableCompanies() func(*sql.Selector)
-	// CancelledInvoices keeps the invoices whose order a cancellation entry references.
-	CancelledInvoices() func(*sql.Selector)
 }
 
 // Search finds text inside a column through an index.

@@ -85,10 +85,3 @@ func (db *DB) ReceivableCompanies() func(*entsql.Selector) {
 			entsql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(entsql.EQ(t.C(invoice.FieldOpen), true)))))
 	}
 }
-
-// CancelledInvoices, given to a query of invoices' Where, keeps the invoices whose order a
-// cancellation entry of the company's ledger references (the invoices' cancelled column, see
-// hasCancellation).
-func (db *DB) CancelledInvoices() func(*entsql.Selector) {
-	return func(sel *entsql.Selector) { sel.Where(hasCancellation(sel)) }
-}
