@@ -66,6 +66,9 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 		return response, false, err
 	}
 	claim := ids.Random(22)
+	if s.db.WritersTakeTurns() {
+		return s.runInTurn(ctx, key, fingerprint, claim, run)
+	}
 	stored, err := s.recorder.claimKey(ctx, key, fingerprint, claim)
 	if err != nil {
 		var e *Error
@@ -140,20 +143,9 @@ func (s *idempotencyRecorder) claimKey(ctx context.Context, key, fingerprint, cl
 			if rec == nil {
 				return s.newClaim(ctx, tx.Client(), key, fingerprint, claim, now).Exec(ctx)
 			}
-			switch {
-			case rec.Fingerprint != fingerprint:
-				return Errorf(CodeIdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
-			case rec.Completed:
-				stored = rec.Response
-				if stored == nil {
-					stored = []byte{}
-				}
-				return nil
-			case now.Before(rec.LockedUntil) && !abandoned(rec.Claim):
-				return Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed; retry shortly")
+			if stored, err = earlierRecord(rec, fingerprint, now); stored != nil || err != nil {
+				return err
 			}
-			// The holder of the claim stopped without finishing (its process died and the lease
-			// ended, or this process gave it up during an outage): take it over.
 			return tx.IdempotencyRecord.UpdateOne(rec).SetClaim(claim).SetLockedUntil(now.Add(idempotencyLease)).Exec(ctx)
 		})
 		// Two instances inserting the same key at once: the loser retries and finds the winner's.
@@ -164,6 +156,80 @@ func (s *idempotencyRecorder) claimKey(ctx context.Context, key, fingerprint, cl
 		}
 		return stored, err
 	}
+}
+
+// earlierRecord says what rec, the live record of an earlier request with the same key, means
+// for a request with fingerprint at now: the response to replay (rec completed), an error (a
+// different request; a claim still held), or neither, when the holder of the claim stopped
+// without finishing (its process died and the lease ended, or this process gave it up during
+// an outage) and the request may take the key over.
+func earlierRecord(rec *ent.IdempotencyRecord, fingerprint string, now time.Time) (stored []byte, err error) {
+	switch {
+	case rec.Fingerprint != fingerprint:
+		return nil, Errorf(CodeIdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
+	case rec.Completed:
+		if rec.Response == nil {
+			return []byte{}, nil
+		}
+		return rec.Response, nil
+	case now.Before(rec.LockedUntil) && !abandoned(rec.Claim):
+		return nil, Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed; retry shortly")
+	}
+	return nil, nil
+}
+
+// runInTurn is Run where writers take turns (Storage.WritersTakeTurns: SQLite). There no
+// write runs between a transaction's first read and its commit, so one transaction reads the
+// key's record, runs the write and records its response: a retry that arrives meanwhile runs
+// after it and replays the response, and no claim has to be committed ahead of the write for
+// it to see. The record left is the one the two transactions of Run leave elsewhere (a
+// completed claim with its lease, times and response), and a write that fails or whose
+// response is not stored leaves none, as a released claim does not. Every write of the
+// record comes after run, so that run joins a transaction that has written nothing (Join).
+func (s *Idempotency) runInTurn(ctx context.Context, key, fingerprint, claim string, run func(ctx context.Context) (response []byte, store bool, err error)) (response []byte, replayed bool, err error) {
+	errNotStored := errors.New("response not stored")
+	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
+		now := s.recorder.clock.Now()
+		rec, err := tx.IdempotencyRecord.Query().Where(idempotencyrecord.Key(key)).Only(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return err
+		}
+		expired := rec != nil && !now.Before(rec.ExpiresAt)
+		if rec != nil && !expired {
+			stored, err := earlierRecord(rec, fingerprint, now)
+			if stored != nil || err != nil {
+				response, replayed = stored, true
+				return err
+			}
+		}
+		r, store, err := run(s.db.Join(ctx, tx))
+		if err != nil {
+			return err
+		}
+		response = r
+		if !store {
+			return errNotStored
+		}
+		switch {
+		case rec == nil || expired:
+			if expired {
+				if err := tx.IdempotencyRecord.DeleteOne(rec).Exec(ctx); err != nil {
+					return err
+				}
+			}
+			return s.recorder.newClaim(ctx, tx.Client(), key, fingerprint, claim, now).SetCompleted(true).SetResponse(r).Exec(ctx)
+		default: // a claim whose holder stopped: taken over
+			return tx.IdempotencyRecord.UpdateOne(rec).SetClaim(claim).SetLockedUntil(now.Add(idempotencyLease)).
+				SetCompleted(true).SetResponse(r).Exec(ctx)
+		}
+	})
+	switch {
+	case errors.Is(err, errNotStored):
+		return response, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return response, replayed, nil
 }
 
 // newClaim is the record of a new claim of key.

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/ent/idempotencyrecord"
 	"github.com/creditd/creditd/ids"
 )
 
@@ -297,4 +300,65 @@ func TestIdempotencyRetryStorm(t *testing.T) {
 	if c := env.company(t, co.ID); c.Outstanding.Amount != "-7.00" || len(env.ledger(t, co.ID)) != 1 {
 		t.Errorf("outstanding %s after the storm", c.Outstanding.Amount)
 	}
+}
+
+// TestIdempotentWriteRecord: a write under a key leaves one record, completed with its
+// response, its claim's lease and the TTL counted from the request; a replay writes nothing.
+// Where writers take turns (SQLite) the look-up, the write and the record are one
+// transaction: no claim is committed ahead of the write, since no other write can run beside
+// it (issue 40: one commit and one turn of the single writer fewer an idempotent write).
+func TestIdempotentWriteRecord(t *testing.T) {
+	t.Parallel()
+	env := newRuleEnv(t, "EUR", credittest.Options{ServiceOptions: func(o *credit.Options) { o.IdempotencyTTL = time.Hour }})
+	co := env.MustCompany(t, env.store, "Buyer", "1000.00")
+	key := apiKey(env.store, credit.ScopeWriteCredit)
+	var txs atomic.Int32
+	counted := env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return txCounter{d, &txs} })
+	svc := credit.New(counted, credit.Options{Now: env.Clock.Now, IdempotencyTTL: time.Hour})
+	var runs atomic.Int32
+
+	at := env.Clock.Now()
+	resp, replayed, err := svc.Idempotency.Run(key, "once", "fp", adjusting(env, co.ID, "-5.00", &runs))
+	if err != nil || replayed || string(resp) != "created -5.00" {
+		t.Fatalf("first: %q %v %v", resp, replayed, err)
+	}
+	if env.DB.WritersTakeTurns() && txs.Load() != 1 {
+		t.Errorf("%d transactions for one idempotent write, want 1", txs.Load())
+	}
+	rec, err := env.DB.Ent().IdempotencyRecord.Query().Where(idempotencyrecord.Key("once")).Only(credittest.Admin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Completed || string(rec.Response) != "created -5.00" || rec.Fingerprint != "fp" || rec.StoreID != env.store || len(rec.Claim) != 22 ||
+		!rec.CreatedAt.Equal(at) || !rec.LockedUntil.Equal(at.Add(time.Minute)) || !rec.ExpiresAt.Equal(at.Add(time.Hour)) {
+		t.Errorf("record %+v, want completed with the response, a 22-character claim, a lease of a minute and the TTL from %s", rec, at)
+	}
+
+	txs.Store(0)
+	env.Clock.Advance(time.Second)
+	resp, replayed, err = svc.Idempotency.Run(key, "once", "fp", adjusting(env, co.ID, "-5.00", &runs))
+	if err != nil || !replayed || string(resp) != "created -5.00" || runs.Load() != 1 {
+		t.Fatalf("replay: %q %v %v after %d runs", resp, replayed, err, runs.Load())
+	}
+	after, err := env.DB.Ent().IdempotencyRecord.Query().Where(idempotencyrecord.Key("once")).Only(credittest.Admin())
+	if err != nil || !after.LockedUntil.Equal(rec.LockedUntil) || after.Claim != rec.Claim {
+		t.Errorf("the replay changed the record: %+v (%v)", after, err)
+	}
+	if env.DB.WritersTakeTurns() && txs.Load() > 1 {
+		t.Errorf("%d transactions for a replay", txs.Load())
+	}
+	if c := env.company(t, co.ID); c.Outstanding.Amount != "-5.00" {
+		t.Errorf("outstanding %s", c.Outstanding.Amount)
+	}
+}
+
+// txCounter counts the transactions begun through it.
+type txCounter struct {
+	dialect.Driver
+	n *atomic.Int32
+}
+
+func (d txCounter) Tx(ctx context.Context) (dialect.Tx, error) {
+	d.n.Add(1)
+	return d.Driver.Tx(ctx)
 }

@@ -43,6 +43,10 @@ type Transactions interface {
 	WriteOne(ctx context.Context, fn func(client *ent.Client) error) error
 	// Reader returns the client to read with: ctx's transaction's, else the database's.
 	Reader(ctx context.Context) *ent.Client
+	// WritersTakeTurns reports whether the database runs one write transaction at a time
+	// (in every process on it): what a write transaction reads then stays true until it
+	// commits, and nothing needs claiming ahead of it.
+	WritersTakeTurns() bool
 	// PlanForArguments returns ctx for reads whose best plan depends on their arguments'
 	// values (a page of one store's companies: the large store has 10,000, most have ten):
 	// the database plans each read made with it, outside a transaction, for its own

@@ -68,6 +68,12 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	return nil
 }
 
+// WritersTakeTurns reports whether the database runs one write transaction at a time, in
+// every process on it: SQLite, whose write transactions begin IMMEDIATE and hold its single
+// write lock until they end. A write transaction then sees every write committed before it
+// began, and none commits beside it, so what a read in it finds stays true until it commits.
+func (db *DB) WritersTakeTurns() bool { return db.Dialect == dialect.SQLite }
+
 // WriteOne runs fn, which makes one write statement, as its own transaction: on PostgreSQL
 // outside any transaction block, which makes a single statement atomic in one round trip
 // instead of BEGIN, the statement and COMMIT; on SQLite, and when ctx carries a transaction,

@@ -98,11 +98,11 @@ func TestCrashSafety(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
-		c.expireOrphanedClaims(db)
+		c.noUnfinishedClaims(db)
 	}
 	c.checkDatabase(db, true)
-	t.Logf("%d SIGKILLs survived in %s: %d writes (%d answered at once, %d unanswered and retried after a restart: %d had committed and replayed, %d ran again over a claim the kill left), %d replays of answered writes checked",
-		c.kills, time.Since(start).Round(time.Millisecond), len(c.writes), c.ackedFirstTry, c.retried, c.committedUnanswered, c.takeovers, c.replays)
+	t.Logf("%d SIGKILLs survived in %s: %d writes (%d answered at once, %d unanswered and retried after a restart, of which %d had committed and replayed), %d replays of answered writes checked",
+		c.kills, time.Since(start).Round(time.Millisecond), len(c.writes), c.ackedFirstTry, c.retried, c.committedUnanswered, c.replays)
 	if c.retried == 0 {
 		t.Errorf("no write was cut off by a kill: the test did not exercise retries")
 	}
@@ -147,7 +147,7 @@ type crashRun struct {
 	writes                                 map[string]*crashWrite
 	order                                  []string
 	kills, ackedFirstTry, retried, replays int
-	takeovers, committedUnanswered         int
+	committedUnanswered                    int
 }
 
 func (c *crashRun) newWrite(rng *rand.Rand, companies []string, name string) *crashWrite {
@@ -278,23 +278,26 @@ func (c *crashRun) replayAcknowledged(rng *rand.Rand) {
 	}
 }
 
-// expireOrphanedClaims stands in for the passing of the idempotency lease (a minute): a write
-// the kill cut off after its key was claimed leaves the claim unfinished, and a retry answers
-// idempotency_key_in_use until the lease ends and the retry may take the claim over. Moving the
-// lease's end into the past lets the retries run at once; they then exercise that takeover.
-func (c *crashRun) expireOrphanedClaims(path string) {
+// noUnfinishedClaims checks that the kill left no unfinished idempotency claim: on SQLite,
+// whose writers take turns, a key is looked up and recorded in its write's own transaction
+// (credit's runInTurn), so a kill leaves the key either completed with its write or untouched,
+// and a retry runs or replays at once. (A claim committed ahead of its write, as PostgreSQL's
+// is, would answer idempotency_key_in_use until its one-minute lease ended: the takeover
+// path, tested in credit and server.)
+func (c *crashRun) noUnfinishedClaims(path string) {
 	ctx := context.Background()
 	d, err := database.Open(ctx, path)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer d.Close()
-	res, err := d.SQL.ExecContext(ctx, "UPDATE idempotency_records SET locked_until = ? WHERE NOT completed", time.Unix(0, 0).UTC())
-	if err != nil {
+	var n int
+	if err := d.SQL.QueryRowContext(ctx, "SELECT count(*) FROM idempotency_records WHERE NOT completed").Scan(&n); err != nil {
 		c.t.Fatal(err)
 	}
-	n, _ := res.RowsAffected()
-	c.takeovers += int(n)
+	if n != 0 {
+		c.t.Errorf("the kill left %d unfinished idempotency claims", n)
+	}
 }
 
 // ledgerState is what a database holds of the writes, by the note or reason that identifies
