@@ -306,8 +306,11 @@ func (db *DB) TryLock(ctx context.Context, name string) (release func(), ok bool
 // the benchmarks count statements this way.
 func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	var base dialect.Driver = entsql.OpenDB(db.Dialect, db.SQL)
-	if db.Dialect == dialect.Postgres {
+	switch db.Dialect {
+	case dialect.Postgres:
 		base = planDriver{base}
+	case dialect.SQLite:
+		base = sqliteDriver{Driver: base.(*entsql.Driver), pool: db.SQL}
 	}
 	drv := wrap(base)
 	client := ent.NewClient(ent.Driver(drv))
