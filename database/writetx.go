@@ -58,14 +58,12 @@ type connTx struct {
 	ended bool
 }
 
-// errTxDone is the error of a statement after the transaction ended.
+// errTxDone is the error of a Commit or Rollback after the transaction ended.
 var errTxDone = sql.ErrTxDone
 
-// detach returns ctx without its cancellation, or ctx's error when it is done already.
+// detach returns ctx without its cancellation, or ctx's error when it is done already. A
+// statement after the transaction ended is refused by its connection, closed by then.
 func (t *connTx) detach(ctx context.Context) (context.Context, error) {
-	if t.ended {
-		return nil, errTxDone
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
