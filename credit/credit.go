@@ -30,6 +30,7 @@ type Storage interface {
 	Keysets
 	ReceivableSums
 	PaymentFigures
+	IndexedConditions
 	Filters
 	Search
 	Erasure
@@ -289,6 +290,8 @@ type (
 	// the clock (invoice_reads.go).
 	invoiceReader struct {
 		clock clock
+		// open writes the invoices' open condition so that their indexes are sought.
+		open IndexedConditions
 	}
 
 	// ledgerWriter appends ledger entries and what follows from them: the allocation of
@@ -297,6 +300,8 @@ type (
 		clock    clock
 		events   *eventWriter
 		invoices *invoiceReader
+		// open writes the invoices' open condition so that their indexes are sought.
+		open IndexedConditions
 	}
 
 	// idempotencyRecorder claims, records and releases Idempotency-Key records (idempotency.go).
@@ -339,8 +344,8 @@ func New(db Storage, opts Options) *Service {
 	auth := &keyAuth{db: db, clock: now, lastUsedWritten: map[string]time.Time{}}
 	events := &eventWriter{db: db, clock: now}
 	companies := &companyStore{db: db, clock: now, stores: stores, auth: auth}
-	invoices := &invoiceReader{clock: now}
-	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices}
+	invoices := &invoiceReader{clock: now, open: db}
+	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices, open: db}
 	recorder := &idempotencyRecorder{db: db, clock: now, idempotencyTTL: ttl}
 	secrets := &secretSealer{webhookSealer: opts.WebhookSealer}
 	return &Service{clock: now, stores: stores,

@@ -50,7 +50,7 @@ func (s *Maintenance) SweepHolds(ctx context.Context) (SweepResult, error) {
 	ctx = tenant.System(ctx)
 	now := s.clock.asOf(ctx)
 	var res SweepResult
-	dueIDs, err := s.db.Ent().Invoice.Query().Where(invoice.Open(true), invoice.DueAtLT(now)).
+	dueIDs, err := s.db.Ent().Invoice.Query().Where(s.db.InvoicesOpen(true), invoice.DueAtLT(now)).
 		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
 	if err != nil {
 		return res, err

@@ -236,7 +236,7 @@ func emittedLevels(ctx context.Context, client *ent.Client, rows []*ent.Invoice)
 // remindCompany settles one locked company's broken promises and due reminders in tx, deciding
 // as of asOf with days as its store's schedule (nil: none).
 func (s *Maintenance) remindCompany(ctx context.Context, tx *ent.Tx, c *ent.Company, days []int, asOf time.Time, res *ReminderSweepResult) error {
-	rows, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.Open(true)).
+	rows, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), s.db.InvoicesOpen(true)).
 		Order(ent.Asc(invoice.FieldSeq)).All(ctx)
 	if err != nil {
 		return err

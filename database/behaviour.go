@@ -43,7 +43,7 @@ func (db *DB) InvoicesSinceOldestOpen() func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {
 		t := entsql.Table(invoice.Table).As("oldest_open")
 		sel.Where(entsql.GTE(sel.C(invoice.FieldSeq), entsql.Select(entsql.Min(t.C(invoice.FieldSeq))).From(t).
-			Where(entsql.And(entsql.ColumnsEQ(t.C(invoice.FieldCompanyID), sel.C(invoice.FieldCompanyID)), entsql.EQ(t.C(invoice.FieldOpen), true)))))
+			Where(entsql.And(entsql.ColumnsEQ(t.C(invoice.FieldCompanyID), sel.C(invoice.FieldCompanyID)), openIs(t.C(invoice.FieldOpen), true)))))
 	}
 }
 
@@ -55,11 +55,20 @@ func hasCancellation(sel *entsql.Selector) *entsql.Predicate {
 	return entsql.EQ(sel.C(invoice.FieldCancelled), true)
 }
 
-// isOpen is the condition that the invoice column open is true, written "open = true":
-// ent writes a bare "open", an expression through which SQLite does not seek the index on
-// (open, due_at).
-func isOpen(col string) *entsql.Predicate {
-	return entsql.P(func(b *entsql.Builder) { b.Ident(col).WriteOp(entsql.OpEQ).Arg(true) })
+// openIs is the condition that the invoice column col (open) is open, written "open = ?":
+// ent writes a bare "open" (or "NOT open"), an expression through which SQLite seeks no
+// index: not the one on (open, due_at), nor (company_id, open, seq) beyond company_id. The
+// correlated subquery of InvoicesSinceOldestOpen read all of a company's invoices for each of
+// them that way: a page of payment behaviour with a company of 166,000 invoices ran for
+// minutes instead of 1.7 s (issue 40).
+func openIs(col string, open bool) *entsql.Predicate {
+	return entsql.P(func(b *entsql.Builder) { b.Ident(col).WriteOp(entsql.OpEQ).Arg(open) })
+}
+
+// InvoicesOpen, given to a query of invoices' Where, keeps the invoices whose open column is
+// open, as "open = ?" (see openIs).
+func (db *DB) InvoicesOpen(open bool) func(*entsql.Selector) {
+	return func(sel *entsql.Selector) { sel.Where(openIs(sel.C(invoice.FieldOpen), open)) }
 }
 
 // IssueAndCancellation, given to the Aggregate of a Select of invoices, joins each invoice's
@@ -281,7 +290,7 @@ func (db *DB) IssuedByDay(ctx context.Context, q *ent.InvoiceQuery, storeID stri
 		oi, ol := entsql.Table(invoice.Table).As("oldest_open"), entsql.Table(ledgerentry.Table).As("oldest_issued")
 		return entsql.Select(entsql.Min(ol.C(ledgerentry.FieldOccurredAt))).From(oi).
 			Join(ol).On(oi.C(invoice.FieldLedgerEntryID), ol.C(ledgerentry.FieldID)).
-			Where(entsql.And(isOpen(oi.C(invoice.FieldOpen)), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
+			Where(entsql.And(openIs(oi.C(invoice.FieldOpen), true), entsql.EQ(oi.C(invoice.FieldStoreID), storeID)))
 	}
 	err = q.Where(
 		// An invoice is due at or after it was issued: those due before the oldest open one

@@ -10,7 +10,9 @@ import (
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/invoice"
 	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
@@ -148,5 +150,55 @@ func TestCompaniesByKey(t *testing.T) {
 	}
 	if len(plan) != 1 || !strings.Contains(plan[0], "sqlite_autoindex_companies_1 (id=?)") {
 		t.Errorf("plan %q, want a search of the primary key by id", plan)
+	}
+}
+
+// TestInvoicesOpenSeeksIndexes checks on SQLite, by EXPLAIN QUERY PLAN of the very statements,
+// that a company's open invoices are sought through invoice_company_id_open_seq by company and
+// open (not read whole and filtered: ent's bare "open" is no equality for SQLite), both in
+// InvoicesOpen (an adjustment's oldest overdue invoice, the allocation of a payment) and in
+// InvoicesSinceOldestOpen's subquery, run once per invoice of a page's payment behaviour; and
+// that both keep the right invoices.
+func TestInvoicesOpenSeeksIndexes(t *testing.T) {
+	credittest.RequireSQLite(t)
+	env := credittest.NewService(t)
+	st := env.MustStore(t, "Open", "EUR")
+	co := env.MustCompany(t, st, "Buyer", "1000").ID
+	var query string
+	var args []any
+	db := env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return capturingDriver{d, &query, &args} })
+	ctx := tenant.Staff(context.Background(), st, "test")
+	plan := func() string {
+		t.Helper()
+		rows, err := env.DB.SQL.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var details []string
+		for rows.Next() {
+			var id, parent, notUsed int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+				t.Fatal(err)
+			}
+			details = append(details, detail)
+		}
+		return strings.Join(details, "\n")
+	}
+	const sought = "invoice_company_id_open_seq (company_id=? AND open=?)"
+
+	if _, err := db.Client.Invoice.Query().Where(invoice.CompanyID(co), db.InvoicesOpen(true)).
+		Order(ent.Asc(invoice.FieldSeq)).First(ctx); !ent.IsNotFound(err) {
+		t.Fatalf("open invoices of a company with none: %v", err)
+	}
+	if p := plan(); !strings.Contains(p, sought) {
+		t.Errorf("InvoicesOpen: plan\n%s\nwant a search of %s", p, sought)
+	}
+	if _, err := db.Client.Invoice.Query().Where(invoice.CompanyIDIn(co), db.InvoicesSinceOldestOpen()).All(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := plan(); strings.Count(p, sought) != 1 || !strings.Contains(p, "CORRELATED SCALAR SUBQUERY") {
+		t.Errorf("InvoicesSinceOldestOpen: plan\n%s\nwant its subquery to search %s", p, sought)
 	}
 }
