@@ -82,15 +82,11 @@ func (s *Idempotency) Run(ctx context.Context, key, fingerprint string, run func
 	if stored != nil {
 		return stored, true, nil
 	}
-	errNotStored := errors.New("response not stored")
 	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
-		r, store, err := run(s.db.Join(ctx, tx))
+		r, err := s.runJoined(ctx, tx, run)
+		response = r
 		if err != nil {
 			return err
-		}
-		response = r
-		if !store {
-			return errNotStored
 		}
 		n, err := tx.IdempotencyRecord.Update().
 			Where(idempotencyrecord.Key(key), idempotencyrecord.Claim(claim), idempotencyrecord.Completed(false)).
@@ -158,6 +154,23 @@ func (s *idempotencyRecorder) claimKey(ctx context.Context, key, fingerprint, cl
 	}
 }
 
+// errNotStored ends the transaction of a write whose response is not to be stored (see
+// Stored): the write is rolled back, and Run returns the response without recording it.
+var errNotStored = errors.New("response not stored")
+
+// runJoined runs run in tx (run's operations join it) and returns its response, with
+// errNotStored when the response is not to be stored.
+func (s *Idempotency) runJoined(ctx context.Context, tx *ent.Tx, run func(ctx context.Context) (response []byte, store bool, err error)) ([]byte, error) {
+	r, store, err := run(s.db.Join(ctx, tx))
+	switch {
+	case err != nil:
+		return nil, err
+	case !store:
+		return r, errNotStored
+	}
+	return r, nil
+}
+
 // earlierRecord says what rec, the live record of an earlier request with the same key, means
 // for a request with fingerprint at now: the response to replay (rec completed), an error (a
 // different request; a claim still held), or neither, when the holder of the claim stopped
@@ -187,7 +200,6 @@ func earlierRecord(rec *ent.IdempotencyRecord, fingerprint string, now time.Time
 // response is not stored leaves none, as a released claim does not. Every write of the
 // record comes after run, so that run joins a transaction that has written nothing (Join).
 func (s *Idempotency) runInTurn(ctx context.Context, key, fingerprint, claim string, run func(ctx context.Context) (response []byte, store bool, err error)) (response []byte, replayed bool, err error) {
-	errNotStored := errors.New("response not stored")
 	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
 		now := s.recorder.clock.Now()
 		rec, err := tx.IdempotencyRecord.Query().Where(idempotencyrecord.Key(key)).Only(ctx)
@@ -202,13 +214,10 @@ func (s *Idempotency) runInTurn(ctx context.Context, key, fingerprint, claim str
 				return err
 			}
 		}
-		r, store, err := run(s.db.Join(ctx, tx))
+		r, err := s.runJoined(ctx, tx, run)
+		response = r
 		if err != nil {
 			return err
-		}
-		response = r
-		if !store {
-			return errNotStored
 		}
 		switch {
 		case rec == nil || expired:

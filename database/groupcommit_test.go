@@ -21,10 +21,6 @@ func TestGroupCommitIsolatesEachWrite(t *testing.T) {
 	env := credittest.New(t)
 	db := env.DB
 	ctx := tenant.System(context.Background())
-	createStore := func(tx *ent.Tx, name string) error {
-		return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
-			SetCreatedAt(time.Now()).Exec(ctx)
-	}
 	type outcome struct {
 		name     string
 		err      error
@@ -45,27 +41,27 @@ func TestGroupCommitIsolatesEachWrite(t *testing.T) {
 	write("a", func(tx *ent.Tx) error {
 		close(started)
 		<-release
-		return createStore(tx, "a")
+		return createStore(ctx, tx, "a")
 	})
 	<-started
 	errRefused := errors.New("refused")
-	write("b", func(tx *ent.Tx) error { return createStore(tx, "b") })
+	write("b", func(tx *ent.Tx) error { return createStore(ctx, tx, "b") })
 	waitQueued(t, db.QueuedWrites, 1)
 	write("c", func(tx *ent.Tx) error {
-		if err := createStore(tx, "c"); err != nil {
+		if err := createStore(ctx, tx, "c"); err != nil {
 			return err
 		}
 		return errRefused
 	})
 	waitQueued(t, db.QueuedWrites, 2)
 	write("d", func(tx *ent.Tx) error {
-		if err := createStore(tx, "d"); err != nil {
+		if err := createStore(ctx, tx, "d"); err != nil {
 			return err
 		}
 		panic("boom")
 	})
 	waitQueued(t, db.QueuedWrites, 3)
-	write("e", func(tx *ent.Tx) error { return createStore(tx, "e") })
+	write("e", func(tx *ent.Tx) error { return createStore(ctx, tx, "e") })
 	waitQueued(t, db.QueuedWrites, 4)
 	close(release)
 

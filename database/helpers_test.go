@@ -1,7 +1,19 @@
 package database_test
 
-import "github.com/creditd/creditd/credit"
+import (
+	"context"
+	"time"
+
+	"github.com/creditd/creditd/credit"
+	"github.com/creditd/creditd/ent"
+)
 
 func orderInput(companyID string) credit.LedgerEntryInput {
 	return credit.LedgerEntryInput{CompanyID: companyID, Kind: credit.KindOrderPlaced, Amount: "5.00", OrderGID: "gid://platform/Order/1"}
+}
+
+// createStore creates a store named name in tx, the write the transaction tests make.
+func createStore(ctx context.Context, tx *ent.Tx, name string) error {
+	return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
+		SetCreatedAt(time.Now()).Exec(ctx)
 }

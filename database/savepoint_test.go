@@ -1,11 +1,9 @@
 package database_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ent"
@@ -22,9 +20,6 @@ func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 	db := env.DB
 	ctx := credittest.Admin()
 	boom := errors.New("failed after writing")
-	createStore := func(ctx context.Context, tx *ent.Tx, name string) error {
-		return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("x")).SetCreatedAt(time.Now()).Exec(ctx)
-	}
 	// op is one operation: it creates a store, then fails as told (after writing).
 	type op struct {
 		name string

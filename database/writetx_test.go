@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ent"
@@ -22,10 +21,6 @@ func TestSQLiteWriteTransactionEnds(t *testing.T) {
 	env := credittest.New(t)
 	db := env.DB
 	sys := tenant.System(context.Background())
-	createStore := func(ctx context.Context, tx *ent.Tx, name string) error {
-		return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
-			SetCreatedAt(time.Now()).Exec(ctx)
-	}
 	stores := func(name string) int {
 		t.Helper()
 		n, err := db.Client.Store.Query().Where(store.Name(name)).Count(sys)
