@@ -134,20 +134,7 @@ func TestCompaniesByKey(t *testing.T) {
 	if !strings.Contains(query, "store_id") {
 		t.Fatalf("the read has no store condition: %s", query)
 	}
-	rows, err := env.DB.SQL.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := sqlitePlan(t, env.DB, query, args)
 	if len(plan) != 1 || !strings.Contains(plan[0], "sqlite_autoindex_companies_1 (id=?)") {
 		t.Errorf("plan %q, want a search of the primary key by id", plan)
 	}
@@ -168,24 +155,7 @@ func TestInvoicesOpenSeeksIndexes(t *testing.T) {
 	var args []any
 	db := env.DB.WithDriver(func(d dialect.Driver) dialect.Driver { return capturingDriver{d, &query, &args} })
 	ctx := tenant.Staff(context.Background(), st, "test")
-	plan := func() string {
-		t.Helper()
-		rows, err := env.DB.SQL.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var details []string
-		for rows.Next() {
-			var id, parent, notUsed int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-				t.Fatal(err)
-			}
-			details = append(details, detail)
-		}
-		return strings.Join(details, "\n")
-	}
+	plan := func() string { return strings.Join(sqlitePlan(t, env.DB, query, args), "\n") }
 	const sought = "invoice_company_id_open_seq (company_id=? AND open=?)"
 
 	if _, err := db.Client.Invoice.Query().Where(invoice.CompanyID(co), db.InvoicesOpen(true)).
@@ -201,4 +171,24 @@ func TestInvoicesOpenSeeksIndexes(t *testing.T) {
 	if p := plan(); strings.Count(p, sought) != 1 || !strings.Contains(p, "CORRELATED SCALAR SUBQUERY") {
 		t.Errorf("InvoicesSinceOldestOpen: plan\n%s\nwant its subquery to search %s", p, sought)
 	}
+}
+
+// sqlitePlan is the detail of each step of SQLite's EXPLAIN QUERY PLAN of query with args.
+func sqlitePlan(t *testing.T, db *database.DB, query string, args []any) []string {
+	t.Helper()
+	rows, err := db.SQL.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return plan
 }
