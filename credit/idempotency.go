@@ -18,7 +18,9 @@ import (
 // the response: either both commit or neither does, so a crash never leaves a write without its
 // record or a record without its write. A claim whose holder died expires after
 // idempotencyLease and can be taken over; the holder's commit checks it still owns the claim,
-// so the two never both apply.
+// so the two never both apply. Where writers take turns (SQLite), nothing can run beside a
+// write, so the key is looked up and recorded in the write's own transaction instead
+// (runInTurn): a concurrent retry waits its turn and replays, and a crash leaves no claim.
 //
 // What a response is, and what identifies a request (method, path, body), is the transport's
 // business (package httpapi): here a response is opaque bytes stored and handed back as they
