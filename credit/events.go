@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/creditd/creditd/ent"
@@ -137,23 +139,46 @@ func (s *eventWriter) emitData(ctx context.Context, tx *ent.Tx, storeID, id stri
 }
 
 // readableEventTypes returns the event types the viewer may read: all for staff and the
-// system, for an API key those its scopes allow.
+// system, for an API key those its scopes allow. Viewers who may read the same types share one
+// slice (a live subscription keeps it: issue 40's memory per subscription); callers only read
+// it.
 func readableEventTypes(ctx context.Context) ([]string, error) {
 	v, ok := tenant.FromContext(ctx)
 	if !ok {
 		return nil, errNoViewer
 	}
-	var out []string
-	for _, t := range EventTypes {
+	var set uint64 // bit i: EventTypes[i] is readable
+	for i, t := range EventTypes {
 		if v.HasScope(EventTypeScope(t)) {
+			set |= 1 << i
+		}
+	}
+	if set == 0 {
+		return nil, Errorf(CodeInsufficientScope, "this call needs scope %s or %s", ScopeReadCredit, ScopeReadApplications)
+	}
+	if out, ok := readableSets.Load(set); ok {
+		return out.([]string), nil
+	}
+	out := make([]string, 0, bits.OnesCount64(set))
+	for i, t := range EventTypes {
+		if set&(1<<i) != 0 {
 			out = append(out, string(t))
 		}
 	}
-	if len(out) == 0 {
-		return nil, Errorf(CodeInsufficientScope, "this call needs scope %s or %s", ScopeReadCredit, ScopeReadApplications)
-	}
-	return out, nil
+	shared, _ := readableSets.LoadOrStore(set, out)
+	return shared.([]string), nil
 }
+
+// The bit set has room for every event type.
+func init() {
+	if len(EventTypes) > 64 {
+		panic("credit: readableEventTypes's bit set holds 64 event types")
+	}
+}
+
+// readableSets holds the readable types of each set of them met so far (a few: one per
+// combination of the scopes that decide them), keyed by readableEventTypes's bit set.
+var readableSets sync.Map
 
 // knownEventTypes checks that each of types is one of EventTypes and returns them without
 // repeats, in the order given. code and param name the input in the error: invalid_parameter
