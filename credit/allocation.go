@@ -32,7 +32,7 @@ import (
 // cancelled), gets its invoice.paid event in the same transaction, after the entry's
 // ledger_entry.created (contract §17).
 func (s *ledgerWriter) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, error) {
-	c, settled, err := allocateEntry(ctx, tx, s.open, c, e, dueDays)
+	c, settled, err := allocateEntry(ctx, tx, s.conds, c, e, dueDays)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (s *ledgerWriter) allocate(ctx context.Context, tx *ent.Tx, c *ent.Company,
 
 // allocateEntry is allocate without the events: it returns the company and the IDs of the
 // invoices the entry settled (brought to zero), in the order it settled them.
-func allocateEntry(ctx context.Context, tx *ent.Tx, open IndexedConditions, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, []string, error) {
+func allocateEntry(ctx context.Context, tx *ent.Tx, conds IndexedConditions, c *ent.Company, e *ent.LedgerEntry, dueDays int) (*ent.Company, []string, error) {
 	var settled []string
 	switch string(e.Kind) {
 	case KindOrderPlaced:
@@ -97,7 +97,7 @@ func allocateEntry(ctx context.Context, tx *ent.Tx, open IndexedConditions, c *e
 		remaining := e.Amount.Neg()
 		for remaining.IsPositive() {
 			batch, err := tx.Invoice.Query().
-				Where(invoice.CompanyID(c.ID), open.InvoicesOpen(true)).
+				Where(invoice.CompanyID(c.ID), conds.InvoicesOpen(true)).
 				Order(ent.Asc(invoice.FieldSeq)).Limit(100).All(ctx)
 			if err != nil {
 				return nil, nil, err
@@ -179,7 +179,7 @@ type overdueInvoice struct {
 // or nil when none is overdue.
 func (s *ledgerWriter) oldestOverdueInvoice(ctx context.Context, tx *ent.Tx, c *ent.Company) (*overdueInvoice, error) {
 	inv, err := tx.Invoice.Query().
-		Where(invoice.CompanyID(c.ID), s.open.InvoicesOpen(true), invoice.DueAtLT(s.clock.asOf(ctx))).
+		Where(invoice.CompanyID(c.ID), s.conds.InvoicesOpen(true), invoice.DueAtLT(s.clock.asOf(ctx))).
 		Order(ent.Asc(invoice.FieldDueAt), ent.Asc(invoice.FieldSeq)).
 		First(ctx)
 	if ent.IsNotFound(err) {

@@ -290,8 +290,8 @@ type (
 	// the clock (invoice_reads.go).
 	invoiceReader struct {
 		clock clock
-		// open writes the invoices' open condition so that their indexes are sought.
-		open IndexedConditions
+		// conds writes the invoices' open condition so that their indexes are sought.
+		conds IndexedConditions
 	}
 
 	// ledgerWriter appends ledger entries and what follows from them: the allocation of
@@ -300,8 +300,8 @@ type (
 		clock    clock
 		events   *eventWriter
 		invoices *invoiceReader
-		// open writes the invoices' open condition so that their indexes are sought.
-		open IndexedConditions
+		// conds writes the invoices' open condition so that their indexes are sought.
+		conds IndexedConditions
 	}
 
 	// idempotencyRecorder claims, records and releases Idempotency-Key records (idempotency.go).
@@ -344,8 +344,8 @@ func New(db Storage, opts Options) *Service {
 	auth := &keyAuth{db: db, clock: now, lastUsedWritten: map[string]time.Time{}}
 	events := &eventWriter{db: db, clock: now}
 	companies := &companyStore{db: db, clock: now, stores: stores, auth: auth}
-	invoices := &invoiceReader{clock: now, open: db}
-	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices, open: db}
+	invoices := &invoiceReader{clock: now, conds: db}
+	ledger := &ledgerWriter{clock: now, events: events, invoices: invoices, conds: db}
 	recorder := &idempotencyRecorder{db: db, clock: now, idempotencyTTL: ttl}
 	secrets := &secretSealer{webhookSealer: opts.WebhookSealer}
 	return &Service{clock: now, stores: stores,

@@ -59,16 +59,16 @@ type InvoiceListParams struct {
 // transaction appending the cancellation sets), else paid.
 //
 // Errors: invalid_parameter (param).
-func invoiceStatusWhere(open IndexedConditions, status, param string) ([]predicate.Invoice, error) {
+func invoiceStatusWhere(conds IndexedConditions, status, param string) ([]predicate.Invoice, error) {
 	switch status {
 	case "":
 		return nil, nil
 	case InvoiceOpen:
-		return []predicate.Invoice{open.InvoicesOpen(true)}, nil
+		return []predicate.Invoice{conds.InvoicesOpen(true)}, nil
 	case InvoicePaid:
-		return []predicate.Invoice{open.InvoicesOpen(false), invoice.Cancelled(false)}, nil
+		return []predicate.Invoice{conds.InvoicesOpen(false), invoice.Cancelled(false)}, nil
 	case InvoiceCancelled:
-		return []predicate.Invoice{open.InvoicesOpen(false), invoice.Cancelled(true)}, nil
+		return []predicate.Invoice{conds.InvoicesOpen(false), invoice.Cancelled(true)}, nil
 	}
 	return nil, ParamErrorf(CodeInvalidParameter, param, "%s must be open, paid or cancelled", param)
 }
@@ -216,7 +216,7 @@ func (s *invoiceReader) invoiceDetails(ctx context.Context, client *ent.Client, 
 		d.issued[e.ID] = e.OccurredAt
 	}
 	// Rows come grouped by company, so withOpen repeats no company.
-	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, s.open, withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
+	if d.beyondTerms, err = averageDaysBeyondTerms(ctx, client, s.conds, withOpen, s.clock.Now(), BehaviourWindowDays); err != nil {
 		return d, err
 	}
 	d.reminders, err = invoiceReminders(ctx, client, rows)

@@ -36,13 +36,13 @@ func checkWindowDays(windowDays int) error {
 // the invoices paid in the window ending at asOf, weighted by invoice amount and rounded to
 // one decimal (negative when paid early). Cancelled invoices never count; a company that paid
 // nothing in the window is absent. One statement for all the companies.
-func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, open IndexedConditions, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
+func averageDaysBeyondTerms(ctx context.Context, client *ent.Client, conds IndexedConditions, companyIDs []string, asOf time.Time, windowDays int) (map[string]decimal.Decimal, error) {
 	out := map[string]decimal.Decimal{}
 	if len(companyIDs) == 0 {
 		return out, nil
 	}
 	rows, err := client.Invoice.Query().
-		Where(invoice.CompanyIDIn(companyIDs...), open.InvoicesOpen(false),
+		Where(invoice.CompanyIDIn(companyIDs...), conds.InvoicesOpen(false),
 			invoice.SettledAtGT(asOf.Add(-time.Duration(windowDays)*24*time.Hour)), invoice.SettledAtLTE(asOf),
 			invoice.Cancelled(false)).
 		Select(invoice.FieldCompanyID, invoice.FieldAmount, invoice.FieldDueAt, invoice.FieldSettledAt).

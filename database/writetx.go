@@ -58,9 +58,6 @@ type connTx struct {
 	ended bool
 }
 
-// errTxDone is the error of a Commit or Rollback after the transaction ended.
-var errTxDone = sql.ErrTxDone
-
 // detach returns ctx without its cancellation, or ctx's error when it is done already. A
 // statement after the transaction ended is refused by its connection, closed by then.
 func (t *connTx) detach(ctx context.Context) (context.Context, error) {
@@ -109,7 +106,7 @@ func (t *connTx) QueryContext(ctx context.Context, query string, args ...any) (*
 // Commit commits the transaction; when COMMIT fails, the transaction is rolled back.
 func (t *connTx) Commit() error {
 	if t.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
 	_, err := t.conn.ExecContext(context.Background(), "COMMIT")
 	t.end(err != nil)
@@ -119,7 +116,7 @@ func (t *connTx) Commit() error {
 // Rollback rolls the transaction back.
 func (t *connTx) Rollback() error {
 	if t.ended {
-		return errTxDone
+		return sql.ErrTxDone
 	}
 	t.end(true)
 	return nil
