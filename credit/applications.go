@@ -334,7 +334,8 @@ func (s *Applications) SetStatus(ctx context.Context, in StatusChange) (Applicat
 			return err
 		}
 		out = applicationView(a)
-		// The events last: they lock the store's row until commit.
+		// The events last (where writers run concurrently they are inserted at the commit
+		// anyway, and lock the store's event counter until then).
 		if created != nil {
 			if err := s.events.emit(ctx, tx, a.StoreID, EventTypeCompanyCreated, *created, nil); err != nil {
 				return err

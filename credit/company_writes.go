@@ -8,9 +8,7 @@ import (
 
 	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
-	"github.com/creditd/creditd/ent/predicate"
 	"github.com/creditd/creditd/ids"
-	"github.com/creditd/creditd/tenant"
 )
 
 // How a company is written: locked in the store's order, updated by a function over the row,
@@ -20,21 +18,24 @@ import (
 // lockCompany reads a company with its store for update, so that writes to one company take
 // turns: its ledger sequence numbers then follow commit order.
 //
-// Where the database locks rows it first locks the company's store row, which every write
-// locks anyway to number its event (database.InsertNumbered). All writers of a store then
-// take their locks in one order, the store before any company, so a transaction that writes
-// to several companies (GraphQL mutations under one Idempotency-Key) cannot close a cycle with
-// another write: it waits instead of deadlocking. Both locks are one statement
-// (RowLocks.ForUpdateStoreFirst).
+// Writes to different companies of a store do not wait for each other here: they take turns
+// only on the store's event counter, for their events' numbers, just before they commit
+// (emit). A transaction that locks several companies (GraphQL mutations under one
+// Idempotency-Key, a platform delivery) takes its store's turn before the first
+// (RowLocks.TakeStoreTurn), so no two transactions wait for each other's companies; the data
+// layer refuses a second company without it (RowLocks.BeforeCompanyLock).
 //
 // Errors: not_found.
 func (s *companyStore) lockCompany(ctx context.Context, tx *ent.Tx, id string) (*ent.Company, error) {
 	if !ids.HasPrefix(id, "co") {
 		return nil, errNotFound("company")
 	}
+	if err := s.db.BeforeCompanyLock(tx, id); err != nil {
+		return nil, err
+	}
 	// Every column but the sort keys, which a write never reads (lockedCompanyColumns).
 	c, err := tx.Company.Query().Select(lockedCompanyColumns...).
-		Where(company.ID(id), s.db.ForUpdate, storeLockedFirst(ctx, s.db, id)).Only(ctx)
+		Where(company.ID(id), s.db.ForUpdate).Only(ctx)
 	if err != nil {
 		return nil, notFoundOr(err, "company")
 	}
@@ -42,15 +43,6 @@ func (s *companyStore) lockCompany(ctx context.Context, tx *ent.Tx, id string) (
 		return nil, err
 	}
 	return c, nil
-}
-
-// storeLockedFirst is lockCompany's condition that locks the store's row before the company's
-// (see there): the viewer's store, or for system work (the overdue sweep) the store the
-// company names, read in the same statement. A store's viewer never locks another store's row,
-// even when naming another store's company (which the data layer then does not find).
-func storeLockedFirst(ctx context.Context, locks RowLocks, companyID string) predicate.Company {
-	v, _ := tenant.FromContext(ctx)
-	return locks.ForUpdateStoreFirst(v.StoreID, companyID)
 }
 
 // writeCompany runs one of the API's writes to a company (adjustment, limit change, hold

@@ -21,12 +21,14 @@ import (
 // GET /v1/events and the webhook deliveries read the same rows.
 //
 // Events are numbered per store without gaps by stores.event_seq, incremented in the writing
-// transaction and locked until commit (a company's writer has locked the store's row before
-// the company's already: lockCompany, so every writer of a store locks in one order). On PostgreSQL
-// the row lock makes a writer wait for the previous one to commit before it takes the next
-// number, and a transaction is visible to new snapshots before its locks are released; so a
-// reader that sees event n+1 sees event n, and reading "seq > n" in seq order never skips an
-// event that commits late. SQLite has one writer at a time, which gives the same.
+// transaction and locked until commit. On PostgreSQL the row lock makes a writer wait for the
+// previous one to commit before it takes the next number, and a transaction is visible to new
+// snapshots before its locks are released; so a reader that sees event n+1 sees event n, and
+// reading "seq > n" in seq order never skips an event that commits late. There a transaction's
+// events are inserted just before its commit (database.InsertNumberedAtCommit), so the store's
+// writers take turns for that statement and the commit only, and the counter is the last lock
+// of every writer (see lockCompany for the rest of the order). SQLite has one writer at a
+// time, which gives the same.
 
 // EventType is the type of an event of the feed (contract §11), such as "company.hold_placed":
 // what happened, named by the resource of its data.object.
@@ -116,10 +118,10 @@ type eventData struct {
 
 // emit appends one event to the feed of the store storeID in tx: object is the resource's
 // REST view (never personal data), previous the changed values before the write (nil when
-// nothing was replaced). Its number and its row are one statement where the database allows
-// (see database.InsertNumbered), which locks the store's row until commit (see above); a
-// transaction that locks a company has locked that row already (lockCompany), so no other lock
-// may follow one taken here in a different order.
+// nothing was replaced). Its number and its row are one statement where the database allows,
+// run just before tx commits where writers run concurrently (see
+// database.InsertNumberedAtCommit): it locks the store's row until commit (see above), and
+// nothing in tx reads the event.
 func (s *eventWriter) emit(ctx context.Context, tx *ent.Tx, storeID string, typ EventType, object any, previous map[string]any) error {
 	return s.emitData(ctx, tx, storeID, ids.New(eventIDPrefix), typ, eventData{Object: object, Previous: previous})
 }
@@ -132,10 +134,9 @@ func (s *eventWriter) emitData(ctx context.Context, tx *ent.Tx, storeID, id stri
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	_, err = s.db.InsertNumbered(ctx, tx, event.Table,
+	return s.db.InsertNumberedAtCommit(ctx, tx, event.Table,
 		[]string{event.FieldID, event.FieldStoreID, event.FieldType, event.FieldOccurredAt, event.FieldData},
 		[]any{id, storeID, string(typ), s.clock.Now(), string(encoded)})
-	return err
 }
 
 // readableEventTypes returns the event types the viewer may read: all for staff and the

@@ -160,9 +160,25 @@ func (s *idempotencyRecorder) claimKey(ctx context.Context, key, fingerprint, cl
 // Stored): the write is rolled back, and Run returns the response without recording it.
 var errNotStored = errors.New("response not stored")
 
+// SeveralWrites marks ctx for a request under an Idempotency-Key whose operations may write to
+// several companies in its one transaction (a GraphQL request's mutations): Run then takes the
+// store's turn before they run (RowLocks.TakeStoreTurn), as every transaction that locks more
+// than one company must.
+func SeveralWrites(ctx context.Context) context.Context {
+	return context.WithValue(ctx, severalWritesKey{}, true)
+}
+
+type severalWritesKey struct{}
+
 // runJoined runs run in tx (run's operations join it) and returns its response, with
 // errNotStored when the response is not to be stored.
 func (s *Idempotency) runJoined(ctx context.Context, tx *ent.Tx, run func(ctx context.Context) (response []byte, store bool, err error)) ([]byte, error) {
+	if several, _ := ctx.Value(severalWritesKey{}).(bool); several {
+		v, _ := tenant.FromContext(ctx)
+		if err := s.db.TakeStoreTurn(ctx, tx, v.StoreID); err != nil {
+			return nil, err
+		}
+	}
 	r, store, err := run(s.db.Join(ctx, tx))
 	switch {
 	case err != nil:

@@ -262,10 +262,11 @@ func (s *Platform) Authenticate(ctx context.Context, shopDomain, signature strin
 	return tenant.Platform(ctx, c.StoreID), nil
 }
 
-// lockStore locks a store's row until tx ends, where the database locks rows: the first lock
-// of every writer of the store (see lockCompany).
-func (s *Inbox) lockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
-	return s.db.LockStore(ctx, tx, storeID)
+// takeTurn makes the store's platform deliveries, and retries of them, run one at a time
+// (RowLocks.TakeStoreTurn): a delivery looks for an earlier one of the same platform object
+// before it records its own, and it may lock the company it names.
+func (s *Inbox) takeTurn(ctx context.Context, tx *ent.Tx, storeID string) error {
+	return s.db.TakeStoreTurn(ctx, tx, storeID)
 }
 
 // Credit check decisions and reasons (contract §13).

@@ -23,9 +23,10 @@ import (
 // arrived) are applied, in arrival order, by the transaction that records their order, and
 // failed ones by `platform retry`.
 //
-// All deliveries of a store take turns on the store's row lock (PostgreSQL; SQLite has one
-// writer anyway), taken before anything else, which every ledger write takes first too: a
-// payment recorded as waiting and its order can then not pass each other unseen.
+// All deliveries of a store, and their retries, take turns (RowLocks.TakeStoreTurn on
+// PostgreSQL; SQLite has one writer anyway), before anything else: a payment recorded as
+// waiting and its order can then not pass each other unseen. A delivery's ledger write locks
+// its company as every ledger write does, so it takes turns with the company's other writes.
 
 // Platform topics (X-Platform-Topic) the connector applies; any other is acknowledged and
 // ignored.
@@ -150,7 +151,7 @@ func (s *Inbox) Receive(ctx context.Context, in PlatformDeliveryInput) (InboxDel
 	ev := parsePlatformEvent(in.Topic, in.Body, st.Currency)
 	var out InboxDelivery
 	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
-		if err := s.lockStore(ctx, tx, st.ID); err != nil {
+		if err := s.takeTurn(ctx, tx, st.ID); err != nil {
 			return err
 		}
 		row, fresh, err := s.recordInbox(ctx, tx, st, in, triggered, ev)
@@ -260,23 +261,39 @@ func (s *Inbox) applyPlatformEvent(ctx context.Context, tx *ent.Tx, st *ent.Stor
 	return row, nil
 }
 
+// lockCompanyOfGID locks the company that has platform company GID gid (lockCompany). The GID
+// is looked up before the lock and may have moved meanwhile (staff set it on another company,
+// which takes no store-wide lock), so it is checked again under the lock, and looked up again
+// when it moved: the delivery applies to the company that has the GID when it commits. The
+// delivery holds its store's turn, so it may lock a company it then leaves.
+//
+// Errors: not_found (no company has gid).
+func (s *Inbox) lockCompanyOfGID(ctx context.Context, tx *ent.Tx, gid string) (*ent.Company, error) {
+	for {
+		id, err := tx.Company.Query().Where(company.PlatformCompanyGid(gid)).OnlyID(ctx)
+		if err != nil {
+			return nil, notFoundOr(err, "company")
+		}
+		c, err := s.companies.lockCompany(ctx, tx, id)
+		if err != nil || (c.PlatformCompanyGid != nil && *c.PlatformCompanyGid == gid) {
+			return c, err
+		}
+	}
+}
+
 // settle applies ev to the ledger, or says why not.
 func (s *Inbox) settle(ctx context.Context, tx *ent.Tx, ev platformEvent) (settlement, error) {
 	if ev.outcome != "" {
 		return settlement{status: ev.outcome, reason: ev.reason}, nil
 	}
-	id, err := tx.Company.Query().Where(company.PlatformCompanyGid(ev.companyGID)).OnlyID(ctx)
-	if ent.IsNotFound(err) {
+	c, err := s.lockCompanyOfGID(ctx, tx, ev.companyGID)
+	if IsNotFound(err) {
 		return settlement{status: InboxFailed, reason: ReasonUnknownCompany}, nil
 	}
 	if err != nil {
 		return settlement{}, err
 	}
-	res := settlement{companyID: &id}
-	c, err := s.companies.lockCompany(ctx, tx, id)
-	if err != nil {
-		return settlement{}, err
-	}
+	res := settlement{companyID: &c.ID}
 	amount := ev.amount
 	if ev.orderGID != nil {
 		inv, err := tx.Invoice.Query().Where(invoice.CompanyID(c.ID), invoice.PlatformOrderGid(*ev.orderGID)).Only(ctx)

@@ -33,7 +33,7 @@ func (s *Inbox) Retry(ctx context.Context, id string) (InboxDelivery, error) {
 	}
 	var out InboxDelivery
 	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
-		if err := s.lockStore(ctx, tx, st.ID); err != nil {
+		if err := s.takeTurn(ctx, tx, st.ID); err != nil {
 			return err
 		}
 		row, err := tx.PlatformDelivery.Query().Where(platformdelivery.ID(id)).Only(ctx)

@@ -131,7 +131,7 @@ func (s *Stores) SetReminderSchedule(ctx context.Context, days []int) (ReminderS
 		days = []int{}
 	}
 	err = s.db.InTx(ctx, func(tx *ent.Tx) error {
-		if err := s.db.LockStore(ctx, tx, v.StoreID); err != nil {
+		if err := s.db.TakeStoreTurn(ctx, tx, v.StoreID); err != nil {
 			return err
 		}
 		st, err := tx.Store.Query().Where(store.ID(v.StoreID)).Select(store.FieldReminderDays).Only(ctx)

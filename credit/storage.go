@@ -64,13 +64,14 @@ type RowLocks interface {
 	// ForUpdate, given to a query's Where, locks the rows the query reads until the
 	// transaction ends.
 	ForUpdate(s *sql.Selector)
-	// LockStore locks the row of store storeID until tx ends: the first lock of every writer
-	// of the store, so that all take their locks in one order, the store before any company.
-	LockStore(ctx context.Context, tx *ent.Tx, storeID string) error
-	// ForUpdateStoreFirst, given to the Where of a query that reads one company with
-	// ForUpdate, locks in the same statement first the row of store storeID or, when storeID
-	// is "" (system work), of the store that company companyID names.
-	ForUpdateStoreFirst(storeID, companyID string) func(*sql.Selector)
+	// TakeStoreTurn makes tx wait for the turn of the store's writers that may lock several
+	// companies, before it locks any, and keeps it until tx ends; writers of one company pass
+	// beside it. Errors: database.ErrLockOrder (tx locked a company already).
+	TakeStoreTurn(ctx context.Context, tx *ent.Tx, storeID string) error
+	// BeforeCompanyLock is said before tx locks a company's row: where writers run
+	// concurrently, a transaction locks one company, or several only under its store's turn,
+	// so that no two writers wait for each other's companies. Errors: database.ErrLockOrder.
+	BeforeCompanyLock(tx *ent.Tx, companyID string) error
 }
 
 // NumberedRows writes the rows numbered without gaps by a counter.
@@ -80,6 +81,11 @@ type NumberedRows interface {
 	// its seq, and returns that value. The row must name its store, which the viewer must be
 	// allowed to write in (the rule ent's hook applies to every other new row).
 	InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error)
+	// InsertNumberedAtCommit is InsertNumbered for a row whose number nothing in tx reads:
+	// where writers run concurrently, it is inserted just before tx commits, so that its
+	// counter's row (the store's, which every writer of the store takes turns on) is locked
+	// for that statement and the commit only.
+	InsertNumberedAtCommit(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) error
 }
 
 // UniqueIndexes says what a write ran into: uniqueness is decided by the index and each

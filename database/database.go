@@ -58,6 +58,10 @@ type DB struct {
 	// database (WithDriver) shares it.
 	faults *faults
 
+	// txs is what the data layer keeps of each PostgreSQL write transaction while it runs
+	// (txstate.go); every view of the database shares it.
+	txs *txStates
+
 	// inUse releases the shared lock that says a process has the SQLite file open (see
 	// holdInUse); nil on PostgreSQL.
 	inUse func()
@@ -69,7 +73,7 @@ type DB struct {
 
 // newDB wraps an opened handle.
 func newDB(raw *sql.DB, dialectName string) *DB {
-	return (&DB{SQL: raw, Dialect: dialectName, faults: &faults{}}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
+	return (&DB{SQL: raw, Dialect: dialectName, faults: &faults{}, txs: &txStates{}}).WithDriver(func(d dialect.Driver) dialect.Driver { return d })
 }
 
 // WaitCommits returns once no goroutine of the group commit runs: every write that has
@@ -314,7 +318,7 @@ func (db *DB) WithDriver(wrap func(dialect.Driver) dialect.Driver) *DB {
 	}
 	drv := wrap(base)
 	client := ent.NewClient(ent.Driver(drv))
-	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, wrap: wrap, faults: db.faults, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
+	return &DB{Client: client, SQL: db.SQL, Dialect: db.Dialect, driver: drv, wrap: wrap, faults: db.faults, txs: db.txs, path: db.path, conns: db.conns, keyChanges: &sharedRead{}, commits: groupCommit{client: client}, connector: db.connector}
 }
 
 // keyChangesQuery reads the one row of key_changes (migration 0007). The table's name is

@@ -14,6 +14,16 @@ func orderInput(companyID string) credit.LedgerEntryInput {
 
 // createStore creates a store named name in tx, the write the transaction tests make.
 func createStore(ctx context.Context, tx *ent.Tx, name string) error {
-	return tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
-		SetCreatedAt(time.Now()).Exec(ctx)
+	_, err := newStore(ctx, tx, name)
+	return err
+}
+
+// newStore creates a store named name in tx and returns its ID.
+func newStore(ctx context.Context, tx *ent.Tx, name string) (string, error) {
+	st, err := tx.Store.Create().SetName(name).SetCurrency("EUR").SetCursorSecret([]byte("0123456789abcdef0123456789abcdef")).
+		SetCreatedAt(time.Now()).Save(ctx)
+	if err != nil {
+		return "", err
+	}
+	return st.ID, nil
 }

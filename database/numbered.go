@@ -48,9 +48,50 @@ var ErrNoCounter = errors.New("data layer: no counter for the row in its store")
 //
 // Errors: tenant.ErrNoViewer, tenant.ErrOtherStore, ErrNoCounter, and the database's.
 func (db *DB) InsertNumbered(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) (int64, error) {
+	ins, err := db.numbered(ctx, table, columns, values)
+	if err != nil {
+		return 0, err
+	}
+	return ins.run(ctx, tx)
+}
+
+// InsertNumberedAtCommit is InsertNumbered for a row whose number nothing in tx needs: where
+// writers run concurrently (PostgreSQL), the row is inserted as one of tx's last statements,
+// just before its commit, after the rows queued before it, so that its counter's row (a store's
+// event_seq, which all the store's writers take turns on) is locked only for that statement
+// and the commit (txstate.go). The row's checks are made now; a write that fails at the commit
+// (ErrNoCounter, the database's) fails the commit. Where writers take turns (SQLite) the row is
+// inserted now.
+//
+// Errors: tenant.ErrNoViewer, tenant.ErrOtherStore, ErrNoCounter, and the database's.
+func (db *DB) InsertNumberedAtCommit(ctx context.Context, tx *ent.Tx, table string, columns []string, values []any) error {
+	ins, err := db.numbered(ctx, table, columns, values)
+	if err != nil {
+		return err
+	}
+	if st := db.txs.of(tx); st != nil {
+		st.atCommit = append(st.atCommit, ins)
+		return nil
+	}
+	_, err = ins.run(ctx, tx)
+	return err
+}
+
+// numberedInsert is the statement, or on SQLite the two, that insert one numbered row.
+type numberedInsert struct {
+	table string
+	// next moves the counter and returns its value (SQLite); "" where insert does both.
+	next    string
+	counter []any
+	insert  string
+	values  []any
+}
+
+// numbered checks a numbered row of table and writes the statements that insert it.
+func (db *DB) numbered(ctx context.Context, table string, columns []string, values []any) (numberedInsert, error) {
 	num, ok := numberings[table]
 	if !ok || len(columns) != len(values) {
-		return 0, fmt.Errorf("insert numbered: table %q is not numbered, or %d columns for %d values", table, len(columns), len(values))
+		return numberedInsert{}, fmt.Errorf("insert numbered: table %q is not numbered, or %d columns for %d values", table, len(columns), len(values))
 	}
 	var storeID, key string
 	for i, c := range columns {
@@ -59,17 +100,17 @@ func (db *DB) InsertNumbered(ctx context.Context, tx *ent.Tx, table string, colu
 		case "store_id":
 			storeID = s
 		case "seq":
-			return 0, fmt.Errorf("insert numbered: %s.seq is the counter's", table)
+			return numberedInsert{}, fmt.Errorf("insert numbered: %s.seq is the counter's", table)
 		}
 		if c == num.key {
 			key = s
 		}
 	}
 	if storeID == "" || key == "" {
-		return 0, fmt.Errorf("insert numbered: a row of %s needs its store_id and %s", table, num.key)
+		return numberedInsert{}, fmt.Errorf("insert numbered: a row of %s needs its store_id and %s", table, num.key)
 	}
 	if _, err := tenant.CheckNewRow(ctx, storeID); err != nil {
-		return 0, err
+		return numberedInsert{}, err
 	}
 	// The counter's row, in the row's store: a store is its own; a company names its store.
 	counter := []any{key}
@@ -91,28 +132,36 @@ func (db *DB) InsertNumbered(ctx context.Context, tx *ent.Tx, table string, colu
 			insert.WriteString("$" + strconv.Itoa(len(counter)+i+1) + ", ")
 		}
 		insert.WriteString(`n."` + num.counterColumn + `" FROM n RETURNING "seq"`)
-		seq, found, err := queryInt(ctx, tx, `WITH n AS (`+update+`) `+insert.String(), append(counter, values...))
-		if err != nil {
-			return 0, fmt.Errorf("insert into %s: %w", table, err)
-		}
-		if !found {
-			return 0, fmt.Errorf("insert into %s: %w", table, ErrNoCounter)
-		}
-		return seq, nil
+		return numberedInsert{table: table, insert: `WITH n AS (` + update + `) ` + insert.String(), values: append(counter, values...)}, nil
 	}
 	// SQLite: $1 and $2 are its first and second positional parameters.
-	seq, found, err := queryInt(ctx, tx, update, counter)
-	if err != nil {
-		return 0, fmt.Errorf("next %s: %w", num.counterColumn, err)
-	}
-	if !found {
-		return 0, fmt.Errorf("insert into %s: %w", table, ErrNoCounter)
-	}
 	insert.WriteString(`VALUES (`)
 	insert.WriteString(strings.Repeat("?, ", len(columns)))
 	insert.WriteString(`?)`)
-	if _, err := tx.ExecContext(ctx, insert.String(), append(values[:len(values):len(values)], seq)...); err != nil {
-		return 0, fmt.Errorf("insert into %s: %w", table, err)
+	return numberedInsert{table: table, next: update, counter: counter, insert: insert.String(), values: values[:len(values):len(values)]}, nil
+}
+
+// run inserts the row in tx and returns its number.
+func (ins numberedInsert) run(ctx context.Context, tx *ent.Tx) (int64, error) {
+	if ins.next == "" {
+		seq, found, err := queryInt(ctx, tx, ins.insert, ins.values)
+		if err != nil {
+			return 0, fmt.Errorf("insert into %s: %w", ins.table, err)
+		}
+		if !found {
+			return 0, fmt.Errorf("insert into %s: %w", ins.table, ErrNoCounter)
+		}
+		return seq, nil
+	}
+	seq, found, err := queryInt(ctx, tx, ins.next, ins.counter)
+	if err != nil {
+		return 0, fmt.Errorf("next seq of %s: %w", ins.table, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("insert into %s: %w", ins.table, ErrNoCounter)
+	}
+	if _, err := tx.ExecContext(ctx, ins.insert, append(ins.values, seq)...); err != nil {
+		return 0, fmt.Errorf("insert into %s: %w", ins.table, err)
 	}
 	return seq, nil
 }

@@ -80,9 +80,10 @@ func sqliteUnavailable(code sqlite3.ErrNo) bool {
 // starting (a terminated backend is 57P01 too); 57014, a statement cancelled by the statement
 // timeout or the request's deadline; class 53, insufficient resources (53100 is a full disk);
 // class 58, system and I/O errors; 25006, a read-only transaction (a standby); 40P01, a
-// deadlock's victim, which a retry resolves. creditd's own writes lock in one order (a
-// store's row before its companies'), so none should deadlock; one that does anyway is told
-// to retry (503, Retry-After), and its Idempotency-Key is not spent.
+// deadlock's victim, which a retry resolves. creditd's own writes lock in one order
+// (txstate.go: the store's turn, companies, the store's event counter last), so none should
+// deadlock; one that does anyway is told to retry (503, Retry-After), and its Idempotency-Key
+// is not spent.
 func pgUnavailable(code string) bool {
 	switch {
 	case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "57P0"), strings.HasPrefix(code, "53"), strings.HasPrefix(code, "58"):

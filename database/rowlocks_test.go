@@ -2,23 +2,28 @@ package database_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/database"
+	"github.com/creditd/creditd/ent"
 	"github.com/creditd/creditd/ent/company"
+	"github.com/creditd/creditd/ent/event"
+	"github.com/creditd/creditd/ids"
 	"github.com/creditd/creditd/tenant"
 )
 
-// TestStoreWriterLetsOthersReferToTheStore (PostgreSQL): a writer of a store locks the store's
-// row, then its company's, until it commits (ForUpdateStoreFirst), so that the store's writers
-// take turns. The lock is FOR NO KEY UPDATE: the next writer of the store still waits for it,
-// but an Idempotency-Key's claim, which inserts a row that refers to the store (a foreign-key
-// check: FOR KEY SHARE of the store's row), does not queue behind it. With FOR UPDATE the
-// claim waited for the writer's commit: under 8 concurrent adjustments it took 6.2 ms on
-// average instead of 0.3 ms (BENCHMARKS.md, issue 40).
-func TestStoreWriterLetsOthersReferToTheStore(t *testing.T) {
+// TestStoreWritersTakeTurnsOnlyToCommit (PostgreSQL): a writer of one company locks that
+// company's row, and its store's event counter only with the last statement before its commit
+// (InsertNumberedAtCommit), so the store's writers of other companies, and Idempotency-Key
+// claims, pass beside it while it works; writers of the same company still take turns; and the
+// store's events are numbered in commit order. Before, a writer locked the store's row before
+// its company's and held it to its commit: the adjustment of the other company below waited
+// for the first writer (issue 40: 229–286 adjustments a second on one store, BENCHMARKS.md).
+func TestStoreWritersTakeTurnsOnlyToCommit(t *testing.T) {
 	if credittest.Backend() != "postgres" {
 		t.Skip("row locks are PostgreSQL's; SQLite's writers take turns on the database's one write lock")
 	}
@@ -29,21 +34,52 @@ func TestStoreWriterLetsOthersReferToTheStore(t *testing.T) {
 	b := env.MustCompany(t, st, "B", "100.00")
 	ctx := credittest.Staff(st)
 
-	// A writer of company A, holding its locks as lockCompany takes them.
-	writer, err := env.DB.Client.Tx(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// A writer of company A, holding its lock and with an event queued, until released.
+	firstEvent := ids.New("ev")
+	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- env.DB.InTx(ctx, func(tx *ent.Tx) error {
+			if err := env.DB.BeforeCompanyLock(tx, a.ID); err != nil {
+				return err
+			}
+			if _, err := tx.Company.Query().Where(company.ID(a.ID), env.DB.ForUpdate).Only(ctx); err != nil {
+				return err
+			}
+			if err := env.DB.InsertNumberedAtCommit(ctx, tx, event.Table, []string{"id", "store_id", "type", "occurred_at", "data"},
+				[]any{firstEvent, st, "key.created", time.Now().UTC(), `{"object":{}}`}); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-locked:
+	case err := <-done:
+		t.Fatalf("the first writer: %v", err)
 	}
-	defer func() { _ = writer.Rollback() }()
-	if _, err := writer.Company.Query().Where(company.ID(a.ID), env.DB.ForUpdate, env.DB.ForUpdateStoreFirst(st, a.ID)).Only(ctx); err != nil {
-		t.Fatal(err)
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+
+	// An adjustment of company B commits while the first writer works.
+	writeCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	note := "beside"
+	res, err := env.Service.Ledger.CreateAdjustment(writeCtx, credit.AdjustmentInput{CompanyID: b.ID, Amount: credit.Amount("1.00"), Note: &note})
+	if err != nil {
+		t.Fatalf("an adjustment of another company of the store while a writer works: %v (it waited for the writer)", err)
 	}
 
-	// A claim of an Idempotency-Key of the same store goes through while the writer holds
-	// its locks; its run answers without writing.
+	// A claim of an Idempotency-Key of the same store goes through too; its run answers
+	// without writing.
 	key := tenant.APIKey(context.Background(), st, "key_locks", "ERP", []string{credit.ScopeWriteCredit})
-	claimCtx, cancel := context.WithTimeout(key, 3*time.Second)
-	defer cancel()
+	claimCtx, cancelClaim := context.WithTimeout(key, 3*time.Second)
+	defer cancelClaim()
 	resp, replayed, err := env.Service.Idempotency.Run(claimCtx, "while-locked", "fp", func(context.Context) ([]byte, bool, error) {
 		return []byte("answered"), true, nil
 	})
@@ -51,7 +87,7 @@ func TestStoreWriterLetsOthersReferToTheStore(t *testing.T) {
 		t.Fatalf("a claim while the store's writer holds its lock: %q %v %v (it waited for the writer)", resp, replayed, err)
 	}
 
-	// The next writer of the store, of another company, still waits for the first.
+	// The next writer of company A still waits for the first.
 	next, err := env.DB.Client.Tx(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +96,76 @@ func TestStoreWriterLetsOthersReferToTheStore(t *testing.T) {
 	if _, err := next.ExecContext(ctx, "SET LOCAL lock_timeout = '300ms'"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = next.Company.Query().Where(company.ID(b.ID), env.DB.ForUpdate, env.DB.ForUpdateStoreFirst(st, b.ID)).Only(ctx)
-	if err == nil {
-		t.Fatal("a second writer of the store took its locks while the first held them")
+	if _, err = next.Company.Query().Where(company.ID(a.ID), env.DB.ForUpdate).Only(ctx); err == nil {
+		t.Fatal("a second writer of company A took its lock while the first held it")
 	}
+
+	// The first writer commits last, so its event comes after the adjustment's.
+	released = true
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the first writer's commit: %v", err)
+	}
+	events, err := env.DB.Client.Event.Query().Where(event.StoreID(st)).Order(ent.Asc(event.FieldSeq)).All(credittest.Admin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(events); n < 2 || events[n-1].ID != firstEvent || events[n-2].Type != string(credit.EventTypeLedgerEntryCreated) || events[n-1].Seq != events[n-2].Seq+1 {
+		t.Errorf("the feed's last events: %v; want the adjustment's (%s) then the first writer's %s, numbered one after the other", feedOf(events), res.LedgerEntry.ID, firstEvent)
+	}
+}
+
+func feedOf(events []*ent.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.ID + " " + e.Type
+	}
+	return out
+}
+
+// TestLockOrderIsEnforced: where writers run concurrently, the data layer refuses the locks
+// that could close a cycle between two writers of a store (txstate.go), whoever asks: a second
+// company without the store's turn, or the turn after a company. With the turn first, a
+// transaction locks as many companies as it needs. SQLite needs no order and refuses nothing.
+func TestLockOrderIsEnforced(t *testing.T) {
+	t.Parallel()
+	env := credittest.NewService(t)
+	st := env.MustStore(t, "Store", "EUR")
+	a := env.MustCompany(t, st, "A", "100.00").ID
+	b := env.MustCompany(t, st, "B", "100.00").ID
+	ctx := credittest.Staff(st)
+	want := func(name string, fn func(tx *ent.Tx) error, refused bool) {
+		t.Helper()
+		err := env.DB.InTx(ctx, fn)
+		if refused = refused && credittest.Backend() == "postgres"; refused != errors.Is(err, database.ErrLockOrder) {
+			t.Errorf("%s: %v (refused %v)", name, err, refused)
+		}
+	}
+	want("one company, twice", func(tx *ent.Tx) error {
+		if err := env.DB.BeforeCompanyLock(tx, a); err != nil {
+			return err
+		}
+		return env.DB.BeforeCompanyLock(tx, a)
+	}, false)
+	want("a second company without the turn", func(tx *ent.Tx) error {
+		if err := env.DB.BeforeCompanyLock(tx, a); err != nil {
+			return err
+		}
+		return env.DB.BeforeCompanyLock(tx, b)
+	}, true)
+	want("the turn after a company", func(tx *ent.Tx) error {
+		if err := env.DB.BeforeCompanyLock(tx, a); err != nil {
+			return err
+		}
+		return env.DB.TakeStoreTurn(ctx, tx, st)
+	}, true)
+	want("two companies under the turn", func(tx *ent.Tx) error {
+		if err := env.DB.TakeStoreTurn(ctx, tx, st); err != nil {
+			return err
+		}
+		if err := env.DB.BeforeCompanyLock(tx, a); err != nil {
+			return err
+		}
+		return env.DB.BeforeCompanyLock(tx, b)
+	}, false)
 }

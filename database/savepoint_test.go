@@ -4,9 +4,11 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/creditd/creditd/credittest"
 	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ids"
 )
 
 // TestJoinedOperationIsAllOrNothing: operations that join an enclosing transaction (as every
@@ -14,7 +16,10 @@ import (
 // writing leaves nothing behind, and the others' writes commit. The first operation runs
 // without a savepoint (a failure restarts the transaction), the later ones in one each: this
 // fails if a later one is run like the first (its failure would undo the earlier operations'
-// writes, or keep its own), or if the first's failure is not undone.
+// writes, or keep its own), or if the first's failure is not undone. Each operation also
+// appends an event to its store's feed, which PostgreSQL inserts at the commit
+// (InsertNumberedAtCommit): a failed operation's event goes with it. (Without the queue's
+// rollback, the commit inserts the event of a store that was undone and fails.)
 func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 	env := credittest.New(t)
 	db := env.DB
@@ -35,6 +40,9 @@ func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 		{"the first statement fails", []op{{"first", "statement"}, {"second", ""}}, []string{"second"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if _, err := db.Client.Event.Delete().Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := db.Client.Store.Delete().Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +50,12 @@ func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 				joined := db.Join(ctx, tx)
 				for _, o := range tc.ops {
 					err := db.InTx(joined, func(tx *ent.Tx) error {
-						if err := createStore(joined, tx, o.name); err != nil {
+						id, err := newStore(joined, tx, o.name)
+						if err != nil {
+							return err
+						}
+						if err := db.InsertNumberedAtCommit(joined, tx, "events", []string{"id", "store_id", "type", "occurred_at", "data"},
+							[]any{ids.New("ev"), id, "key.created", time.Now().UTC(), `{"object":{}}`}); err != nil {
 							return err
 						}
 						switch o.fail {
@@ -86,6 +99,31 @@ func TestJoinedOperationIsAllOrNothing(t *testing.T) {
 			slices.Sort(want)
 			if !slices.Equal(names, want) {
 				t.Errorf("stores after commit: %v, want %v", names, want)
+			}
+			stores, err := db.Client.Store.Query().All(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nameOf := map[string]string{}
+			for _, st := range stores {
+				nameOf[st.ID] = st.Name
+			}
+			storeIDs, err := db.Client.Event.Query().Select("store_id").Strings(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fed []string
+			for _, id := range storeIDs {
+				fed = append(fed, nameOf[id])
+			}
+			wantFed := slices.Clone(tc.kept)
+			if credittest.Backend() != "postgres" {
+				wantFed = append(wantFed, tc.kept...)
+			}
+			slices.Sort(fed)
+			slices.Sort(wantFed)
+			if !slices.Equal(fed, wantFed) {
+				t.Errorf("stores with an event after commit: %v, want %v", fed, wantFed)
 			}
 		})
 	}

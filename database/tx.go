@@ -8,8 +8,6 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/creditd/creditd/ent"
-	"github.com/creditd/creditd/ent/company"
-	"github.com/creditd/creditd/ent/store"
 )
 
 // Transactions for the domain. The domain asks for a write transaction, a client to read
@@ -34,7 +32,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		if j, _ := ctx.Value(joinKey{}).(*joined); j != nil && j.tx == tx {
 			return j.run(ctx, fn)
 		}
-		return inSavepoint(ctx, tx, fn)
+		return db.inSavepoint(ctx, tx, fn)
 	}
 	if db.Dialect == dialect.SQLite {
 		err := db.commits.run(ctx, fn)
@@ -52,6 +50,8 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
+	st := db.txs.begin(tx)
+	defer db.txs.end(tx)
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
@@ -59,6 +59,10 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		}
 	}()
 	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := db.beforeCommit(ctx, tx, st); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -102,8 +106,8 @@ func (db *DB) Reader(ctx context.Context) *ent.Client {
 // every other writer's lock waits for, but which lets other transactions insert rows that
 // refer to the locked one (their foreign-key checks take FOR KEY SHARE). FOR UPDATE would make
 // them wait too: every idempotency claim and every insert of another company's rows, which
-// all refer to the store's row, would queue behind the store's current writer until it
-// commits (issue 40: measured in BENCHMARKS.md). No writer changes a key of these rows, and a
+// all refer to the store's row, would queue behind the store's writer that holds it (issue
+// 40: measured in BENCHMARKS.md). No writer changes a key of these rows, and a
 // delete takes FOR UPDATE, which still waits. SQLite has none and needs none: its write
 // transactions start with BEGIN IMMEDIATE and hold the database's single write lock
 // throughout.
@@ -112,49 +116,6 @@ func (db *DB) ForUpdate(s *entsql.Selector) {
 		s.For(entsql.LockNoKeyUpdate)
 	}
 }
-
-// LockStore locks the row of store storeID until tx ends, where writers run concurrently
-// and take row locks (PostgreSQL): the first lock of every writer of the store, so that all
-// of them take their locks in one order (see ForUpdateStoreFirst). On SQLite, whose writers
-// take turns anyway, it does nothing and costs no statement.
-//
-// Errors: the database's.
-func (db *DB) LockStore(ctx context.Context, tx *ent.Tx, storeID string) error {
-	if db.Dialect != dialect.Postgres {
-		return nil
-	}
-	_, err := tx.Store.Query().Where(store.ID(storeID), db.ForUpdate).IDs(ctx)
-	return err
-}
-
-// ForUpdateStoreFirst, given to the Where of a query that reads one company with ForUpdate,
-// locks the store's row before the company's, where the database takes row locks: the row of
-// store storeID, or when storeID is "" (system work) of the store that company companyID
-// names, read in the same statement. Both locks are one statement: the store's lock is a
-// condition that names no column of the company (an EXISTS … FOR NO KEY UPDATE OF locked_store),
-// which PostgreSQL evaluates once, as an InitPlan, before it reads and locks the company's
-// row. On SQLite it adds nothing.
-func (db *DB) ForUpdateStoreFirst(storeID, companyID string) func(*entsql.Selector) {
-	if db.Dialect != dialect.Postgres {
-		return noCondition
-	}
-	return func(sel *entsql.Selector) {
-		// OF locked_store: only the store's row, whatever else the subquery reads.
-		stores := entsql.Table(store.Table).As("locked_store")
-		lock := entsql.Select(stores.C(store.FieldID)).From(stores).For(entsql.LockNoKeyUpdate, entsql.WithLockTables("locked_store"))
-		if storeID != "" {
-			lock.Where(entsql.EQ(stores.C(store.FieldID), storeID))
-		} else {
-			named := entsql.Table(company.Table).As("named_company")
-			lock.Where(entsql.EQ(stores.C(store.FieldID),
-				entsql.Select(named.C(company.FieldStoreID)).From(named).Where(entsql.EQ(named.C(company.FieldID), companyID))))
-		}
-		sel.Where(entsql.Exists(lock))
-	}
-}
-
-// noCondition is a condition that adds nothing to a query.
-func noCondition(*entsql.Selector) {}
 
 // Join returns ctx carrying tx, a transaction of InTx that has written nothing yet, for the
 // operations that join it (InTx). Each runs in a savepoint of its own, as with any transaction
@@ -166,7 +127,7 @@ func noCondition(*entsql.Selector) {}
 // in a savepoint of its own can restart (back to that savepoint), so a write committing
 // alone keeps the savepoint.
 func (db *DB) Join(ctx context.Context, tx *ent.Tx) context.Context {
-	j := &joined{tx: tx}
+	j := &joined{db: db, tx: tx}
 	switch {
 	case db.Dialect == dialect.Postgres:
 		j.restart = "ROLLBACK; BEGIN"
@@ -180,6 +141,7 @@ type joinKey struct{}
 
 // joined is a transaction that operations join (see Join).
 type joined struct {
+	db *DB
 	tx *ent.Tx
 	// restart undoes every write of the transaction and leaves it open, or "" where that
 	// cannot be done.
@@ -192,7 +154,7 @@ type joined struct {
 func (j *joined) run(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
 	if j.started || j.restart == "" {
 		j.started = true
-		return inSavepoint(ctx, j.tx, fn)
+		return j.db.inSavepoint(ctx, j.tx, fn)
 	}
 	j.started = true
 	defer func() {
@@ -202,7 +164,11 @@ func (j *joined) run(ctx context.Context, fn func(tx *ent.Tx) error) (err error)
 		}
 		rctx, cancel := detached(ctx)
 		defer cancel()
-		if _, rerr := j.tx.ExecContext(rctx, j.restart); rerr != nil {
+		_, rerr := j.tx.ExecContext(rctx, j.restart)
+		if rerr == nil {
+			rerr = j.db.restarted(rctx, j.tx)
+		}
+		if rerr != nil {
 			// The transaction's state is unknown: end it, so that nothing else the request
 			// does can commit (every later statement and the commit fail).
 			_ = j.tx.Rollback()
@@ -228,11 +194,13 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // inSavepoint runs fn inside a savepoint of an enclosing transaction: when fn fails, its own
 // writes are undone and the transaction's other writes are kept.
-func inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) error {
+func (db *DB) inSavepoint(ctx context.Context, tx *ent.Tx, fn func(tx *ent.Tx) error) error {
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT credit_operation"); err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
+	m := db.markOf(tx)
 	if err := fn(tx); err != nil {
+		db.rollBackTo(tx, m)
 		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT credit_operation"); rerr != nil {
 			return fmt.Errorf("%w (and rolling back to the savepoint failed: %w)", err, rerr)
 		}

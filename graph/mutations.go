@@ -30,7 +30,8 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	if req == nil || oc.Operation == nil || oc.Operation.Operation != ast.Mutation {
 		return next(ctx)
 	}
-	if n := mutationFields(oc); n > 1 && h.chargeExtra != nil {
+	n := mutationFields(oc)
+	if n > 1 && h.chargeExtra != nil {
 		if err := h.chargeExtra(ctx, n-1); err != nil {
 			return h.refuse(ctx, req, err)
 		}
@@ -42,6 +43,10 @@ func (h *Handler) aroundMutation(ctx context.Context, next graphql.OperationHand
 	}
 	respond := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
+		if n > 1 {
+			// The fields run in one transaction and may write to different companies.
+			ctx = credit.SeveralWrites(ctx)
+		}
 		var resp *graphql.Response
 		stored, replayed, err := req.key.Run(ctx, h.svc.Idempotency, func(ctx context.Context) (httpapi.Response, bool, error) {
 			req.inTx.Store(true)

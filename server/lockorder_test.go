@@ -13,12 +13,13 @@ import (
 
 // TestMultiCompanyRequestsNeverFailWith500: a GraphQL request with an Idempotency-Key runs its
 // mutations in one transaction, locking two companies (in either order), while single writes
-// lock one company and all of them lock the store's event counter. On PostgreSQL that could
-// deadlock unless every writer locks in one order (lockCompany takes the store's row first):
-// every request must succeed, never 500 nor a deadlock victim's 503, and each must apply all
-// it reported: two entries per GraphQL request, one per REST write. (Before the lock order,
-// 2 of 8 writes answered 500; then 503s. Without lockStoreOf this fails 3 runs in 3 on
-// PostgreSQL.)
+// lock one company and all of them lock the store's event counter, last. On PostgreSQL that
+// could deadlock unless locks follow one order (database/txstate.go): a transaction that locks
+// several companies takes its store's turn first (credit.SeveralWrites), and the data layer
+// refuses a second company without it. Every request must succeed, never 500 nor a deadlock
+// victim's 503, and each must apply all it reported: two entries per GraphQL request, one per
+// REST write. (Before the lock order, 2 of 8 writes answered 500; then 503s. Without the
+// store's turn for the GraphQL requests, each of them answers internal_error.)
 func TestMultiCompanyRequestsNeverFailWith500(t *testing.T) {
 	t.Parallel()
 	env := credittest.New(t, credittest.Options{ServerConfig: func(c *server.Config) { c.RateLimit = 1_000_000 }})

@@ -12,10 +12,11 @@ import (
 )
 
 // TestAdjustmentStatements: an adjustment with an Idempotency-Key runs exactly these
-// statements, on each database. Each is a round trip on PostgreSQL, most of them under the
-// store's lock, which serialises the store's writes; this fails when one comes back (a
-// SAVEPOINT for the request's first operation, the store's lock as a statement of its own, an
-// event's number apart from its row).
+// statements, on each database. Each is a round trip on PostgreSQL, where the store's writers
+// take turns from the event's numbered INSERT to the commit, so that INSERT comes last; this
+// fails when a statement comes back (a SAVEPOINT for the request's first operation, the
+// store's lock as a statement of its own, an event's number apart from its row) or the event
+// moves back into the transaction (a longer turn for every write of the store).
 func TestAdjustmentStatements(t *testing.T) {
 	t.Parallel()
 	log := &credittest.SQLLog{Transactions: true}
@@ -52,13 +53,14 @@ func TestAdjustmentStatements(t *testing.T) {
 	adjust(co, "first") // the key's first use also records when it was last used
 	got := adjust(co, "second")
 	// PostgreSQL: one INSERT claims the key; then one transaction writes the entry, the
-	// company, the event and the timeline event, and completes the record. SQLite, whose
+	// company and the timeline event, completes the record, and inserts the event last, just
+	// before the commit (database.InsertNumberedAtCommit). SQLite, whose
 	// writers take turns: one transaction reads the key, writes, and records the response
 	// (a claim committed ahead of the write would be a commit and a turn of the writer more).
 	want := []string{
 		"INSERT idempotency_records", "BEGIN", "SELECT companies", "INSERT ledger_entries", "UPDATE companies",
-		"WITH stores INSERT events", "SELECT invoices", "WITH companies INSERT timeline_events",
-		"UPDATE idempotency_records", "COMMIT",
+		"SELECT invoices", "WITH companies INSERT timeline_events",
+		"UPDATE idempotency_records", "WITH stores INSERT events", "COMMIT",
 	}
 	if credittest.Backend() != "postgres" {
 		want = []string{
