@@ -169,3 +169,30 @@ func TestLockOrderIsEnforced(t *testing.T) {
 		return env.DB.BeforeCompanyLock(tx, b)
 	}, false)
 }
+
+// TestStoresArePrunedEarly (PostgreSQL): the stores table keeps its pages 90% free
+// (migration 0020), so that the versions of a store's row, which every write updates and every
+// insert naming the store locks FOR KEY SHARE, are pruned before a long chain of them makes
+// each foreign-key check read MultiXact members version after version (BENCHMARKS.md,
+// issue 40). This fails when a migration or a table rewrite drops the setting.
+func TestStoresArePrunedEarly(t *testing.T) {
+	if credittest.Backend() != "postgres" {
+		t.Skip("fillfactor is PostgreSQL's")
+	}
+	t.Parallel()
+	env := credittest.NewService(t)
+	rows, err := env.DB.SQL.QueryContext(context.Background(), `SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'stores'::regclass`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var options string
+	for rows.Next() {
+		if err := rows.Scan(&options); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if options != "fillfactor=10" {
+		t.Errorf("stores' storage options: %q, want fillfactor=10", options)
+	}
+}

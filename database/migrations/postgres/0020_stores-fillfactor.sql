@@ -1,0 +1,11 @@
+-- Every write of a store updates its row (event_seq, for its events' numbers), and every insert
+-- that names the store checks its foreign key with a FOR KEY SHARE lock of that same row, so
+-- the row's versions carry MultiXact lockers. A lookup of the row (each foreign-key check)
+-- walks the chain of its versions on the page and, for each, reads the MultiXact's members:
+-- under 8 concurrent adjustments on one store that was a tenth of the machine's CPU
+-- (GetMultiXactIdMembers, issue 40). PostgreSQL prunes a page's dead versions when a lookup
+-- finds less free space than the table's fillfactor leaves; at 10 the stores' pages are pruned
+-- almost at every lookup, so the chain stays short (creditbench scenario 5: 575–764 → 842–906
+-- adjustments a second, BENCHMARKS.md). The table grows to about ten times its rows' size: a
+-- few hundred bytes a store. Nothing stored changes.
+ALTER TABLE "stores" SET (fillfactor = 10);
