@@ -196,3 +196,49 @@ func TestStoresArePrunedEarly(t *testing.T) {
 		t.Errorf("stores' storage options: %q, want fillfactor=10", options)
 	}
 }
+
+// TestStoreTurnOutlivesARestart (PostgreSQL): a request's transaction that took its store's
+// turn and whose first operation failed is rolled back and begun again (Join), which ends every
+// lock; the turn is taken again, since the request's later operations may lock several
+// companies under it. (Without restarted's takeTurn, the transaction holds no advisory lock
+// after the restart.)
+func TestStoreTurnOutlivesARestart(t *testing.T) {
+	if credittest.Backend() != "postgres" {
+		t.Skip("the store's turn is an advisory lock of PostgreSQL's")
+	}
+	t.Parallel()
+	env := credittest.NewService(t)
+	st := env.MustStore(t, "Store", "EUR")
+	ctx := credittest.Staff(st)
+	turns := func(tx *ent.Tx) int {
+		t.Helper()
+		rows, err := tx.QueryContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	err := env.DB.InTx(ctx, func(tx *ent.Tx) error {
+		if err := env.DB.TakeStoreTurn(ctx, tx, st); err != nil {
+			return err
+		}
+		joined := env.DB.Join(ctx, tx)
+		if err := env.DB.InTx(joined, func(tx *ent.Tx) error { return errors.New("the first operation fails") }); err == nil {
+			t.Error("the failed operation returned no error")
+		}
+		if n := turns(tx); n != 1 {
+			t.Errorf("after the restart the transaction holds %d advisory locks, want the store's turn", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
