@@ -69,7 +69,7 @@ func (db *DB) InsertNumberedAtCommit(ctx context.Context, tx *ent.Tx, table stri
 	if err != nil {
 		return err
 	}
-	if st := db.txs.of(tx); st != nil {
+	if st := db.stateOf(tx); st != nil {
 		st.atCommit = append(st.atCommit, ins)
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"entgo.io/ent/dialect"
+
 	"github.com/creditd/creditd/ent"
 )
 
@@ -73,6 +75,15 @@ func (s *txStates) of(tx *ent.Tx) *txState {
 	return nil
 }
 
+// stateOf returns tx's state, or nil on SQLite, where none is kept, or when tx is not a write
+// transaction of InTx.
+func (db *DB) stateOf(tx *ent.Tx) *txState {
+	if db.Dialect != dialect.Postgres {
+		return nil
+	}
+	return db.txs.of(tx)
+}
+
 // TakeStoreTurn makes tx wait for the turn of store storeID's writers that lock several
 // companies, and keeps it until tx ends (step 1 above): for a transaction that may lock more
 // than one company, or whose work must not run beside another of its kind in the store. It
@@ -82,7 +93,7 @@ func (s *txStates) of(tx *ent.Tx) *txState {
 //
 // Errors: ErrLockOrder (tx locked a company already), and the database's.
 func (db *DB) TakeStoreTurn(ctx context.Context, tx *ent.Tx, storeID string) error {
-	st := db.txs.of(tx)
+	st := db.stateOf(tx)
 	if st == nil {
 		return nil
 	}
@@ -118,7 +129,7 @@ const storeTurnClass = "4101"
 //
 // Errors: ErrLockOrder.
 func (db *DB) BeforeCompanyLock(tx *ent.Tx, companyID string) error {
-	st := db.txs.of(tx)
+	st := db.stateOf(tx)
 	switch {
 	case st == nil || st.turn != "" || st.company == companyID:
 		return nil
@@ -133,7 +144,7 @@ func (db *DB) BeforeCompanyLock(tx *ent.Tx, companyID string) error {
 type mark struct{ atCommit int }
 
 func (db *DB) markOf(tx *ent.Tx) mark {
-	if st := db.txs.of(tx); st != nil {
+	if st := db.stateOf(tx); st != nil {
 		return mark{atCommit: len(st.atCommit)}
 	}
 	return mark{}
@@ -143,7 +154,7 @@ func (db *DB) markOf(tx *ent.Tx) mark {
 // locks stay noted: a company locked inside the savepoint counts as locked still, which can
 // only make the order above stricter.
 func (db *DB) rollBackTo(tx *ent.Tx, m mark) {
-	if st := db.txs.of(tx); st != nil && len(st.atCommit) > m.atCommit {
+	if st := db.stateOf(tx); st != nil && len(st.atCommit) > m.atCommit {
 		st.atCommit = st.atCommit[:m.atCommit]
 	}
 }
@@ -152,7 +163,7 @@ func (db *DB) rollBackTo(tx *ent.Tx, m mark) {
 // queued nothing. The store's turn, when it had one, is taken again, since its owner took it
 // for the whole transaction.
 func (db *DB) restarted(ctx context.Context, tx *ent.Tx) error {
-	st := db.txs.of(tx)
+	st := db.stateOf(tx)
 	if st == nil {
 		return nil
 	}
