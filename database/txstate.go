@@ -31,7 +31,9 @@ import (
 //     schedule): an advisory lock, which no other writer takes;
 //  2. companies' rows (BeforeCompanyLock): one company, or several under the store's turn;
 //  3. rows of the locked company (its invoices, ...);
-//  4. the store's row, for the numbers of its events, as the last statement before the commit.
+//  4. the store's row, for the numbers of its events, as the last statement before the commit
+//     (a change of the store's own settings updates the row earlier, under the turn, and
+//     locks nothing after it).
 //
 // A transaction waiting at step 2 without the turn holds no company, and one waiting at step 4
 // waits only for a transaction that is committing; transactions that lock several companies
