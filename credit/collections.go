@@ -84,19 +84,19 @@ func (s *Reports) Collections(ctx context.Context) (Collections, error) {
 		return Collections{}, err
 	}
 	due, err := client.Invoice.Query().
-		Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(day)).
+		Where(invoice.StoreID(st.ID), s.db.InvoicesOpen(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(day)).
 		Order(ent.Asc(invoice.FieldPromisedFor), ent.Asc(invoice.FieldSeq)).Limit(MaxCollectionRows + 1).All(ctx)
 	if err != nil {
 		return Collections{}, err
 	}
 	broken, err := client.Invoice.Query().
-		Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.PromiseBrokenAtNotNil()).
+		Where(invoice.StoreID(st.ID), s.db.InvoicesOpen(true), invoice.PromiseBrokenAtNotNil()).
 		Order(ent.Asc(invoice.FieldPromisedFor), ent.Asc(invoice.FieldSeq)).Limit(MaxCollectionRows + 1).All(ctx)
 	if err != nil {
 		return Collections{}, err
 	}
 	disputed, err := client.Invoice.Query().
-		Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.DisputeReasonNotNil()).
+		Where(invoice.StoreID(st.ID), s.db.InvoicesOpen(true), invoice.DisputeReasonNotNil()).
 		Order(ent.Asc(invoice.FieldDisputeOpenedAt), ent.Asc(invoice.FieldSeq)).Limit(MaxCollectionRows + 1).All(ctx)
 	if err != nil {
 		return Collections{}, err

@@ -129,7 +129,7 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 
 	// Promises whose day has passed with the invoice still open.
 	broken, err := s.db.Ent().Invoice.Query().
-		Where(invoice.Open(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(asOf.Add(-24*time.Hour))).
+		Where(s.db.InvoicesOpen(true), invoice.PromiseBrokenAtIsNil(), invoice.PromisedForLTE(asOf.Add(-24*time.Hour))).
 		Unique(true).Select(invoice.FieldCompanyID).Strings(ctx)
 	if err != nil {
 		return res, err
@@ -152,7 +152,7 @@ func (s *Maintenance) SweepReminders(ctx context.Context) (ReminderSweepResult, 
 		schedules[st.ID] = st.ReminderDays
 		first := time.Duration(st.ReminderDays[0]) * 24 * time.Hour
 		rows, err := s.db.Ent().Invoice.Query().
-			Where(invoice.StoreID(st.ID), invoice.Open(true), invoice.DisputeReasonIsNil(), invoice.DueAtLT(asOf.Add(-first))).
+			Where(invoice.StoreID(st.ID), s.db.InvoicesOpen(true), invoice.DisputeReasonIsNil(), invoice.DueAtLT(asOf.Add(-first))).
 			Select(invoice.FieldID, invoice.FieldCompanyID, invoice.FieldDueAt, invoice.FieldPromisedFor).All(ctx)
 		if err != nil {
 			return res, err

@@ -78,7 +78,7 @@ func (s *Reports) Overview(ctx context.Context) (Overview, error) {
 
 	// Newly overdue: open invoices due in the last 24 hours.
 	due, err := client.Invoice.Query().
-		Where(invoice.Open(true), invoice.DueAtLT(now), invoice.DueAtGTE(now.Add(-24*time.Hour))).
+		Where(s.db.InvoicesOpen(true), invoice.DueAtLT(now), invoice.DueAtGTE(now.Add(-24*time.Hour))).
 		Select(invoice.FieldCompanyID, invoice.FieldOpenAmount).All(ctx)
 	if err != nil {
 		return Overview{}, err

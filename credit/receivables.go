@@ -113,7 +113,7 @@ type agingRow struct {
 // per group, the companies with an overdue invoice and finds the oldest due date.
 func (s *Reports) agingSums(ctx context.Context, client *ent.Client, groupBy string, now time.Time, where ...predicate.Invoice) (map[string]agingRow, error) {
 	var rows []agingRow
-	err := client.Invoice.Query().Where(append(where, invoice.Open(true))...).
+	err := client.Invoice.Query().Where(append(where, s.db.InvoicesOpen(true))...).
 		GroupBy(groupBy).
 		Aggregate(s.db.AgingSums(groupBy, agingBounds(now))).
 		Scan(ctx, &rows)

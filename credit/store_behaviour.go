@@ -86,6 +86,9 @@ func (s *Reports) StoreDSO(ctx context.Context) (decimal.Decimal, error) {
 
 // storePaid sums, in one statement, the store's invoices paid in (from, now] into b's averages.
 func (s *Reports) storePaid(ctx context.Context, b *StoreBehaviour, from, now time.Time) error {
+	// ent's bare "NOT open", not InvoicesOpen(false): most of a store's invoices are closed,
+	// and SQLite reading them through the index on (open, due_at) took 114 ms against 55 ms
+	// for its scan of the table (the large store's 376,662 invoices, issue 40).
 	q := s.db.Reader(ctx).Invoice.Query().Where(invoice.Open(false), invoice.SettledAtGT(from), invoice.SettledAtLTE(now))
 	n, paid, onTime, beyond, err := s.db.PaidSums(ctx, q)
 	if err != nil {

@@ -303,7 +303,7 @@ func (db *DB) IssuedByDay(ctx context.Context, q *ent.InvoiceQuery, storeID stri
 			sel.Where(entsql.And(entsql.In(sel.C(invoice.FieldOpen), false, true), entsql.GTE(sel.C(invoice.FieldDueAt), oldest())))
 		},
 		func(sel *entsql.Selector) {
-			sel.Where(entsql.Or(entsql.EQ(sel.C(invoice.FieldOpen), true), entsql.Not(hasCancellation(sel))))
+			sel.Where(entsql.Or(openIs(sel.C(invoice.FieldOpen), true), entsql.Not(hasCancellation(sel))))
 		},
 	).GroupBy(invoice.FieldStoreID).Aggregate(func(sel *entsql.Selector) string {
 		le := entsql.Table(ledgerentry.Table).As("issued")

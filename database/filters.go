@@ -60,7 +60,7 @@ func (db *DB) RemindersOfOpenInvoices(storeID string) func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {
 		t := entsql.Table(invoice.Table)
 		sel.Where(entsql.In(sel.C(invoicereminder.FieldInvoiceID), entsql.Select(t.C(invoice.FieldID)).From(t).
-			Where(entsql.And(entsql.EQ(t.C(invoice.FieldStoreID), storeID), entsql.EQ(t.C(invoice.FieldOpen), true)))))
+			Where(entsql.And(entsql.EQ(t.C(invoice.FieldStoreID), storeID), openIs(t.C(invoice.FieldOpen), true)))))
 	}
 }
 
@@ -70,7 +70,7 @@ func (db *DB) InvoicesOfOverdueCompanies(now time.Time) func(*entsql.Selector) {
 	return func(sel *entsql.Selector) {
 		t := entsql.Table(invoice.Table).As("due")
 		sel.Where(entsql.In(sel.C(invoice.FieldCompanyID), entsql.Select(t.C(invoice.FieldCompanyID)).From(t).
-			Where(entsql.And(entsql.EQ(t.C(invoice.FieldOpen), true), entsql.LT(t.C(invoice.FieldDueAt), now)))))
+			Where(entsql.And(openIs(t.C(invoice.FieldOpen), true), entsql.LT(t.C(invoice.FieldDueAt), now)))))
 	}
 }
 
@@ -82,6 +82,6 @@ func (db *DB) ReceivableCompanies() func(*entsql.Selector) {
 		nonZero := db.MoneyIsNotZero(sel.C(company.FieldOutstanding))
 		t := entsql.Table(invoice.Table).As("inv_open")
 		sel.Where(entsql.Or(nonZero, entsql.In(sel.C(company.FieldID),
-			entsql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(entsql.EQ(t.C(invoice.FieldOpen), true)))))
+			entsql.Select(t.C(invoice.FieldCompanyID)).From(t).Where(openIs(t.C(invoice.FieldOpen), true)))))
 	}
 }
