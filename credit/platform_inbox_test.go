@@ -8,6 +8,8 @@ import (
 
 	"github.com/creditd/creditd/credit"
 	"github.com/creditd/creditd/credittest"
+	"github.com/creditd/creditd/ent"
+	"github.com/creditd/creditd/ent/company"
 	"github.com/creditd/creditd/webhook"
 )
 
@@ -177,5 +179,82 @@ func TestSweepPlacesOverdueHoldsOnce(t *testing.T) {
 	env.MustRecord(t, credit.LedgerEntryInput{CompanyID: overdue.ID, Kind: credit.KindPayment, Amount: "-100.00", OrderGID: "gid://platform/Order/1"})
 	if h := get(overdue.ID).Hold; h != nil {
 		t.Errorf("after the invoice was paid: hold %+v, want none", h)
+	}
+}
+
+// TestDeliveryFollowsTheGIDUnderTheLock (PostgreSQL): a delivery finds its company by platform
+// GID before it locks the company, and a GID change no longer waits for the store's other
+// writers, so the GID can move between the look-up and the lock. The delivery checks it again
+// under the lock: here staff move Company/42 to another GID while the delivery waits for the
+// company, and the order is then recorded as naming no company, not applied to the company
+// that no longer has its GID. (Without the check under the lock, the order is applied to it.)
+func TestDeliveryFollowsTheGIDUnderTheLock(t *testing.T) {
+	if credittest.Backend() != "postgres" {
+		t.Skip("on SQLite a delivery and a GID change never run beside each other")
+	}
+	f := newInboxFixture(t)
+	staff := credittest.Staff(f.store)
+
+	// Staff's change of the company's GID, holding the company's lock until released.
+	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var pid int
+	go func() {
+		done <- f.env.DB.InTx(staff, func(tx *ent.Tx) error {
+			if _, err := tx.Company.Query().Where(company.ID(f.company.ID), f.env.DB.ForUpdate).Only(staff); err != nil {
+				return err
+			}
+			rows, err := tx.QueryContext(staff, `SELECT pg_backend_pid()`)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				if err := rows.Scan(&pid); err != nil {
+					return err
+				}
+			}
+			rows.Close()
+			if err := tx.Company.UpdateOneID(f.company.ID).SetPlatformCompanyGid("gid://platform/Company/43").Exec(staff); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+
+	delivered := make(chan credit.InboxDelivery, 1)
+	go func() { delivered <- f.deliver(t, "orders/create", "w1", order(100, "gid://platform/Company/42", "300.00")) }()
+	// Release the change once the delivery waits for it (a backend blocked by its backend).
+	for i := 0; ; i++ {
+		var waiting int
+		rows, err := f.env.DB.SQL.QueryContext(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows.Close()
+		if waiting > 0 {
+			break
+		}
+		if i == 300 {
+			t.Fatal("the delivery never waited for the company's lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d := <-delivered
+	if d.Status != "failed" || d.Reason == nil || *d.Reason != credit.ReasonUnknownCompany {
+		t.Errorf("delivery %s %v, want failed: %s", d.Status, d.Reason, credit.ReasonUnknownCompany)
+	}
+	if got := f.outstanding(t, f.company.ID); got != "0.00" {
+		t.Errorf("the company whose GID moved owes %s, want 0.00", got)
 	}
 }
