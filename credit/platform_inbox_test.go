@@ -224,7 +224,9 @@ func TestDeliveryFollowsTheGIDUnderTheLock(t *testing.T) {
 	<-locked
 
 	delivered := make(chan credit.InboxDelivery, 1)
-	go func() { delivered <- f.deliver(t, "orders/create", "w1", order(100, "gid://platform/Company/42", "300.00")) }()
+	go func() {
+		delivered <- f.deliver(t, "orders/create", "w1", order(100, "gid://platform/Company/42", "300.00"))
+	}()
 	// Release the change once the delivery waits for it (a backend blocked by its backend).
 	for i := 0; ; i++ {
 		var waiting int
