@@ -223,9 +223,21 @@ func TestDeliveryFollowsTheGIDUnderTheLock(t *testing.T) {
 	}()
 	<-locked
 
-	delivered := make(chan credit.InboxDelivery, 1)
+	// The delivery, as f.deliver makes it, from a goroutine of its own (no t.Fatal there).
+	type result struct {
+		d   credit.InboxDelivery
+		err error
+	}
+	delivered := make(chan result, 1)
 	go func() {
-		delivered <- f.deliver(t, "orders/create", "w1", order(100, "gid://platform/Company/42", "300.00"))
+		body := []byte(order(100, "gid://platform/Company/42", "300.00"))
+		ctx, err := f.env.Service.Platform.Authenticate(context.Background(), inboxShop, credit.SignPlatformBody(platformTestSecret, body), body)
+		if err != nil {
+			delivered <- result{err: err}
+			return
+		}
+		d, err := f.env.Service.Inbox.Receive(ctx, credit.PlatformDeliveryInput{Topic: "orders/create", WebhookID: "w1", Body: body})
+		delivered <- result{d, err}
 	}()
 	// Release the change once the delivery waits for it (a backend blocked by its backend).
 	for i := 0; ; i++ {
@@ -252,7 +264,11 @@ func TestDeliveryFollowsTheGIDUnderTheLock(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	d := <-delivered
+	r := <-delivered
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	d := r.d
 	if d.Status != "failed" || d.Reason == nil || *d.Reason != credit.ReasonUnknownCompany {
 		t.Errorf("delivery %s %v, want failed: %s", d.Status, d.Reason, credit.ReasonUnknownCompany)
 	}
